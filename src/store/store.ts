@@ -1,0 +1,78 @@
+/**
+ * The contract every credential store keeps: the embedded memory store and the Redis store.
+ * Each method is one atomic step (one Lua script or MULTI/EXEC in Redis), named by what it
+ * means, so route and service code never does get-then-set. Writes that revoke something
+ * return what they revoked, so the caller can invalidate caches on every replica.
+ */
+
+export type Organization = Readonly<{
+  id: string;
+  name: string;
+  /** Normalized: trimmed and lower-cased. */
+  email: string;
+  passwordHash: string;
+  createdAt: string;
+}>;
+
+export type NewOrganization = Organization;
+
+export type ApiKeyRecord = Readonly<{
+  id: string;
+  orgId: string;
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  hash: string;
+  /** A short, non-secret beginning of the key, shown in listings so people can recognise it. */
+  displayPrefix: string;
+  createdAt: string;
+}>;
+
+export type ApiKeySummary = Readonly<{ id: string; displayPrefix: string; createdAt: string }>;
+
+export type Session = Readonly<{
+  id: string;
+  orgId: string;
+  /** Epoch milliseconds; the store forgets the session after this. */
+  expiresAt: number;
+}>;
+
+/**
+ * Something a write made invalid. `cacheKey` is what the credential cache keys it by:
+ * the key's hash for an API key, the session id for a session.
+ */
+export type Revoked = Readonly<{ kind: 'api_key' | 'session'; cacheKey: string }>;
+
+export interface Store {
+  /** Creates the organization unless its (normalized) e-mail is taken. */
+  createOrganizationIfEmailFree(org: NewOrganization): Promise<Organization | 'email-taken'>;
+  findOrganizationByEmail(email: string): Promise<Organization | undefined>;
+  findOrganizationById(orgId: string): Promise<Organization | undefined>;
+  /** Deletes the organization with all its keys and sessions; undefined when there was none. */
+  deleteOrganization(orgId: string): Promise<Revoked[] | undefined>;
+
+  /** Stores the key under its hash and in its organization's index; fails if the org is gone. */
+  createApiKey(key: ApiKeyRecord): Promise<'created' | 'no-organization'>;
+  findApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  listApiKeys(orgId: string): Promise<ApiKeySummary[]>;
+  /** Deletes the key only if it belongs to orgId; undefined when it does not exist or is not theirs. */
+  deleteApiKeyIfOwned(orgId: string, keyId: string): Promise<Revoked | undefined>;
+
+  /** Creates a session that the store forgets at session.expiresAt; fails if the org is gone. */
+  createSession(session: Session): Promise<'created' | 'no-organization'>;
+  findSession(sessionId: string): Promise<Session | undefined>;
+  deleteSession(sessionId: string): Promise<Revoked | undefined>;
+
+  /** Resolves when the store can answer; throws StoreUnavailable otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Thrown by any Store method that could not reach its backend in time. It becomes a 503,
+ * never a 401 or a 200: a credential the gateway could not check is not a bad credential.
+ */
+export class StoreUnavailable extends Error {
+  constructor(message = 'credential store unavailable', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailable';
+  }
+}
