@@ -1,0 +1,44 @@
+/** The gateway's configuration after config/load.ts has checked it: plain, typed, frozen. */
+export type Environment = 'production' | 'sandbox';
+
+export type HostPort = Readonly<{ host: string; port: number }>;
+
+export type RedisStoreConfig = Readonly<{
+  kind: 'redis';
+  url?: string;
+  sentinels?: readonly HostPort[];
+  sentinelName?: string;
+  clusterNodes?: readonly HostPort[];
+  username?: string;
+  password?: string;
+  prefix: string;
+  commandTimeoutMs: number;
+}>;
+
+export type StoreConfig = Readonly<{ kind: 'memory' }> | RedisStoreConfig;
+
+export type Config = Readonly<{
+  production: boolean;
+  environment: Environment;
+  publicListener: HostPort;
+  opsListener: HostPort;
+  jwt: Readonly<{
+    secret: string;
+    previousSecrets: readonly string[];
+    issuer: string;
+    ttlSeconds: number;
+    /** True when no secret was configured and one was made up for this process (development). */
+    generated: boolean;
+  }>;
+  admin: Readonly<{ token: string; generated: boolean }>;
+  upstream: Readonly<{
+    /** undefined: development without an upstream; main.ts starts the bundled example. */
+    url: string | undefined;
+    timeoutMs: number;
+  }>;
+  store: StoreConfig;
+  cache: Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number }>;
+  trustProxy: boolean | number | string;
+  shutdown: Readonly<{ delaySeconds: number; graceSeconds: number }>;
+  log: Readonly<{ level: string }>;
+}>;

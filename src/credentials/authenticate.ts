@@ -1,0 +1,50 @@
+import type { FastifyRequest } from 'fastify';
+import { Problem } from '../problems.js';
+import { StoreUnavailable } from '../store/store.js';
+import { readBearer } from './bearer.js';
+import type { CredentialResolver } from './resolver.js';
+
+export type DecisionRecorder = (kind: 'jwt' | 'api_key' | 'none', outcome: 'allowed' | 'denied' | 'error', reason: string) => void;
+
+const ENVIRONMENT_DETAIL = {
+  production: 'This credential belongs to the production environment.',
+  sandbox: 'This credential belongs to the sandbox environment.',
+} as const;
+
+/**
+ * The onRequest stage that turns the Authorization header into request.principal, or refuses:
+ * 401 for a missing, malformed, unknown, expired or revoked credential; 503 when the store
+ * could not be asked (fail closed: never 401, never 200 for an unchecked credential).
+ */
+export function createAuthenticate(resolver: CredentialResolver, record: DecisionRecorder) {
+  const decide = (request: FastifyRequest, kind: 'jwt' | 'api_key' | 'none', outcome: 'allowed' | 'denied' | 'error', reason: string) => {
+    request.authDecision = { kind, outcome, reason };
+    record(kind, outcome, reason);
+  };
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const bearer = readBearer(request.headers.authorization, request.raw.rawHeaders);
+    if (!bearer.ok) {
+      decide(request, 'none', 'denied', bearer.reason);
+      throw new Problem(bearer.reason === 'missing' ? 'credentialMissing' : 'credentialInvalid', 'Send Authorization: Bearer <token or API key>.', bearer.reason);
+    }
+    let resolution;
+    try {
+      resolution = await resolver.resolve(bearer.token);
+    } catch (error) {
+      if (error instanceof StoreUnavailable) {
+        decide(request, bearer.token.startsWith('agk_') ? 'api_key' : 'jwt', 'error', 'store_unavailable');
+      }
+      throw error;
+    }
+    if (!resolution.ok) {
+      decide(request, resolution.kind, 'denied', resolution.reason);
+      if (resolution.reason === 'wrong_environment' && resolution.environment !== undefined) {
+        throw new Problem('wrongEnvironment', ENVIRONMENT_DETAIL[resolution.environment], resolution.reason);
+      }
+      const detail = resolution.reason === 'expired_token' ? 'The token has expired; log in again.' : 'The credential is invalid, expired or revoked.';
+      throw new Problem('credentialInvalid', detail, resolution.reason);
+    }
+    request.principal = resolution.principal;
+    decide(request, resolution.principal.via, 'allowed', 'ok');
+  };
+}

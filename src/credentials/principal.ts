@@ -1,0 +1,12 @@
+/**
+ * Who a request acts for, produced once by credential resolution and read by every later stage
+ * (authorization, identity injection, the log line). The principal is always an organization.
+ */
+export type CredentialKind = 'jwt' | 'api_key';
+
+export type Principal = Readonly<{
+  orgId: string;
+  via: CredentialKind;
+  /** The API key's id, or the login session's id: never a secret. */
+  credentialId: string;
+}>;

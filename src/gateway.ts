@@ -1,0 +1,136 @@
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { Config } from './config/config.js';
+import type { DecisionRecorder } from './credentials/authenticate.js';
+import { createTokenService } from './credentials/jwt.js';
+import { createResolver } from './credentials/resolver.js';
+import { buildOpsServer } from './http/ops-server.js';
+import { buildPublicServer } from './http/public-server.js';
+import { createHealth, type Health } from './observability/health.js';
+import { instrumentStore } from './observability/instrument-store.js';
+import { createLogger, type Logger } from './observability/logging.js';
+import { createMetrics, registerCacheMetrics, type Metrics } from './observability/metrics.js';
+import { createApiKeyService } from './services/api-keys.js';
+import { createOrganizationService } from './services/organizations.js';
+import { createSessionService } from './services/sessions.js';
+import { createCredentialCache } from './store/cache.js';
+import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
+import { createMemoryStore } from './store/memory-store.js';
+import type { Store } from './store/store.js';
+
+export type Storage = Readonly<{ store: Store; bus: InvalidationBus }>;
+
+/** What a test (or main.ts) may hand in instead of what the config would build. */
+export type GatewayDeps = Readonly<{
+  storage: Storage;
+  logDestination: DestinationStream;
+  now: () => number;
+  /** The upstream, where the config has none (development's bundled example, tests). */
+  upstreamUrl: string;
+}>;
+
+export type Gateway = Readonly<{
+  publicServer: FastifyInstance;
+  opsServer: FastifyInstance;
+  logger: Logger;
+  metrics: Metrics;
+  health: Health;
+  storage: Storage;
+  /** Readiness fails from now on; in-flight requests go on. */
+  startDraining(): void;
+  /** Closes the servers (waiting for in-flight requests), then the store. */
+  close(): Promise<void>;
+}>;
+
+/**
+ * The composition root: the one place that names implementations. Builds two un-started
+ * servers; only main.ts (or a test) listens.
+ */
+export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = {}): Promise<Gateway> {
+  const now = deps.now ?? Date.now;
+  const logger = createLogger(config.log.level, deps.logDestination).child({ environment: config.environment });
+  const metrics = createMetrics(config.environment);
+  const storage = deps.storage ?? (await openStorage(config, logger, now));
+  const store = instrumentStore(storage.store, metrics);
+  const { bus } = storage;
+
+  const cache = createCredentialCache(config.cache);
+  bus.onInvalidation((invalidation) => {
+    cache.invalidate(invalidation);
+    if (invalidation === 'all') metrics.invalidationsReceived.inc({ kind: 'all' });
+    else metrics.invalidationsReceived.inc({ kind: 'credential' }, invalidation.length);
+  });
+  registerCacheMetrics(metrics, cache);
+  const countingBus: InvalidationBus = {
+    ...bus,
+    publish: async (revoked) => {
+      metrics.invalidationsSent.inc(revoked.length);
+      await bus.publish(revoked);
+    },
+  };
+
+  const tokens = await createTokenService({ ...config.jwt, environment: config.environment });
+  const resolver = createResolver({ store, cache, tokens, environment: config.environment, now });
+  const sessions = await createSessionService({ store, bus: countingBus, tokens, now });
+  const apiKeys = createApiKeyService({ store, bus: countingBus, environment: config.environment, now });
+  const organizations = createOrganizationService({ store, bus: countingBus, now });
+
+  const health = createHealth(store, (up) => metrics.storeUp.set(up ? 1 : 0));
+  const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
+  if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
+
+  const publicServer = await buildPublicServer({
+    config,
+    upstreamUrl,
+    logger,
+    metrics,
+    resolver,
+    recordDecision: decisionRecorder(metrics),
+    sessions,
+    apiKeys,
+  });
+  const opsServer = await buildOpsServer({
+    adminToken: config.admin.token,
+    logger,
+    metrics,
+    health,
+    organizations,
+    publicOpenApi: () => publicServer.swagger(),
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    publicServer,
+    opsServer,
+    logger,
+    metrics,
+    health,
+    storage,
+    startDraining: () => health.startDraining(),
+    close: () =>
+      (closing ??= (async () => {
+        health.startDraining();
+        await Promise.all([publicServer.close(), opsServer.close()]);
+        health.stop();
+        await bus.close();
+        await storage.store.close();
+      })()),
+  };
+}
+
+async function openStorage(config: Config, _logger: Logger, now: () => number): Promise<Storage> {
+  if (config.store.kind === 'memory') return { store: createMemoryStore({ now }), bus: createLocalInvalidationBus() };
+  throw new Error('the Redis store is not built into this version');
+}
+
+/** Allowed decisions are the hot path: their metric children are bound once. */
+function decisionRecorder(metrics: Metrics): DecisionRecorder {
+  const allowed = {
+    jwt: metrics.authDecisions.labels('jwt', 'allowed', 'ok'),
+    api_key: metrics.authDecisions.labels('api_key', 'allowed', 'ok'),
+  };
+  return (kind, outcome, reason) => {
+    if (outcome === 'allowed' && kind !== 'none') allowed[kind].inc();
+    else metrics.authDecisions.inc({ kind, outcome, reason });
+  };
+}

@@ -1,0 +1,88 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { Problem, problems, type ProblemName } from '../problems.js';
+import { StoreUnavailable } from '../store/store.js';
+
+/**
+ * The one place that turns anything thrown into application/problem+json (RFC 9457), with
+ * `WWW-Authenticate` on 401 (RFC 6750) and `Retry-After` on 503. Unknown errors become a 500
+ * that echoes nothing and is logged once.
+ */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+const PROBLEM_TYPE_BASE = 'urn:authgate:problem:';
+
+export type ProblemBody = { type: string; title: string; status: number; detail?: string; code: number };
+
+export function problemBody(name: ProblemName, detail?: string): ProblemBody {
+  const spec = problems[name];
+  return {
+    type: PROBLEM_TYPE_BASE + name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
+    title: spec.title,
+    status: spec.status,
+    ...(detail !== undefined && { detail }),
+    code: spec.code,
+  };
+}
+
+/** Fastify's own client errors, by code, and what they mean to a client of the gateway. */
+const FASTIFY_CLIENT_ERRORS: Record<string, ProblemName> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupportedMediaType',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'badRequest',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payloadTooLarge',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'malformedJson',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'malformedJson',
+  FST_ERR_CTP_EMPTY_TYPE: 'unsupportedMediaType',
+  FST_ERR_CTP_INVALID_TYPE: 'unsupportedMediaType',
+  FST_ERR_BAD_URL: 'badRequest',
+  FST_ERR_ASYNC_CONSTRAINT: 'badRequest',
+};
+
+export function toProblem(error: FastifyError | Error): Problem {
+  if (error instanceof Problem) return error;
+  if (error instanceof StoreUnavailable) return new Problem('storeUnavailable', 'The credential store did not answer; try again shortly.', 'store_unavailable');
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation !== undefined) return new Problem('badRequest', fastifyError.message);
+  const mapped = fastifyError.code === undefined ? undefined : FASTIFY_CLIENT_ERRORS[fastifyError.code];
+  if (mapped !== undefined) return new Problem(mapped);
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 400) {
+    // JSON.parse's SyntaxError and secure-json-parse's prototype-poisoning refusal.
+    return error instanceof SyntaxError ? new Problem('malformedJson') : new Problem('badRequest', 'The request body is not acceptable.');
+  }
+  if (status === 413) return new Problem('payloadTooLarge');
+  if (status === 415) return new Problem('unsupportedMediaType');
+  if (status === 404) return new Problem('notFound');
+  if (status === 405) return new Problem('methodNotAllowed');
+  if (status === 431) return new Problem('headersTooLarge');
+  return new Problem('internalError');
+}
+
+export function sendProblem(reply: FastifyReply, problem: Problem, realm = 'authgate'): FastifyReply {
+  const spec = problems[problem.problem];
+  reply.code(spec.status).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store');
+  if (spec.status === 401) {
+    reply.header('www-authenticate', wwwAuthenticate(realm, problem));
+  }
+  if (spec.status === 503) reply.header('retry-after', '1');
+  if (spec.status === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', '60');
+  return reply.send(problemBody(problem.problem, problem.detail));
+}
+
+/** RFC 6750 §3: no error code when no bearer token was sent, else what was wrong with it. */
+function wwwAuthenticate(realm: string, problem: Problem): string {
+  const reason = problem.reason;
+  if (problem.problem !== 'credentialInvalid' && problem.problem !== 'wrongEnvironment') return `Bearer realm="${realm}"`;
+  if (reason === 'malformed' || reason === 'duplicate') return `Bearer realm="${realm}", error="invalid_request"`;
+  return `Bearer realm="${realm}", error="invalid_token"`;
+}
+
+export function createErrorHandler(realm: string) {
+  return function renderProblem(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    const problem = toProblem(error);
+    if (problem.problem === 'internalError') request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(reply, problem, realm);
+  };
+}
+
+export function notFound(_request: FastifyRequest, reply: FastifyReply) {
+  return sendProblem(reply, new Problem('notFound', 'No such route.'));
+}

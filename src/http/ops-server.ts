@@ -1,0 +1,57 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import { adminRoutes } from '../admin/routes.js';
+import type { Health } from '../observability/health.js';
+import type { Logger } from '../observability/logging.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { OrganizationService } from '../services/organizations.js';
+import { createErrorHandler, notFound } from './error-handler.js';
+import { useStrictJsonBodies } from './json-body.js';
+import { requestIdOf } from './request-id.js';
+
+export type OpsServerDeps = Readonly<{
+  adminToken: string;
+  logger: Logger;
+  metrics: Metrics;
+  health: Health;
+  organizations: OrganizationService;
+  /** The public API's OpenAPI document, served here so the public port carries only the API. */
+  publicOpenApi: () => unknown;
+}>;
+
+/** The ops port: metrics, health, the admin API and the OpenAPI documents. Never public. */
+export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    requestTimeout: 30_000,
+  });
+  app.server.headersTimeout = 10_000;
+  app.setErrorHandler(createErrorHandler('authgate-admin'));
+  app.setNotFoundHandler(notFound);
+  useStrictJsonBodies(app);
+  await app.register(swagger, {
+    openapi: { openapi: '3.1.0', info: { title: 'authgate admin API', version: '0.1.0' }, components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } }, security: [{ adminToken: [] }] },
+  });
+
+  const hidden = { schema: { hide: true } };
+  app.get('/livez', hidden, async () => ({ status: 'alive' }));
+  app.get('/readyz', hidden, async (_request, reply) => {
+    const { health } = deps;
+    if (health.ready) return { status: 'ready' };
+    return reply.code(503).header('retry-after', '1').send({ status: health.storeUp ? 'draining' : 'store_unavailable' });
+  });
+  app.get('/metrics', hidden, async (_request, reply) => {
+    const body = await deps.metrics.registry.metrics();
+    return reply.header('content-type', deps.metrics.registry.contentType).send(body);
+  });
+  app.get('/openapi.json', hidden, async () => deps.publicOpenApi());
+  app.get('/openapi/admin.json', hidden, async () => app.swagger());
+
+  await app.register(adminRoutes, { organizations: deps.organizations, adminToken: deps.adminToken, audit: deps.logger });
+  return app;
+}

@@ -1,0 +1,91 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Config } from '../config/config.js';
+import { forwardedRoutes as routeTable } from '../config/forwarded-routes.js';
+import type { DecisionRecorder } from '../credentials/authenticate.js';
+import type { CredentialResolver } from '../credentials/resolver.js';
+import { userAgentGuard } from '../guards/user-agent.js';
+import type { Logger } from '../observability/logging.js';
+import type { Metrics } from '../observability/metrics.js';
+import { forwardedRoutes } from '../proxy/forward.js';
+import { apiKeyRoutes } from '../routes/api-keys.js';
+import { authRoutes } from '../routes/auth.js';
+import type { ApiKeyService } from '../services/api-keys.js';
+import type { SessionService } from '../services/sessions.js';
+import { createErrorHandler, notFound } from './error-handler.js';
+import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
+import { recordRequest } from './record-request.js';
+import { requestIdOf } from './request-id.js';
+import routePolicy from './route-policy.js';
+import './request-context.js';
+
+export type PublicServerDeps = Readonly<{
+  config: Config;
+  upstreamUrl: string;
+  logger: Logger;
+  metrics: Metrics;
+  resolver: CredentialResolver;
+  recordDecision: DecisionRecorder;
+  sessions: SessionService;
+  apiKeys: ApiKeyService;
+}>;
+
+/** The public port. The order of work reads top to bottom, as a request meets it. */
+export async function buildPublicServer(deps: PublicServerDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }), // one line per request, in onResponse
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    // A hop count is valid for proxy-addr; fastify's types only omit it.
+    trustProxy: config.trustProxy as boolean | string,
+    bodyLimit: AUTH_BODY_LIMIT,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    // Slow-loris: a client must send its headers, and its whole request, in bounded time.
+    connectionTimeout: 0,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 65_000, // above common load balancers' idle timeouts (60 s)
+    // Headers stay within node's default 16 KiB: a larger Authorization is a 431 from node.
+    routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 200 },
+  });
+  app.server.headersTimeout = 10_000;
+
+  app.decorateRequest('principal', null);
+  app.decorateRequest('authDecision', null);
+  app.setErrorHandler(createErrorHandler('authgate'));
+  app.setNotFoundHandler(notFound);
+  await app.register(swagger, {
+    openapi: { openapi: '3.1.0', info: { title: 'authgate public API', version: '0.1.0' }, components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] },
+  });
+
+  // 1. Every request, unknown paths included: User-Agent, before anything else.
+  app.addHook('onRequest', userAgentGuard);
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+  // 2-3. Authentication and authorization, fixed per route from its config.auth.
+  await app.register(routePolicy, { resolver: deps.resolver, record: deps.recordDecision });
+
+  // 4. The gateway's own routes, with strict JSON bodies.
+  await app.register(async (auth) => {
+    useStrictJsonBodies(auth);
+    await auth.register(authRoutes, { sessions: deps.sessions });
+    await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys });
+  });
+
+  // 5. Identity injection and the proxy, for the route table only.
+  await app.register(forwardedRoutes, {
+    routes: routeTable,
+    upstreamUrl: deps.upstreamUrl,
+    timeoutMs: config.upstream.timeoutMs,
+    trustForwarded: config.trustProxy !== false,
+  });
+
+  // 6. After the reply is on the wire: the metric and the one log line.
+  app.addHook('onResponse', recordRequest(deps.metrics));
+  return app;
+}

@@ -1,0 +1,20 @@
+import type { CredentialRequirement } from '../config/forwarded-routes.js';
+import type { Principal } from '../credentials/principal.js';
+
+/** What a request carries through the pipeline, and what each route declares it needs. */
+export type AuthDecision = Readonly<{ kind: 'jwt' | 'api_key' | 'none'; outcome: 'allowed' | 'denied' | 'error'; reason: string }>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by credentials/authenticate.ts; null on routes that need no credential. */
+    principal: Principal | null;
+    authDecision: AuthDecision | null;
+  }
+  interface FastifyContextConfig {
+    auth?: CredentialRequirement;
+    /** The template used in metrics and logs: never the raw path. */
+    routeLabel?: string;
+  }
+}
+
+export {};

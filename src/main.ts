@@ -1,0 +1,66 @@
+import { loadConfig } from './config/load.js';
+import { startExampleUpstream } from './example-upstream.js';
+import { buildGateway } from './gateway.js';
+
+/** Process entry: the only module that reads process.env, listens, and handles signals. */
+async function main(): Promise<void> {
+  const loaded = loadConfig(process.env);
+  if (!loaded.ok) {
+    for (const line of loaded.errors) console.error(`authgate: ${line}`);
+    process.exit(1);
+  }
+  const { config } = loaded;
+
+  const example = config.upstream.url === undefined ? await startExampleUpstream() : undefined;
+  const gateway = await buildGateway(config, example ? { upstreamUrl: example.url } : {});
+  const { logger } = gateway;
+
+  await gateway.opsServer.listen({ ...config.opsListener });
+  await gateway.publicServer.listen({ ...config.publicListener });
+  logger.info(
+    {
+      event: 'started',
+      store: config.store.kind,
+      publicPort: config.publicListener.port,
+      opsPort: config.opsListener.port,
+      upstream: example ? 'bundled example' : 'configured',
+    },
+    'authgate started',
+  );
+  if (config.store.kind === 'memory' && config.production) {
+    logger.warn({ event: 'memory_store' }, 'AUTHGATE_STORE=memory in production: one replica only, and everything is lost on restart');
+  }
+  if (config.jwt.generated) logger.warn({ event: 'generated_jwt_secret' }, 'no AUTHGATE_JWT_SECRET: generated one for this process; tokens end with it');
+  if (config.admin.generated) {
+    // Printed once, to the terminal only, never to the log stream: development convenience.
+    process.stderr.write(`\nauthgate: development admin token (set AUTHGATE_ADMIN_TOKEN to choose one):\n  ${config.admin.token}\n\n`);
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ event: 'shutdown', signal }, 'draining');
+    gateway.startDraining();
+    // Listeners stay open while load balancers notice the failed readiness.
+    await new Promise((resolve) => setTimeout(resolve, config.shutdown.delaySeconds * 1000));
+    const deadline = setTimeout(() => {
+      logger.warn({ event: 'shutdown_grace_exceeded' }, 'in-flight requests did not finish in time');
+      gateway.publicServer.server.closeAllConnections();
+    }, config.shutdown.graceSeconds * 1000);
+    deadline.unref();
+    await gateway.close();
+    await example?.close();
+    clearTimeout(deadline);
+    logger.info({ event: 'stopped' }, 'authgate stopped');
+    logger.flush();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error('authgate: failed to start:', error instanceof Error ? error.message : String(error));
+  process.exit(1);
+});

@@ -1,0 +1,109 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CacheStats } from '../store/cache.js';
+
+/**
+ * Every metric, defined once on the gateway's own Registry (never prom-client's global one, so
+ * two gateways can live in one process). Labels are bounded: route templates, never raw paths;
+ * reasons from a fixed list; never a secret, e-mail or organization name.
+ */
+export type Metrics = ReturnType<typeof createMetrics>;
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(environment: string) {
+  const registry = new Registry();
+  registry.setDefaultLabels({ environment });
+  collectDefaultMetrics({ register: registry });
+
+  const metrics = {
+    registry,
+    httpRequests: new Counter({
+      name: 'authgate_http_requests_total',
+      help: 'Requests answered on the public port, by method, route template and status code.',
+      labelNames: ['method', 'route', 'status_code'] as const,
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'authgate_http_request_duration_seconds',
+      help: 'Time from request to response on the public port.',
+      labelNames: ['method', 'route', 'status_code'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+    authDecisions: new Counter({
+      name: 'authgate_auth_decisions_total',
+      help: 'Credential checks by credential kind, outcome and bounded reason.',
+      labelNames: ['kind', 'outcome', 'reason'] as const,
+      registers: [registry],
+    }),
+    upstreamDuration: new Histogram({
+      name: 'authgate_upstream_request_duration_seconds',
+      help: 'Time of forwarded requests, from the gateway to the end of the upstream answer.',
+      labelNames: ['route'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+    upstreamErrors: new Counter({
+      name: 'authgate_upstream_errors_total',
+      help: 'Forwarded requests that got no answer from the upstream, by kind.',
+      labelNames: ['route', 'kind'] as const,
+      registers: [registry],
+    }),
+    storeUp: new Gauge({
+      name: 'authgate_store_up',
+      help: '1 when the credential store answers its health ping, else 0.',
+      registers: [registry],
+    }),
+    storeErrors: new Counter({
+      name: 'authgate_store_errors_total',
+      help: 'Store calls that failed as unavailable, by operation.',
+      labelNames: ['operation'] as const,
+      registers: [registry],
+    }),
+    storeDuration: new Histogram({
+      name: 'authgate_store_command_duration_seconds',
+      help: 'Duration of store calls, by operation.',
+      labelNames: ['operation'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+    invalidationsSent: new Counter({
+      name: 'authgate_invalidations_sent_total',
+      help: 'Revoked credentials published to the other replicas.',
+      registers: [registry],
+    }),
+    invalidationsReceived: new Counter({
+      name: 'authgate_invalidations_received_total',
+      help: 'Revocations received, by kind (credential, or all after a resubscribe).',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+  };
+  return metrics;
+}
+
+/** Cache numbers are read at scrape time, so a cache hit costs no metric update. */
+export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number }): void {
+  const { registry } = metrics;
+  const counter = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  counter('authgate_credential_cache_hits_total', 'Credential lookups answered by the in-process cache.', () => cache.stats.hits);
+  counter('authgate_credential_cache_misses_total', 'Credential lookups that went to the store.', () => cache.stats.misses);
+  counter('authgate_credential_cache_evictions_total', 'Cache entries evicted to stay within AUTHGATE_CACHE_MAX.', () => cache.stats.evictions);
+  new Gauge({
+    name: 'authgate_credential_cache_entries',
+    help: 'Credentials in the in-process cache.',
+    registers: [registry],
+    collect() {
+      this.set(cache.size());
+    },
+  });
+}

@@ -1,0 +1,58 @@
+/**
+ * Every answer the gateway gives that is not a success, in one table. The `code` of each is a
+ * public contract: never renumbered, never reused (test/problems.test.ts checks that each is
+ * documented in the README). Only http/error-handler.ts renders them.
+ */
+type ProblemSpec = { readonly status: number; readonly code: number; readonly title: string };
+
+export const problems = {
+  // 1010 is fixed by the interface: the bot-protection answer to a missing User-Agent.
+  missingUserAgent: { status: 403, code: 1010, title: 'User-Agent header required' },
+
+  // Credentials
+  credentialMissing: { status: 401, code: 1101, title: 'Bearer credential required' },
+  credentialInvalid: { status: 401, code: 1102, title: 'Invalid bearer credential' },
+  loginTokenRequired: { status: 403, code: 1103, title: 'This operation needs a login token' },
+  wrongEnvironment: { status: 401, code: 1104, title: 'Credential of another environment' },
+  loginFailed: { status: 401, code: 1105, title: 'Invalid e-mail or password' },
+  forbidden: { status: 403, code: 1106, title: 'Not permitted' },
+  adminTokenInvalid: { status: 401, code: 1107, title: 'Admin token required' },
+  tooManyLoginAttempts: { status: 429, code: 1108, title: 'Too many failed logins' },
+
+  // Requests
+  badRequest: { status: 400, code: 1200, title: 'Invalid request' },
+  malformedJson: { status: 400, code: 1201, title: 'Malformed JSON body' },
+  unsupportedMediaType: { status: 415, code: 1202, title: 'Unsupported media type' },
+  payloadTooLarge: { status: 413, code: 1203, title: 'Request body too large' },
+  notFound: { status: 404, code: 1204, title: 'Not found' },
+  methodNotAllowed: { status: 405, code: 1205, title: 'Method not allowed' },
+  headersTooLarge: { status: 431, code: 1206, title: 'Request header fields too large' },
+
+  // Resources
+  apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },
+  organizationNotFound: { status: 404, code: 1302, title: 'Organization not found' },
+  emailTaken: { status: 409, code: 1303, title: 'E-mail already registered' },
+
+  // The gateway and what it depends on
+  internalError: { status: 500, code: 1500, title: 'Internal error' },
+  upstreamUnavailable: { status: 502, code: 1502, title: 'Upstream unavailable' },
+  storeUnavailable: { status: 503, code: 1503, title: 'Credential store unavailable' },
+  upstreamTimeout: { status: 504, code: 1504, title: 'Upstream timed out' },
+  overloaded: { status: 503, code: 1509, title: 'Gateway overloaded' },
+} as const satisfies Record<string, ProblemSpec>;
+
+export type ProblemName = keyof typeof problems;
+
+/** Throw this anywhere on a request's path; the error handler renders it. */
+export class Problem extends Error {
+  constructor(
+    readonly problem: ProblemName,
+    /** Shown to the client: must never carry a secret, an e-mail or anything it did not send. */
+    readonly detail?: string,
+    /** A bounded reason for the log line and the auth-decision metric. */
+    readonly reason?: string,
+  ) {
+    super(problem);
+    this.name = 'Problem';
+  }
+}

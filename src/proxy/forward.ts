@@ -1,0 +1,52 @@
+import httpProxy from '@fastify/http-proxy';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ForwardedRoute } from '../config/forwarded-routes.js';
+import { removeHopByHopHeaders, rewriteIdentityHeaders, type OutgoingHeaders } from './identity-headers.js';
+import { onUpstreamError } from './upstream-errors.js';
+
+export type ForwardOptions = Readonly<{
+  routes: readonly ForwardedRoute[];
+  upstreamUrl: string;
+  timeoutMs: number;
+  trustForwarded: boolean;
+}>;
+
+/**
+ * One @fastify/http-proxy registration per row of the route table: path and query go to the
+ * upstream untouched, bodies stream, identity headers are rewritten from request.principal.
+ */
+export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions): Promise<void> {
+  const rewriteRequestHeaders = (request: FastifyRequest, headers: OutgoingHeaders) => {
+    // route-policy guarantees a principal on every forwarded route; this is the last fence.
+    if (request.principal === null) throw new Error('forwarded request without a principal');
+    return rewriteIdentityHeaders(headers, request.principal, request.id, opts.trustForwarded);
+  };
+
+  for (const route of opts.routes) {
+    await app.register(httpProxy, {
+      upstream: opts.upstreamUrl,
+      prefix: route.path,
+      rewritePrefix: route.path,
+      // '' is the prefix itself, exactly; '/*' is everything below it.
+      routes: route.subtree ? ['', '/*'] : [''],
+      httpMethods: [...route.methods],
+      config: { auth: route.auth, routeLabel: route.subtree ? `${route.path}/*` : route.path },
+      disableRequestLogging: true,
+      undici: {
+        connections: 128,
+        pipelining: 1,
+        keepAliveTimeout: 60_000,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+        connectTimeout: Math.min(opts.timeoutMs, 5_000),
+      },
+      replyOptions: {
+        rewriteRequestHeaders,
+        rewriteHeaders: removeHopByHopHeaders,
+        onError: onUpstreamError,
+        // An upstream's 503 is the upstream's answer to give, not a reason to retry it.
+        retryDelay: () => null,
+      },
+    } as Parameters<typeof httpProxy>[1]);
+  }
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiKeyService } from '../services/api-keys.js';
+import { ApiKeyCreated, ApiKeyList, IdParams, NoContent, Problem as ProblemSchema } from './schemas.js';
+
+/** POST, GET and DELETE /auth/api-key: the organization's keys, always its own. */
+export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService }) {
+  const { apiKeys } = opts;
+
+  app.post('/auth/api-key', {
+    config: { auth: 'login-token', routeLabel: '/auth/api-key' },
+    schema: {
+      summary: 'Create an API key; its secret is in this answer only.',
+      response: { 201: ApiKeyCreated, 401: ProblemSchema, 403: ProblemSchema },
+    },
+    handler: async (request, reply) => {
+      const created = await apiKeys.create(request.principal!.orgId);
+      return reply.code(201).header('cache-control', 'no-store').send(created);
+    },
+  });
+
+  app.get('/auth/api-key', {
+    config: { auth: 'any', routeLabel: '/auth/api-key' },
+    schema: { summary: 'List the organization\'s API keys, never their secrets.', response: { 200: ApiKeyList, 401: ProblemSchema } },
+    handler: async (request, reply) => {
+      return reply.header('cache-control', 'no-store').send({ keys: await apiKeys.list(request.principal!.orgId) });
+    },
+  });
+
+  app.delete<{ Params: IdParams }>('/auth/api-key/:id', {
+    config: { auth: 'any', routeLabel: '/auth/api-key/:id' },
+    schema: { summary: 'Revoke an API key of the organization.', params: IdParams, response: { 204: NoContent, 401: ProblemSchema, 404: ProblemSchema } },
+    handler: async (request, reply) => {
+      await apiKeys.revoke(request.principal!.orgId, request.params.id);
+      return reply.code(204).send();
+    },
+  });
+}

@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { hashPassword } from '../credentials/passwords.js';
+import { Problem } from '../problems.js';
+import type { InvalidationBus } from '../store/invalidation.js';
+import type { Organization, Store } from '../store/store.js';
+
+export type OrganizationView = Readonly<{ id: string; name: string; email: string; createdAt: string }>;
+
+/** Trimmed and lower-cased: e-mails compare case-insensitively everywhere. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function createOrganizationService(deps: { store: Store; bus: InvalidationBus; now: () => number }) {
+  const { store, bus, now } = deps;
+  const view = (org: Organization): OrganizationView => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt });
+
+  return {
+    async create(input: { name: string; email: string; password: string }): Promise<OrganizationView> {
+      const org = {
+        id: `org_${randomUUID().replaceAll('-', '')}`,
+        name: input.name.trim(),
+        email: normalizeEmail(input.email),
+        passwordHash: await hashPassword(input.password),
+        createdAt: new Date(now()).toISOString(),
+      };
+      const created = await store.createOrganizationIfEmailFree(org);
+      if (created === 'email-taken') throw new Problem('emailTaken', 'An organization with this e-mail already exists.');
+      return view(created);
+    },
+
+    async get(orgId: string): Promise<OrganizationView> {
+      const org = await store.findOrganizationById(orgId);
+      if (org === undefined) throw new Problem('organizationNotFound');
+      return view(org);
+    },
+
+    /** Deletes it with every key and session, and tells every replica they are gone. */
+    async delete(orgId: string): Promise<{ revoked: number }> {
+      const revoked = await store.deleteOrganization(orgId);
+      if (revoked === undefined) throw new Problem('organizationNotFound');
+      await bus.publish(revoked);
+      return { revoked: revoked.length };
+    },
+  };
+}
+
+export type OrganizationService = ReturnType<typeof createOrganizationService>;

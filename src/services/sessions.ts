@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { createDummyVerifier, verifyPassword } from '../credentials/passwords.js';
+import type { TokenService } from '../credentials/jwt.js';
+import { Problem } from '../problems.js';
+import type { InvalidationBus } from '../store/invalidation.js';
+import type { Store } from '../store/store.js';
+import { normalizeEmail } from './organizations.js';
+
+export type LoginOutcome = Readonly<{ token: string; orgId: string }>;
+
+export async function createSessionService(deps: { store: Store; bus: InvalidationBus; tokens: TokenService; now: () => number }) {
+  const { store, bus, tokens, now } = deps;
+  const dummyVerify = await createDummyVerifier();
+
+  return {
+    /** Same 401 for an unknown e-mail and a wrong password, in comparable time. */
+    async login(email: string, password: string): Promise<LoginOutcome> {
+      const org = await store.findOrganizationByEmail(normalizeEmail(email));
+      const valid = org === undefined ? await dummyVerify(password) : await verifyPassword(org.passwordHash, password);
+      if (!valid || org === undefined) throw new Problem('loginFailed', undefined, 'bad_password');
+      const sessionId = randomBytes(18).toString('base64url');
+      const { token, expiresAtMs } = await tokens.sign(sessionId, now());
+      const created = await store.createSession({ id: sessionId, orgId: org.id, expiresAt: expiresAtMs });
+      // The organization was deleted between the read and the write.
+      if (created === 'no-organization') throw new Problem('loginFailed', undefined, 'bad_password');
+      return { token, orgId: org.id };
+    },
+
+    async logout(sessionId: string): Promise<void> {
+      const revoked = await store.deleteSession(sessionId);
+      if (revoked !== undefined) await bus.publish([revoked]);
+    },
+  };
+}
+
+export type SessionService = Awaited<ReturnType<typeof createSessionService>>;

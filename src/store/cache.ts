@@ -1,0 +1,125 @@
+import { LRUCache } from 'lru-cache';
+import type { Principal } from '../credentials/principal.js';
+import type { Invalidation } from './invalidation.js';
+
+/**
+ * The in-process cache in front of the store, so the hot path rarely leaves the process.
+ * - principals by credential ('a' + key hash, 's' + session id): concurrent misses share one
+ *   store read (lru-cache's fetch), unknown credentials are remembered briefly as UNKNOWN so a
+ *   flood of garbage keys does not become a flood of store reads;
+ * - verified JWTs by token digest, until the token's own `exp`, so a signature is checked once.
+ * Revocations delete entries (which also aborts a read in flight, so a racing revocation wins);
+ * 'all' clears the principals, for a replica that may have missed revocations.
+ */
+export type CacheSettings = Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number }>;
+
+export type Loaded = Readonly<{ principal: Principal; ttlMs?: number }> | undefined;
+export type Loader = () => Promise<Loaded>;
+export type VerifiedTokenMemo = Readonly<{ sessionId: string; expiresAtMs: number }>;
+
+export type CacheStats = { hits: number; misses: number; evictions: number };
+
+export interface CredentialCache {
+  /** The cached principal, or the loader's answer (shared by concurrent callers). */
+  principal(key: string, load: Loader): Promise<Principal | undefined>;
+  verifiedToken(digest: string): VerifiedTokenMemo | undefined;
+  rememberVerifiedToken(digest: string, memo: VerifiedTokenMemo, ttlMs: number): void;
+  invalidate(invalidation: Invalidation): void;
+  readonly stats: Readonly<CacheStats>;
+  size(): number;
+}
+
+const UNKNOWN = Object.freeze({ unknown: true as const });
+type Entry = Principal | typeof UNKNOWN;
+
+export const apiKeyCacheKey = (hash: string) => `a${hash}`;
+export const sessionCacheKey = (sessionId: string) => `s${sessionId}`;
+
+export function createCredentialCache(settings: CacheSettings): CredentialCache {
+  const stats: CacheStats = { hits: 0, misses: 0, evictions: 0 };
+  const enabled = settings.max > 0 && settings.ttlSeconds > 0;
+  const ttlMs = settings.ttlSeconds * 1000;
+  const negativeTtlMs = settings.negativeTtlSeconds * 1000;
+
+  if (!enabled) return uncached(stats);
+
+  const principals = new LRUCache<string, Entry, Loader>({
+    max: settings.max,
+    ttl: ttlMs,
+    dispose: (_value, _key, reason) => {
+      if (reason === 'evict') stats.evictions++;
+    },
+    fetchMethod: async (_key, _stale, { options, context: load }) => {
+      const loaded = await load();
+      if (loaded === undefined) {
+        if (negativeTtlMs === 0) options.ttl = 1; // remembered for a millisecond: shares the read only
+        else options.ttl = negativeTtlMs;
+        return UNKNOWN;
+      }
+      if (loaded.ttlMs !== undefined) options.ttl = Math.max(1, Math.min(ttlMs, loaded.ttlMs));
+      return loaded.principal;
+    },
+  });
+  const tokens = new LRUCache<string, VerifiedTokenMemo>({ max: settings.max, ttl: ttlMs });
+
+  return {
+    stats,
+    size: () => principals.size,
+
+    async principal(key, load) {
+      const cached = principals.get(key);
+      if (cached !== undefined) {
+        stats.hits++;
+        return cached === UNKNOWN ? undefined : (cached as Principal);
+      }
+      stats.misses++;
+      // A revocation arriving mid-read aborts the fetch; read again so the revocation wins.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const entry = await principals.fetch(key, { context: load });
+          return entry === undefined || entry === UNKNOWN ? undefined : (entry as Principal);
+        } catch (error) {
+          if (attempt >= 3 || !isAbort(error)) throw error;
+        }
+      }
+    },
+
+    verifiedToken: (digest) => tokens.get(digest),
+    rememberVerifiedToken: (digest, memo, memoTtlMs) => {
+      if (memoTtlMs > 0) tokens.set(digest, memo, { ttl: memoTtlMs });
+    },
+
+    invalidate(invalidation) {
+      if (invalidation === 'all') {
+        principals.clear();
+        return;
+      }
+      for (const revoked of invalidation) {
+        principals.delete(revoked.kind === 'api_key' ? apiKeyCacheKey(revoked.cacheKey) : sessionCacheKey(revoked.cacheKey));
+      }
+    },
+  };
+}
+
+/** The cache switched off (AUTHGATE_CACHE_MAX=0 or TTL 0): every request reads the store. */
+function uncached(stats: CacheStats): CredentialCache {
+  return {
+    stats,
+    size: () => 0,
+    async principal(_key, load) {
+      stats.misses++;
+      return (await load())?.principal;
+    },
+    verifiedToken: () => undefined,
+    rememberVerifiedToken: () => {},
+    invalidate: () => {},
+  };
+}
+
+const ABORT_REASONS = new Set(['deleted', 'evicted', 'replaced']);
+
+function isAbort(error: unknown): boolean {
+  // lru-cache rejects an aborted fetch with the abort reason; the loader itself only ever
+  // throws StoreUnavailable (or a bug), which carry names of their own.
+  return error instanceof Error && error.name === 'Error' && ABORT_REASONS.has(error.message);
+}
