@@ -71,6 +71,7 @@ export function sendProblem(reply: FastifyReply, problem: Problem, realm = 'auth
 function wwwAuthenticate(realm: string, problem: Problem): string {
   const reason = problem.reason;
   if (problem.problem !== 'credentialInvalid' && problem.problem !== 'wrongEnvironment') return `Bearer realm="${realm}"`;
+  if (reason === 'not_bearer') return `Bearer realm="${realm}"`;
   if (reason === 'malformed' || reason === 'duplicate') return `Bearer realm="${realm}", error="invalid_request"`;
   return `Bearer realm="${realm}", error="invalid_token"`;
 }

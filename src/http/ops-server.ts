@@ -27,6 +27,8 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
     genReqId: requestIdOf,
     requestIdHeader: false,
     onProtoPoisoning: 'error',
+    // Refuse what does not fit a schema, rather than quietly trimming or converting it.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     onConstructorPoisoning: 'error',
     requestTimeout: 30_000,
   });

@@ -42,6 +42,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     trustProxy: config.trustProxy as boolean | string,
     bodyLimit: AUTH_BODY_LIMIT,
     onProtoPoisoning: 'error',
+    // Refuse what does not fit a schema, rather than quietly trimming or converting it.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     // Slow-loris: a client must send its headers, and its whole request, in bounded time.
