@@ -4,6 +4,7 @@ import type { Config } from './config/config.js';
 import type { DecisionRecorder } from './credentials/authenticate.js';
 import { createTokenService } from './credentials/jwt.js';
 import { createResolver } from './credentials/resolver.js';
+import { createLoginThrottle } from './guards/login-throttle.js';
 import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
 import { createHealth, type Health } from './observability/health.js';
@@ -16,9 +17,9 @@ import { createSessionService } from './services/sessions.js';
 import { createCredentialCache } from './store/cache.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
-import type { Store } from './store/store.js';
+import type { CounterStore, Store } from './store/store.js';
 
-export type Storage = Readonly<{ store: Store; bus: InvalidationBus }>;
+export type Storage = Readonly<{ store: Store & CounterStore; bus: InvalidationBus }>;
 
 /** What a test (or main.ts) may hand in instead of what the config would build. */
 export type GatewayDeps = Readonly<{
@@ -87,6 +88,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     resolver,
     recordDecision: decisionRecorder(metrics),
     sessions,
+    throttle: createLoginThrottle(storage.store),
     apiKeys,
   });
   const opsServer = await buildOpsServer({

@@ -51,6 +51,8 @@ export class Problem extends Error {
     readonly detail?: string,
     /** A bounded reason for the log line and the auth-decision metric. */
     readonly reason?: string,
+    /** For 429 and 503: when to come back. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(problem);
     this.name = 'Problem';

@@ -62,8 +62,7 @@ export function sendProblem(reply: FastifyReply, problem: Problem, realm = 'auth
   if (spec.status === 401) {
     reply.header('www-authenticate', wwwAuthenticate(realm, problem));
   }
-  if (spec.status === 503) reply.header('retry-after', '1');
-  if (spec.status === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', '60');
+  if (spec.status === 503 || spec.status === 429) reply.header('retry-after', String(problem.retryAfterSeconds ?? 1));
   return reply.send(problemBody(problem.problem, problem.detail));
 }
 

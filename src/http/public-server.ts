@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import { forwardedRoutes as routeTable } from '../config/forwarded-routes.js';
 import type { DecisionRecorder } from '../credentials/authenticate.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
+import type { LoginThrottle } from '../guards/login-throttle.js';
 import { userAgentGuard } from '../guards/user-agent.js';
 import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -27,6 +28,7 @@ export type PublicServerDeps = Readonly<{
   resolver: CredentialResolver;
   recordDecision: DecisionRecorder;
   sessions: SessionService;
+  throttle: LoginThrottle;
   apiKeys: ApiKeyService;
 }>;
 
@@ -66,7 +68,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // 1. Every request, unknown paths included: User-Agent, before anything else.
   app.addHook('onRequest', userAgentGuard);
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
+    reply.header('x-request-id', request.id).header('x-authgate-environment', config.environment);
     done();
   });
   // 2-3. Authentication and authorization, fixed per route from its config.auth.
@@ -75,7 +77,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // 4. The gateway's own routes, with strict JSON bodies.
   await app.register(async (auth) => {
     useStrictJsonBodies(auth);
-    await auth.register(authRoutes, { sessions: deps.sessions });
+    await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys });
   });
 

@@ -14,6 +14,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     },
     handler: async (request, reply) => {
       const created = await apiKeys.create(request.principal!.orgId);
+      request.log.info({ event: 'api_key.created', orgId: request.principal!.orgId, keyId: created.id }, 'API key created');
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },
   });
@@ -31,6 +32,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     schema: { summary: 'Revoke an API key of the organization.', params: IdParams, response: { 204: NoContent, 401: ProblemSchema, 404: ProblemSchema } },
     handler: async (request, reply) => {
       await apiKeys.revoke(request.principal!.orgId, request.params.id);
+      request.log.info({ event: 'api_key.deleted', orgId: request.principal!.orgId, keyId: request.params.id }, 'API key deleted');
       return reply.code(204).send();
     },
   });

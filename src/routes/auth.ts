@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import type { LoginThrottle } from '../guards/login-throttle.js';
+import { Problem } from '../problems.js';
+import { normalizeEmail } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import { LoginBody, LoginResponse, NoContent, Problem as ProblemSchema } from './schemas.js';
 
 /** POST /auth/login and POST /auth/logout. */
-export async function authRoutes(app: FastifyInstance, opts: { sessions: SessionService }) {
-  const { sessions } = opts;
+export async function authRoutes(app: FastifyInstance, opts: { sessions: SessionService; throttle: LoginThrottle }) {
+  const { sessions, throttle } = opts;
 
   app.post<{ Body: LoginBody }>('/auth/login', {
     config: { auth: 'none', routeLabel: '/auth/login' },
@@ -14,7 +17,19 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       response: { 200: LoginResponse, 400: ProblemSchema, 401: ProblemSchema, 415: ProblemSchema, 429: ProblemSchema },
     },
     handler: async (request, reply) => {
-      const { token } = await sessions.login(request.body.email, request.body.password);
+      const email = normalizeEmail(request.body.email);
+      await throttle.check(email, request.ip);
+      let token: string;
+      try {
+        ({ token } = await sessions.login(email, request.body.password));
+      } catch (error) {
+        if (error instanceof Problem && error.problem === 'loginFailed') {
+          const { limited } = await throttle.recordFailure(email, request.ip);
+          if (limited) request.log.warn({ event: 'login.throttled', address: request.ip }, 'repeated failed logins');
+        }
+        throw error;
+      }
+      await throttle.recordSuccess(email, request.ip);
       return reply.header('cache-control', 'no-store').send({ token });
     },
   });
@@ -24,6 +39,7 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
     schema: { summary: 'End the login session of the token presented.', response: { 204: NoContent, 401: ProblemSchema, 403: ProblemSchema } },
     handler: async (request, reply) => {
       await sessions.logout(request.principal!.credentialId);
+      request.log.info({ event: 'logout', orgId: request.principal!.orgId }, 'logged out');
       return reply.code(204).send();
     },
   });

@@ -1,4 +1,6 @@
 import {
+  type CounterState,
+  type CounterStore,
   type ApiKeyRecord,
   type ApiKeySummary,
   type NewOrganization,
@@ -14,7 +16,7 @@ export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number 
  * The embedded default: everything in this process, gone when it exits. Every method runs to
  * completion without awaiting anything, which is what makes each one atomic here.
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
+export function createMemoryStore(options: MemoryStoreOptions = {}): Store & CounterStore {
   const now = options.now ?? Date.now;
   const orgsById = new Map<string, Organization>();
   const orgIdByEmail = new Map<string, string>();
@@ -22,11 +24,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const keyHashesByOrg = new Map<string, Map<string, string>>(); // orgId → keyId → hash
   const sessions = new Map<string, Session>();
   const sessionIdsByOrg = new Map<string, Set<string>>();
+  const counters = new Map<string, { count: number; resetAt: number }>();
 
   // Sessions of tokens nobody logs out of would otherwise stay forever.
   const sweeper = setInterval(() => {
     const t = now();
     for (const session of sessions.values()) if (session.expiresAt <= t) forgetSession(session);
+    for (const [key, counter] of counters) if (counter.resetAt <= t) counters.delete(key);
   }, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
 
@@ -132,6 +136,31 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (session === undefined) return undefined;
       forgetSession(session);
       return { kind: 'session', cacheKey: sessionId };
+    },
+
+    async incrementCounters(keys, windowMs) {
+      const t = now();
+      return keys.map((key): CounterState => {
+        let counter = counters.get(key);
+        if (counter === undefined || counter.resetAt <= t) {
+          counter = { count: 0, resetAt: t + windowMs };
+          counters.set(key, counter);
+        }
+        counter.count++;
+        return { count: counter.count, resetInMs: counter.resetAt - t };
+      });
+    },
+
+    async readCounters(keys) {
+      const t = now();
+      return keys.map((key): CounterState => {
+        const counter = counters.get(key);
+        return counter === undefined || counter.resetAt <= t ? { count: 0, resetInMs: 0 } : { count: counter.count, resetInMs: counter.resetAt - t };
+      });
+    },
+
+    async resetCounters(keys) {
+      for (const key of keys) counters.delete(key);
     },
 
     async ping() {},

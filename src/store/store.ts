@@ -76,3 +76,16 @@ export class StoreUnavailable extends Error {
     this.name = 'StoreUnavailable';
   }
 }
+
+/** A fixed-window counter: how many, and when the window ends. */
+export type CounterState = Readonly<{ count: number; resetInMs: number }>;
+
+/**
+ * Counters shared by every replica (failed logins). Each counter starts its window on its first
+ * increment and disappears when the window ends.
+ */
+export interface CounterStore {
+  incrementCounters(keys: readonly string[], windowMs: number): Promise<CounterState[]>;
+  readCounters(keys: readonly string[]): Promise<CounterState[]>;
+  resetCounters(keys: readonly string[]): Promise<void>;
+}

@@ -1,0 +1,73 @@
+import t from 'tap';
+import { UA, send, startGateway } from '../helpers/gateway.js';
+
+const json = { 'content-type': 'application/json' };
+
+t.test('failed logins are limited per e-mail and address, without locking the owner out', async (t) => {
+  const gw = await startGateway(t, { env: { AUTHGATE_TRUST_PROXY: 'true' } });
+  const org = await gw.createOrganization();
+  const login = (password: string, address: string, email = org.email) =>
+    send(`${gw.publicUrl}/auth/login`, {
+      method: 'POST',
+      headers: { ...UA, ...json, 'x-forwarded-for': address },
+      body: JSON.stringify({ email, password }),
+    });
+
+  for (let i = 0; i < 10; i++) t.equal((await login('wrong-password-1', '203.0.113.7')).status, 401, `failure ${i + 1}`);
+  const limited = await login(org.password, '203.0.113.7');
+  t.equal(limited.status, 429, 'the 11th attempt from that address is refused, even with the right password');
+  t.equal(limited.json().code, 1108);
+  const retryAfter = Number(limited.headers['retry-after']);
+  t.ok(retryAfter > 0 && retryAfter <= 900, `Retry-After within the 15-minute window (${retryAfter})`);
+  t.ok(gw.logs.records().some((r) => r['event'] === 'login.throttled'), 'an audit event for repeated failures');
+
+  const owner = await login(org.password, '198.51.100.20');
+  t.equal(owner.status, 200, 'the owner logging in from another address is not locked out');
+
+  const other = await gw.createOrganization();
+  t.equal((await login(other.password, '203.0.113.7', other.email)).status, 200, 'other e-mails from that address still work');
+});
+
+t.test('a success resets the count', async (t) => {
+  const gw = await startGateway(t, { env: { AUTHGATE_TRUST_PROXY: 'true' } });
+  const org = await gw.createOrganization();
+  const login = (password: string) =>
+    send(`${gw.publicUrl}/auth/login`, { method: 'POST', headers: { ...UA, ...json, 'x-forwarded-for': '192.0.2.1' }, body: JSON.stringify({ email: org.email, password }) });
+  for (let i = 0; i < 9; i++) await login('wrong-password-1');
+  t.equal((await login(org.password)).status, 200);
+  for (let i = 0; i < 9; i++) t.equal((await login('wrong-password-1')).status, 401, 'the count started again');
+  t.equal((await login(org.password)).status, 200);
+});
+
+t.test('one address spraying many e-mails is limited', async (t) => {
+  const gw = await startGateway(t, { env: { AUTHGATE_TRUST_PROXY: 'true' } });
+  let last = 0;
+  for (let i = 0; i < 101; i++) {
+    const res = await send(`${gw.publicUrl}/auth/login`, {
+      method: 'POST',
+      headers: { ...UA, ...json, 'x-forwarded-for': '192.0.2.99' },
+      body: JSON.stringify({ email: `spray-${i}@example.test`, password: 'guess-password-1' }),
+    });
+    last = res.status;
+    if (i < 100) t.equal(res.status, 401);
+  }
+  t.equal(last, 429, 'the 101st failure from one address in the window');
+});
+
+t.test('without a trusted proxy, X-Forwarded-For is ignored', async (t) => {
+  const gw = await startGateway(t);
+  const org = await gw.createOrganization();
+  for (let i = 0; i < 10; i++) {
+    await send(`${gw.publicUrl}/auth/login`, {
+      method: 'POST',
+      headers: { ...UA, ...json, 'x-forwarded-for': `10.0.0.${i}` },
+      body: JSON.stringify({ email: org.email, password: 'wrong-password-1' }),
+    });
+  }
+  const res = await send(`${gw.publicUrl}/auth/login`, {
+    method: 'POST',
+    headers: { ...UA, ...json, 'x-forwarded-for': '10.0.0.200' },
+    body: JSON.stringify({ email: org.email, password: org.password }),
+  });
+  t.equal(res.status, 429, 'a spoofed X-Forwarded-For does not escape the limit');
+});
