@@ -1,0 +1,122 @@
+{{/*
+Chart name, truncated to the 63 characters a label value allows.
+*/}}
+{{- define "authgate.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name: the release name, suffixed with the chart name unless it already contains it.
+Kept to 57 characters so that "<fullname>-ops" and "<fullname>-dashboard" still fit in 63.
+*/}}
+{{- define "authgate.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 57 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 57 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 57 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "authgate.opsServiceName" -}}
+{{- printf "%s-ops" (include "authgate.fullname" .) }}
+{{- end }}
+
+{{- define "authgate.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Labels the pods are selected by. Never change these: a Deployment's selector is immutable.
+*/}}
+{{- define "authgate.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "authgate.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Labels on every object.
+*/}}
+{{- define "authgate.labels" -}}
+helm.sh/chart: {{ include "authgate.chart" . }}
+{{ include "authgate.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: authgate
+{{- end }}
+
+{{- define "authgate.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "authgate.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Secret the pods read their secret settings from.
+*/}}
+{{- define "authgate.secretName" -}}
+{{- default (include "authgate.fullname" .) .Values.existingSecret }}
+{{- end }}
+
+{{- define "authgate.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Pod termination budget: the preStop sleep (delay), then the gateway's own delay after SIGTERM,
+then the grace for in-flight requests, plus 5 s of slack before the kubelet sends SIGKILL.
+*/}}
+{{- define "authgate.terminationGracePeriodSeconds" -}}
+{{- add (mul 2 (int .Values.config.shutdownDelaySeconds)) (int .Values.config.shutdownGraceSeconds) 5 }}
+{{- end }}
+
+{{/*
+Checks across values that the schema cannot express. Included by the Deployment.
+*/}}
+{{- define "authgate.validate" -}}
+{{- $redis := .Values.store.redis }}
+{{- if eq .Values.store.type "memory" }}
+{{- if or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled }}
+{{- fail "store.type=memory keeps all state in one process: with more than one replica (or autoscaling) use store.type=redis" }}
+{{- end }}
+{{- else }}
+{{- if gt (len (compact (list $redis.url (join "," $redis.sentinels) (join "," $redis.clusterNodes)))) 1 }}
+{{- fail "store.redis: set exactly one of url, sentinels and clusterNodes" }}
+{{- end }}
+{{- if and $redis.sentinels (not $redis.sentinelName) }}
+{{- fail "store.redis.sentinels needs store.redis.sentinelName (the monitored master's name)" }}
+{{- end }}
+{{- if and (not .Values.existingSecret) (not (or $redis.url $redis.sentinels $redis.clusterNodes)) }}
+{{- fail "store.type=redis needs store.redis.url, store.redis.sentinels or store.redis.clusterNodes (or AUTHGATE_REDIS_URL in existingSecret)" }}
+{{- end }}
+{{- end }}
+{{- if .Values.existingSecret }}
+{{- if or .Values.secrets.jwtSecret .Values.secrets.adminToken .Values.secrets.jwtPreviousSecrets $redis.url $redis.password }}
+{{- fail "existingSecret is set: put AUTHGATE_JWT_SECRET, AUTHGATE_ADMIN_TOKEN, AUTHGATE_JWT_PREVIOUS_SECRETS, AUTHGATE_REDIS_URL and AUTHGATE_REDIS_PASSWORD in that Secret, and leave secrets.* and store.redis.url/password empty" }}
+{{- end }}
+{{- end }}
+{{- if and .Values.secrets.jwtSecret (lt (len .Values.secrets.jwtSecret) 32) }}
+{{- fail "secrets.jwtSecret must be at least 32 bytes" }}
+{{- end }}
+{{- if .Values.autoscaling.enabled }}
+{{- if gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas) }}
+{{- fail "autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
+{{- end }}
+{{- if not (or .Values.autoscaling.targetCPUUtilizationPercentage .Values.autoscaling.targetMemoryUtilizationPercentage) }}
+{{- fail "autoscaling needs targetCPUUtilizationPercentage or targetMemoryUtilizationPercentage" }}
+{{- end }}
+{{- end }}
+{{- if eq (int .Values.ports.http) (int .Values.ports.ops) }}
+{{- fail "ports.http and ports.ops must differ" }}
+{{- end }}
+{{- end }}
