@@ -2,6 +2,7 @@ import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type OutgoingHeaders } from './identity-headers.js';
+import { pathGuard } from './path-guard.js';
 import { onUpstreamError } from './upstream-errors.js';
 
 export type ForwardOptions = Readonly<{
@@ -21,6 +22,9 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     if (request.principal === null) throw new Error('forwarded request without a principal');
     return rewriteIdentityHeaders(headers, request.principal, request.id, opts.trustForwarded);
   };
+
+  // Before authentication (route-level hooks run after this instance-level one).
+  app.addHook('onRequest', pathGuard);
 
   for (const route of opts.routes) {
     await app.register(httpProxy, {
