@@ -1,0 +1,295 @@
+#!/usr/bin/env node
+/**
+ * authgate: the admin API of a running gateway from the command line.
+ *
+ * Exit codes: 0 done; 1 the gateway answered with an error or could not be reached;
+ * 2 a usage or configuration error (nothing was sent); 130 interrupted at the password prompt.
+ * The admin token and the password are never printed, and the password is never read from argv.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { PasswordInputError, PromptInterrupted, promptNewPassword, readFirstLine } from './password-input.js';
+
+const USAGE = `Usage: authgate <command> [options]
+
+Commands:
+  org create --name <name> --email <email>
+                          Create an organization. The password is read from the first
+                          line of stdin when stdin is not a terminal, otherwise prompted
+                          for twice with echo off. It is never taken from the command line.
+  org get <id>            Print an organization as JSON.
+  org delete <id>         Delete an organization with all its keys and sessions.
+  help                    Print this help.
+
+Options:
+  -h, --help              Print this help.
+  -V, --version           Print the version.
+
+Environment:
+  AUTHGATE_ADMIN_TOKEN    Admin API bearer token (required).
+  AUTHGATE_ADMIN_URL      Base URL of the ops port
+                          (default: http://127.0.0.1:\${AUTHGATE_OPS_PORT:-9090}).
+  AUTHGATE_OPS_PORT       Ops port used by the default AUTHGATE_ADMIN_URL.
+
+Exit status: 0 success, 1 error answered by the gateway or gateway unreachable,
+2 usage or configuration error, 130 interrupted.
+
+Examples:
+  printf '%s\\n' "$PASSWORD" | authgate org create --name Acme --email ops@acme.example
+  authgate org get org_123
+`;
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** A failure that ends the CLI with `exitCode` after printing `message` (already safe to print). */
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    readonly usage: 'none' | 'hint' | 'full' = 'none',
+  ) {
+    super(message);
+  }
+}
+
+/** Exit 2; the whole usage text for a missing or unknown command, a pointer to it otherwise. */
+const usageError = (message: string, fullUsage = false) => new CliError(message, 2, fullUsage ? 'full' : 'hint');
+
+function readVersion(): string {
+  try {
+    // dist/cli/authgate.js and src/cli/authgate.ts both sit two levels below package.json.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const VERSION = readVersion();
+
+type Target = { base: URL; token: string };
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+function resolveTarget(env: NodeJS.ProcessEnv): Target {
+  const token = nonEmpty(env.AUTHGATE_ADMIN_TOKEN);
+  if (token === undefined) throw new CliError('AUTHGATE_ADMIN_TOKEN is not set; it must hold the admin API token of the gateway', 2);
+  const raw = nonEmpty(env.AUTHGATE_ADMIN_URL) ?? `http://127.0.0.1:${nonEmpty(env.AUTHGATE_OPS_PORT) ?? '9090'}`;
+  let base: URL;
+  try {
+    base = new URL(raw);
+  } catch {
+    throw new CliError('AUTHGATE_ADMIN_URL is not a valid URL', 2);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new CliError('AUTHGATE_ADMIN_URL must be an http: or https: URL', 2);
+  if (base.username !== '' || base.password !== '') throw new CliError('AUTHGATE_ADMIN_URL must not carry credentials; the token goes in AUTHGATE_ADMIN_TOKEN', 2);
+  // Keep any path prefix (a gateway behind a proxy) and resolve relative to it.
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  base.search = '';
+  base.hash = '';
+  return { base, token };
+}
+
+/** The target as it may be shown: never the token, never credentials (refused above anyway). */
+function display(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+type ApiResult = { status: number; body: unknown };
+
+async function call(target: Target, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiResult> {
+  const url = new URL(path, target.base);
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${target.token}`,
+    'user-agent': `authgate-cli/${VERSION}`,
+    accept: 'application/json, application/problem+json',
+  };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+      redirect: 'manual', // never replay the token (or a password) to wherever a redirect points
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new CliError(`cannot reach the gateway at ${display(target.base)}: ${describeFetchError(error)}`, 1);
+  }
+  const text = await response.text().catch(() => '');
+  let parsed: unknown;
+  if (text !== '') {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+  }
+  if (!response.ok) throw new CliError(formatHttpError(response, parsed), 1);
+  return { status: response.status, body: parsed };
+}
+
+function describeFetchError(error: unknown): string {
+  if (error instanceof Error) {
+    if (error.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000}s`;
+    // undici hides the reason (ECONNREFUSED, ENOTFOUND, ...) in `cause`.
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error) {
+      const code = (cause as NodeJS.ErrnoException).code;
+      return code !== undefined ? `${code}` : cause.message;
+    }
+    return error.message;
+  }
+  return String(error);
+}
+
+function formatHttpError(response: Response, problem: unknown): string {
+  let title = response.statusText || 'HTTP error';
+  let detail: string | undefined;
+  if (typeof problem === 'object' && problem !== null) {
+    const p = problem as { title?: unknown; detail?: unknown };
+    if (typeof p.title === 'string' && p.title !== '') title = p.title;
+    if (typeof p.detail === 'string' && p.detail !== '') detail = p.detail;
+  }
+  if (response.status >= 300 && response.status < 400) detail ??= 'the admin URL redirects; point AUTHGATE_ADMIN_URL at the ops port itself';
+  return `${response.status} ${oneLine(title)}${detail !== undefined ? `: ${oneLine(detail)}` : ''}`;
+}
+
+/** Server text goes to a terminal: no control characters, no line breaks. */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+}
+
+function printJson(value: unknown): void {
+  if (value === undefined) return; // an empty or non-JSON success body: nothing to show
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** `--password` / `--password=...` anywhere before `--`: refused before anything else is parsed. */
+function refusePasswordFlag(args: string[]): void {
+  for (const arg of args) {
+    if (arg === '--') return;
+    if (arg === '--password' || arg.startsWith('--password=')) {
+      throw new CliError(
+        'refusing --password: a password on the command line leaks into shell history and the process list. ' +
+          'Pipe it on stdin (first line) or run in a terminal to be prompted. Nothing was sent.',
+        2,
+      );
+    }
+  }
+}
+
+async function readNewPassword(): Promise<string> {
+  if (process.stdin.isTTY) {
+    return promptNewPassword({ input: process.stdin, output: process.stderr });
+  }
+  const line = await readFirstLine(process.stdin);
+  if (line === undefined || line === '') throw new CliError('no password on stdin: pipe it as the first line, or run in a terminal to be prompted', 2);
+  return line;
+}
+
+type Parsed = { positionals: string[]; values: { help?: boolean; version?: boolean; name?: string; email?: string } };
+
+function parse(args: string[]): Parsed {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'V' },
+        name: { type: 'string' },
+        email: { type: 'string' },
+      },
+    });
+    return { values, positionals };
+  } catch (error) {
+    // parseArgs names the option (never its value); safe to show.
+    throw usageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** Extra positionals are not echoed: a mistyped password could be among them. */
+function expectPositionals(positionals: string[], count: number, what: string): void {
+  if (positionals.length < count) throw usageError(`missing ${what}`);
+  if (positionals.length > count) throw usageError(`unexpected extra argument${positionals.length - count > 1 ? 's' : ''} after ${what}`);
+}
+
+function idPath(id: string): string {
+  return `admin/organizations/${encodeURIComponent(id)}`;
+}
+
+async function main(args: string[]): Promise<number> {
+  refusePasswordFlag(args);
+  const { values, positionals } = parse(args);
+
+  if (values.version) {
+    process.stdout.write(`authgate-cli ${VERSION}\n`);
+    return 0;
+  }
+  const [group, action, ...rest] = positionals;
+  if (values.help || group === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (group === undefined) throw usageError('missing command', true);
+  if (group !== 'org') throw usageError(`unknown command '${oneLine(group).slice(0, 40)}'`, true);
+  if (action === undefined) throw usageError('missing org subcommand (create, get or delete)', true);
+
+  switch (action) {
+    case 'create': {
+      if (rest.length > 0) throw usageError('org create takes no positional arguments');
+      const name = values.name;
+      const email = values.email;
+      if (name === undefined || name.trim() === '') throw usageError('org create needs --name <name>');
+      if (email === undefined || email.trim() === '') throw usageError('org create needs --email <email>');
+      const target = resolveTarget(process.env);
+      const password = await readNewPassword();
+      const { body } = await call(target, 'POST', 'admin/organizations', { name, email, password });
+      printJson(body);
+      return 0;
+    }
+    case 'get':
+    case 'delete': {
+      if (values.name !== undefined || values.email !== undefined) throw usageError(`org ${action} takes no --name or --email`);
+      expectPositionals(rest, 1, 'an organization id');
+      const id = rest[0]!;
+      const target = resolveTarget(process.env);
+      if (action === 'get') {
+        printJson((await call(target, 'GET', idPath(id))).body);
+      } else {
+        await call(target, 'DELETE', idPath(id));
+      }
+      return 0;
+    }
+    default:
+      throw usageError(`unknown org subcommand '${oneLine(action).slice(0, 40)}'`, true);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof CliError) {
+      process.stderr.write(`authgate: ${error.message}\n`);
+      if (error.usage === 'full') process.stderr.write(`\n${USAGE}`);
+      else if (error.usage === 'hint') process.stderr.write(`Run 'authgate --help' for usage.\n`);
+      process.exitCode = error.exitCode;
+    } else if (error instanceof PromptInterrupted) {
+      process.exitCode = 130;
+    } else if (error instanceof PasswordInputError) {
+      process.stderr.write(`authgate: ${error.message}\n`);
+      process.exitCode = 2;
+    } else {
+      // Unforeseen (a stdin read error, say): the message only, no stack, no values.
+      process.stderr.write(`authgate: ${error instanceof Error ? error.message : 'unexpected failure'}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,379 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { PassThrough, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { PasswordInputError, PromptInterrupted, promptHidden, promptNewPassword, readFirstLine } from '../../src/cli/password-input.js';
+import { ADMIN_TOKEN, send, startGateway, UA } from '../helpers/gateway.js';
+
+/**
+ * The authgate CLI as shipped: dist/cli/authgate.js (built by `npm test`'s pretest) run with
+ * this Node against a real gateway on free ports, the password piped on stdin.
+ */
+
+const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url));
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+type Run = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+/** Everything the CLI printed in this file, to check at the end that no secret ever showed. */
+const printed: string[] = [];
+
+function runCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string; keepStdinOpen?: boolean } = {},
+): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    // Not process.env: an AUTHGATE_* of the developer's shell must not leak into the run.
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+    for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdin.on('error', () => {}); // the CLI may exit (or stop reading) before the pipe drains
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (!options.keepStdinOpen) child.stdin.destroy();
+      printed.push(stdout, stderr);
+      resolve({ code, signal, stdout, stderr });
+    });
+    if (options.stdin !== undefined) child.stdin.write(options.stdin);
+    if (options.keepStdinOpen) {
+      // Closed only once the CLI has exited: it must not wait for EOF after the first line.
+      child.on('exit', () => child.stdin.destroy());
+    } else {
+      child.stdin.end();
+    }
+  });
+}
+
+let emailCounter = 0;
+const freshEmail = () => `cli-${++emailCounter}-${process.pid}@example.test`;
+const PASSWORDS = ['cli-password-Alpha-0001', 'cli-password-Bravo-0002', 'cli-password-Charlie-0003', 'cli-password-Delta-0004'];
+
+async function login(publicUrl: string, email: string, password: string) {
+  return send(`${publicUrl}/auth/login`, {
+    method: 'POST',
+    headers: { ...UA, 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+}
+
+t.before(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -p tsconfig.json\` (npm test does it in pretest)`);
+});
+
+t.test('help and usage errors', async (t) => {
+  for (const args of [['--help'], ['-h'], ['help'], ['org', '--help']]) {
+    const run = await runCli(args);
+    t.equal(run.code, 0, `${args.join(' ')} exits 0`);
+    t.match(run.stdout, /^Usage: authgate <command>/, `${args.join(' ')} prints the usage on stdout`);
+    t.match(run.stdout, /org create --name <name> --email <email>/);
+    t.equal(run.stderr, '');
+  }
+
+  const version = await runCli(['--version']);
+  t.equal(version.code, 0);
+  t.equal(version.stdout, `authgate-cli ${VERSION}\n`);
+
+  for (const args of [['frobnicate'], [], ['org'], ['org', 'frobnicate']]) {
+    const run = await runCli(args);
+    t.equal(run.code, 2, `'${args.join(' ')}' exits 2`);
+    t.equal(run.stdout, '', 'nothing on stdout');
+    t.match(run.stderr, /^authgate: .+\n\nUsage: authgate <command>/, 'the reason, then the usage on stderr');
+  }
+
+  const unknownOption = await runCli(['org', 'get', 'x', '--frob']);
+  t.equal(unknownOption.code, 2);
+  t.match(unknownOption.stderr, /Unknown option '--frob'/);
+
+  const missingEmail = await runCli(['org', 'create', '--name', 'Acme'], { env: { AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN } });
+  t.equal(missingEmail.code, 2);
+  t.match(missingEmail.stderr, /--email/);
+
+  const extra = await runCli(['org', 'get', 'a', 'extra-arg-XYZ'], { env: { AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN } });
+  t.equal(extra.code, 2, 'extra positionals are refused');
+  t.notMatch(extra.stderr, 'extra-arg-XYZ', 'and not echoed');
+});
+
+t.test('against a real gateway', async (t) => {
+  const gw = await startGateway(t);
+  const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
+  const email = freshEmail();
+  const password = PASSWORDS[0]!;
+
+  const created = await runCli(['org', 'create', '--name', 'Acme CLI', '--email', email], { env, stdin: `${password}\n` });
+  t.equal(created.code, 0, `create exits 0 (stderr: ${created.stderr})`);
+  t.equal(created.stderr, '');
+  const org = JSON.parse(created.stdout) as { id: string; name: string; email: string; createdAt: string };
+  t.match(org, { id: String, name: 'Acme CLI', email, createdAt: String });
+  t.notOk('password' in org, 'the created org carries no password');
+
+  const loggedIn = await login(gw.publicUrl, email, password);
+  t.equal(loggedIn.status, 200, 'the new org logs in with the piped password, newline stripped');
+  t.type(loggedIn.json().token, 'string');
+
+  const duplicate = await runCli(['org', 'create', '--name', 'Acme again', '--email', email], { env, stdin: `${PASSWORDS[1]}\n` });
+  t.equal(duplicate.code, 1, 'a taken e-mail exits 1');
+  t.equal(duplicate.stdout, '');
+  t.match(duplicate.stderr, /^authgate: 409 E-mail already registered/);
+
+  const got = await runCli(['org', 'get', org.id], { env });
+  t.equal(got.code, 0);
+  t.same(JSON.parse(got.stdout), org, 'get prints the same org');
+
+  const deleted = await runCli(['org', 'delete', org.id], { env });
+  t.equal(deleted.code, 0, 'delete exits 0');
+  t.equal(deleted.stdout, '');
+  t.equal(deleted.stderr, '');
+
+  const gone = await runCli(['org', 'get', org.id], { env });
+  t.equal(gone.code, 1, 'get after delete exits 1');
+  t.match(gone.stderr, /^authgate: 404 Organization not found/);
+  const goneAgain = await runCli(['org', 'delete', org.id], { env });
+  t.equal(goneAgain.code, 1);
+  t.match(goneAgain.stderr, /^authgate: 404 /);
+  t.equal((await login(gw.publicUrl, email, password)).status, 401, 'the deleted org no longer logs in');
+});
+
+t.test('--password on the command line is refused and nothing is created', async (t) => {
+  const gw = await startGateway(t);
+  const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
+  const email = freshEmail();
+  const argvPassword = 'argv-password-0123456789';
+
+  for (const flag of [['--password', argvPassword], [`--password=${argvPassword}`]]) {
+    const run = await runCli(['org', 'create', '--name', 'Leaky', '--email', email, ...flag], { env, stdin: `${argvPassword}\n` });
+    t.equal(run.code, 2, `${flag[0]!.split('=')[0]} exits 2`);
+    t.equal(run.stdout, '');
+    t.match(run.stderr, /refusing --password/);
+    t.notMatch(run.stderr, argvPassword, 'the value is not echoed');
+  }
+  t.equal((await login(gw.publicUrl, email, argvPassword)).status, 401, 'no org can log in with it');
+  // The e-mail is still free: the refused runs sent nothing.
+  const created = await runCli(['org', 'create', '--name', 'Careful', '--email', email], { env, stdin: `${PASSWORDS[2]}\n` });
+  t.equal(created.code, 0, 'the same e-mail can then be registered properly');
+});
+
+t.test('admin token errors', async (t) => {
+  const gw = await startGateway(t);
+  const email = freshEmail();
+  const wrongToken = 'wrong-admin-token-0123456789';
+
+  const wrong = await runCli(['org', 'create', '--name', 'Nope', '--email', email], {
+    env: { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: wrongToken },
+    stdin: `${PASSWORDS[3]}\n`,
+  });
+  t.equal(wrong.code, 1, 'a wrong token exits 1');
+  t.match(wrong.stderr, /^authgate: 401 Admin token required/);
+  t.notMatch(wrong.stderr + wrong.stdout, wrongToken, 'the token is not printed');
+  t.equal((await login(gw.publicUrl, email, PASSWORDS[3]!)).status, 401, 'nothing was created');
+
+  const wrongGet = await runCli(['org', 'get', 'whatever'], { env: { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: wrongToken } });
+  t.equal(wrongGet.code, 1);
+  t.match(wrongGet.stderr, /^authgate: 401 /);
+
+  for (const token of [undefined, '', '   ']) {
+    const missing = await runCli(['org', 'get', 'whatever'], { env: { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: token } });
+    t.equal(missing.code, 2, `a ${token === undefined ? 'missing' : 'blank'} token exits 2`);
+    t.match(missing.stderr, /AUTHGATE_ADMIN_TOKEN is not set/);
+  }
+});
+
+t.test('password input problems', async (t) => {
+  const gw = await startGateway(t);
+  const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
+
+  for (const stdin of ['', '\n', '\r\n']) {
+    const run = await runCli(['org', 'create', '--name', 'Empty', '--email', freshEmail()], { env, stdin });
+    t.equal(run.code, 2, `stdin ${JSON.stringify(stdin)} exits 2`);
+    t.match(run.stderr, /no password on stdin/);
+  }
+
+  const shortPassword = 'short-pw';
+  const short = await runCli(['org', 'create', '--name', 'Short', '--email', freshEmail()], { env, stdin: `${shortPassword}\n` });
+  t.equal(short.code, 1, 'the gateway refuses a short password: exit 1');
+  t.match(short.stderr, /^authgate: 400 Invalid request: .*password/);
+  t.notMatch(short.stderr, shortPassword, 'the password is not echoed in the error');
+
+  // No trailing newline at all: the whole of stdin is the password.
+  const email = freshEmail();
+  const noNewline = await runCli(['org', 'create', '--name', 'No newline', '--email', email], { env, stdin: 'no-newline-password-42' });
+  t.equal(noNewline.code, 0);
+  t.equal((await login(gw.publicUrl, email, 'no-newline-password-42')).status, 200);
+});
+
+t.test('what goes over the wire', async (t) => {
+  const seen: { method?: string; url?: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+      if (req.url?.endsWith('/problem')) {
+        res.writeHead(503, { 'content-type': 'application/problem+json' });
+        res.end(JSON.stringify({ type: 'x', title: 'Line\nbreak', status: 503, code: 1, detail: 'evil\u001b[31m' }));
+        return;
+      }
+      res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'org_1', name: 'n', email: 'e@example.test', createdAt: new Date(0).toISOString() }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as { port: number }).port;
+
+  // The first line only, CRLF stripped, spaces kept; stdin left open by the writer.
+  const password = '  spaced pässword ✓  ';
+  const run = await runCli(['org', 'create', '--name', 'Wire', '--email', 'wire@example.test'], {
+    env: { AUTHGATE_ADMIN_URL: `http://127.0.0.1:${port}/prefix`, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN },
+    stdin: `${password}\r\nsecond line is not read\n`,
+    keepStdinOpen: true,
+  });
+  t.equal(run.code, 0, 'done without waiting for stdin to close');
+  const request = seen[0]!;
+  t.equal(request.method, 'POST');
+  t.equal(request.url, '/prefix/admin/organizations', 'a path prefix in AUTHGATE_ADMIN_URL is kept');
+  t.equal(request.headers['user-agent'], `authgate-cli/${VERSION}`);
+  t.equal(request.headers.authorization, `Bearer ${ADMIN_TOKEN}`);
+  t.match(request.headers['content-type'], /^application\/json/);
+  t.same(JSON.parse(request.body), { name: 'Wire', email: 'wire@example.test', password });
+  t.notMatch(run.stdout + run.stderr, password.trim());
+
+  // AUTHGATE_OPS_PORT builds the default URL; ids are path-encoded.
+  const byPort = await runCli(['org', 'get', 'org_1'], { env: { AUTHGATE_OPS_PORT: String(port), AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN } });
+  t.equal(byPort.code, 0);
+  t.equal(seen[1]!.url, '/admin/organizations/org_1');
+  t.equal(seen[1]!.headers['user-agent'], `authgate-cli/${VERSION}`);
+
+  // Server text is flattened to one line without control characters.
+  const problem = await runCli(['org', 'get', 'problem'], { env: { AUTHGATE_ADMIN_URL: `http://127.0.0.1:${port}/x/`, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN } });
+  t.equal(problem.code, 1);
+  t.equal(problem.stderr, 'authgate: 503 Line break: evil [31m\n');
+});
+
+t.test('an unreachable gateway exits 1', async (t) => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const run = await runCli(['org', 'get', 'x'], { env: { AUTHGATE_ADMIN_URL: `http://127.0.0.1:${port}`, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN } });
+  t.equal(run.code, 1);
+  t.match(run.stderr, /^authgate: cannot reach the gateway at http:\/\/127\.0\.0\.1:\d+\/: ECONNREFUSED/);
+  t.notMatch(run.stderr, ADMIN_TOKEN);
+});
+
+/** Cursor movement and line clearing that readline writes in terminal mode. */
+const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
+
+/** A fake terminal: keystrokes in, and each answer typed only once its prompt has been shown. */
+function fakeTerminal(answers: Record<string, string>) {
+  const input = new PassThrough();
+  let shown = '';
+  const typed = new Set<string>();
+  const output = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      shown += chunk.toString('utf8');
+      for (const [prompt, keys] of Object.entries(answers)) {
+        if (!typed.has(prompt) && stripAnsi(shown).includes(prompt)) {
+          typed.add(prompt);
+          setImmediate(() => input.write(keys));
+        }
+      }
+      callback();
+    },
+  });
+  return { streams: { input, output }, shown: () => stripAnsi(shown) };
+}
+
+t.test('hidden prompt (readline with muted output)', async (t) => {
+  const terminal = fakeTerminal({ 'Password: ': 'typed-secret-123\r', 'Repeat password: ': 'typed-secret-123\r' });
+  t.equal(await promptNewPassword(terminal.streams), 'typed-secret-123');
+  t.equal(terminal.shown(), 'Password: \nRepeat password: \n', 'the prompts are shown, the keystrokes are not');
+
+  const mismatch = fakeTerminal({ 'Password: ': 'typed-secret-123\r', 'Repeat password: ': 'typed-secret-124\r' });
+  await t.rejects(promptNewPassword(mismatch.streams), new PasswordInputError('the passwords do not match'));
+  t.notMatch(mismatch.shown(), 'typed-secret');
+
+  const empty = fakeTerminal({ 'Password: ': '\r' });
+  await t.rejects(promptNewPassword(empty.streams), PasswordInputError);
+
+  const interrupted = fakeTerminal({ 'Password: ': 'half\u0003' });
+  await t.rejects(promptHidden('Password: ', interrupted.streams), PromptInterrupted, 'Ctrl-C rejects');
+  t.notMatch(interrupted.shown(), 'half');
+});
+
+t.test('readFirstLine', async (t) => {
+  const feed = async (chunks: (string | Buffer)[], end = true) => {
+    const input = new PassThrough();
+    const line = readFirstLine(input);
+    for (const chunk of chunks) input.write(chunk);
+    if (end) input.end();
+    return line;
+  };
+  t.equal(await feed(['abc\ndef\n']), 'abc');
+  t.equal(await feed(['ab', 'c\r', '\nrest'], false), 'abc', 'split across chunks, CRLF, stream left open');
+  t.equal(await feed(['tail-only']), 'tail-only');
+  t.equal(await feed([]), undefined);
+  t.equal(await feed(['\n']), '');
+  const multibyte = Buffer.from('pä✓\n');
+  t.equal(await feed([multibyte.subarray(0, 2), multibyte.subarray(2, 5), multibyte.subarray(5)]), 'pä✓', 'UTF-8 split mid-character');
+  await t.rejects(feed(['x'.repeat(70_000)]), PasswordInputError, 'an endless first line is refused');
+});
+
+const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+t.test('a real terminal (pty via script(1)): no echo, typed twice', { skip: hasScript ? false : 'script(1) from util-linux is not available' }, async (t) => {
+  const gw = await startGateway(t);
+  const email = freshEmail();
+  const typed = 'pty-typed-password-77';
+
+  const ptyRun = (keys: [string, string][]) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const command = `'${process.execPath}' '${CLI}' org create --name 'On a TTY' --email '${email}'`;
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        env: { PATH: process.env.PATH ?? '', TERM: 'dumb', AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN },
+      });
+      let out = '';
+      let next = 0;
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk;
+        const step = keys[next];
+        if (step !== undefined && out.endsWith(step[0])) {
+          next++;
+          child.stdin.write(step[1]);
+        }
+      });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        printed.push(out);
+        resolve({ code, out });
+      });
+    });
+
+  const mismatch = await ptyRun([['Password: ', `${typed}\r`], ['Repeat password: ', 'something-else-0000\r']]);
+  t.equal(mismatch.code, 2, 'different passwords exit 2');
+  t.match(mismatch.out, /passwords do not match/);
+
+  const interrupted = await ptyRun([['Password: ', '\u0003']]);
+  t.equal(interrupted.code, 130, 'Ctrl-C exits 130');
+
+  const ok = await ptyRun([['Password: ', `${typed}\r`], ['Repeat password: ', `${typed}\r`]]);
+  t.equal(ok.code, 0, `created (output: ${JSON.stringify(ok.out)})`);
+  t.notMatch(ok.out, typed, 'the terminal never echoed the password');
+  t.match(ok.out, /"email": "cli-/);
+  t.equal((await login(gw.publicUrl, email, typed)).status, 200, 'the typed password works');
+});
+
+t.test('no password and no token was ever printed', async (t) => {
+  const all = printed.join('\n');
+  t.ok(printed.length > 20, 'outputs were collected');
+  for (const secret of [...PASSWORDS, 'argv-password-0123456789', 'no-newline-password-42', 'pty-typed-password-77', ADMIN_TOKEN, 'wrong-admin-token-0123456789']) {
+    t.notOk(all.includes(secret), `${secret.slice(0, 8)}… never printed`);
+  }
+});
