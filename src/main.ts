@@ -30,6 +30,9 @@ async function main(): Promise<void> {
   if (config.store.kind === 'memory' && config.production) {
     logger.warn({ event: 'memory_store' }, 'AUTHGATE_STORE=memory in production: one replica only, and everything is lost on restart');
   }
+  if (config.production && config.tls.mode === 'off') {
+    logger.warn({ event: 'tls_off' }, 'TLS is off: the interface is HTTPS only; terminate TLS here (AUTHGATE_TLS_CERT_FILE/KEY_FILE) or set AUTHGATE_TLS=offloaded behind an ingress that does');
+  }
   if (config.jwt.generated) logger.warn({ event: 'generated_jwt_secret' }, 'no AUTHGATE_JWT_SECRET: generated one for this process; tokens end with it');
   if (config.admin.generated) {
     // Printed once, to the terminal only, never to the log stream: development convenience.

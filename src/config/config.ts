@@ -39,6 +39,11 @@ export type Config = Readonly<{
   store: StoreConfig;
   cache: Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number }>;
   trustProxy: boolean | number | string;
+  /**
+   * 'on': the gateway terminates TLS itself with these files (reloaded when they change);
+   * 'offloaded': an ingress does it; 'off': plain HTTP (warned about in production).
+   */
+  tls: Readonly<{ mode: 'on'; certFile: string; keyFile: string }> | Readonly<{ mode: 'off' | 'offloaded' }>;
   shutdown: Readonly<{ delaySeconds: number; graceSeconds: number }>;
   log: Readonly<{ level: string }>;
 }>;

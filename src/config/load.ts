@@ -117,6 +117,7 @@ export function loadConfig(env: Env): LoadResult {
       negativeTtlSeconds: integer('AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS', 5, 0, 300),
     },
     trustProxy: readTrustProxy(),
+    tls: readTls(),
     shutdown: {
       delaySeconds: integer('AUTHGATE_SHUTDOWN_DELAY_SECONDS', production ? 5 : 0, 0, 300),
       graceSeconds: integer('AUTHGATE_SHUTDOWN_GRACE_SECONDS', 25, 0, 3600),
@@ -155,6 +156,22 @@ export function loadConfig(env: Env): LoadResult {
       prefix: read('AUTHGATE_REDIS_PREFIX') ?? 'authgate:',
       commandTimeoutMs: integer('AUTHGATE_REDIS_TIMEOUT_MS', 500, 10, 60_000),
     };
+  }
+
+  function readTls(): Config['tls'] {
+    const mode = read('AUTHGATE_TLS');
+    const certFile = read('AUTHGATE_TLS_CERT_FILE');
+    const keyFile = read('AUTHGATE_TLS_KEY_FILE');
+    if (mode !== undefined && mode !== 'offloaded' && mode !== 'on' && mode !== 'off') fail('AUTHGATE_TLS', 'must be on, off or offloaded');
+    if ((certFile === undefined) !== (keyFile === undefined)) {
+      fail(certFile === undefined ? 'AUTHGATE_TLS_CERT_FILE' : 'AUTHGATE_TLS_KEY_FILE', 'must be set together with the other TLS file');
+    }
+    if (certFile !== undefined && keyFile !== undefined) {
+      if (mode === 'off' || mode === 'offloaded') fail('AUTHGATE_TLS', 'cannot be off or offloaded while TLS files are set');
+      return { mode: 'on', certFile, keyFile };
+    }
+    if (mode === 'on') fail('AUTHGATE_TLS_CERT_FILE', 'and AUTHGATE_TLS_KEY_FILE are required when AUTHGATE_TLS=on');
+    return { mode: mode === 'offloaded' ? 'offloaded' : 'off' };
   }
 
   function readTrustProxy(): boolean | number | string {

@@ -18,7 +18,9 @@ import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
 import { recordRequest } from './record-request.js';
 import { requestIdOf } from './request-id.js';
 import routePolicy from './route-policy.js';
+import type { Server as HttpsServer } from 'node:https';
 import './request-context.js';
+import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
 
 export type PublicServerDeps = Readonly<{
   config: Config;
@@ -35,7 +37,9 @@ export type PublicServerDeps = Readonly<{
 /** The public port. The order of work reads top to bottom, as a request meets it. */
 export async function buildPublicServer(deps: PublicServerDeps): Promise<FastifyInstance> {
   const { config } = deps;
+  const tls = config.tls.mode === 'on' ? config.tls : undefined;
   const app = Fastify({
+    ...(tls && { https: { ...readTlsFiles(tls), minVersion: TLS_MIN_VERSION } }),
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }), // one line per request, in onResponse
     genReqId: requestIdOf,
@@ -56,6 +60,12 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 200 },
   });
   app.server.headersTimeout = 10_000;
+  if (tls !== undefined) {
+    const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, tls, (outcome) =>
+      deps.logger[outcome === 'reloaded' ? 'info' : 'error']({ event: `tls.${outcome}` }, `TLS certificate ${outcome === 'reloaded' ? 'reloaded' : 'reload failed'}`),
+    );
+    app.addHook('onClose', async () => stop());
+  }
 
   app.decorateRequest('principal', null);
   app.decorateRequest('authDecision', null);
@@ -67,8 +77,10 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
 
   // 1. Every request, unknown paths included: User-Agent, before anything else.
   app.addHook('onRequest', userAgentGuard);
+  const hsts = tls === undefined ? undefined : 'max-age=31536000; includeSubDomains';
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id).header('x-authgate-environment', config.environment);
+    if (hsts !== undefined) reply.header('strict-transport-security', hsts);
     done();
   });
   // 2-3. Authentication and authorization, fixed per route from its config.auth.
