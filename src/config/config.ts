@@ -45,5 +45,6 @@ export type Config = Readonly<{
    */
   tls: Readonly<{ mode: 'on'; certFile: string; keyFile: string }> | Readonly<{ mode: 'off' | 'offloaded' }>;
   shutdown: Readonly<{ delaySeconds: number; graceSeconds: number }>;
+  shedding: Readonly<{ maxEventLoopDelayMs: number; maxEventLoopUtilization: number }>;
   log: Readonly<{ level: string }>;
 }>;

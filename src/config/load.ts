@@ -122,6 +122,10 @@ export function loadConfig(env: Env): LoadResult {
       delaySeconds: integer('AUTHGATE_SHUTDOWN_DELAY_SECONDS', production ? 5 : 0, 0, 300),
       graceSeconds: integer('AUTHGATE_SHUTDOWN_GRACE_SECONDS', 25, 0, 3600),
     },
+    shedding: {
+      maxEventLoopDelayMs: integer('AUTHGATE_SHED_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
+      maxEventLoopUtilization: integer('AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT', 0, 0, 100) / 100,
+    },
     log: { level: logLevel },
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };

@@ -15,6 +15,7 @@ import type { ApiKeyService } from '../services/api-keys.js';
 import type { SessionService } from '../services/sessions.js';
 import { createErrorHandler, notFound } from './error-handler.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
+import { registerLoadShedding } from './load-shedding.js';
 import { recordRequest } from './record-request.js';
 import { requestIdOf } from './request-id.js';
 import routePolicy from './route-policy.js';
@@ -83,6 +84,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     if (hsts !== undefined) reply.header('strict-transport-security', hsts);
     done();
   });
+  // Under overload, refuse at once rather than queue without bound.
+  await registerLoadShedding(app, config.shedding);
   // 2-3. Authentication and authorization, fixed per route from its config.auth.
   await app.register(routePolicy, { resolver: deps.resolver, record: deps.recordDecision });
 
