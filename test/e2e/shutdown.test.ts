@@ -1,0 +1,94 @@
+import t from 'tap';
+import { ADMIN_TOKEN, UA, send } from '../helpers/gateway.js';
+import { startGatewayProcess } from '../helpers/gateway-process.js';
+import { startRecordingUpstream } from '../helpers/upstream.js';
+
+t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0', async (t) => {
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const gw = await startGatewayProcess({
+    NODE_ENV: 'production',
+    AUTHGATE_STORE: 'memory',
+    AUTHGATE_TLS: 'offloaded',
+    AUTHGATE_UPSTREAM_URL: upstream.url,
+    AUTHGATE_SHUTDOWN_DELAY_SECONDS: '1',
+    AUTHGATE_SHUTDOWN_GRACE_SECONDS: '10',
+  });
+  t.teardown(() => {
+    if (gw.child.exitCode === null) gw.child.kill('SIGKILL');
+  });
+
+  const org = await send(`${gw.opsUrl}/admin/organizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Slow', email: 'slow@example.test', password: 'long-enough-password' }),
+  });
+  t.equal(org.status, 201);
+  const login = await send(`${gw.publicUrl}/auth/login`, {
+    method: 'POST',
+    headers: { ...UA, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'slow@example.test', password: 'long-enough-password' }),
+  });
+  const token = login.json().token as string;
+
+  upstream.delayMs = 2500; // longer than the shutdown delay: these are in flight while it closes
+  const inFlight = Array.from({ length: 5 }, () => send(`${gw.publicUrl}/accounts`, { headers: { ...UA, authorization: `Bearer ${token}` } }));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(upstream.requests.length, 5, 'five requests are at the upstream');
+
+  gw.child.kill('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const ready = await send(`${gw.opsUrl}/readyz`);
+  t.equal(ready.status, 503, 'readiness fails at once');
+  t.equal((await send(`${gw.opsUrl}/livez`)).status, 200, 'but it is alive');
+  const duringDelay = await send(`${gw.publicUrl}/accounts`, { headers: { ...UA, authorization: `Bearer ${token}` } });
+  t.equal(duringDelay.status, 200, 'new requests are still served while load balancers notice');
+
+  const results = await Promise.all(inFlight);
+  t.same(results.map((r) => r.status), [200, 200, 200, 200, 200], 'every in-flight request finished');
+  const exit = await gw.exited;
+  t.same(exit, { code: 0, signal: null }, 'exit code 0');
+  await t.rejects(send(`${gw.publicUrl}/accounts`, { headers: UA }), 'new connections are refused after');
+  t.match(gw.output(), /"event":"stopped"/);
+});
+
+t.test('a bad production configuration stops the start with one line per setting and exit 1', async (t) => {
+  const gw = await startGatewayProcess(
+    { NODE_ENV: 'production', AUTHGATE_JWT_SECRET: 'too-short', AUTHGATE_ADMIN_TOKEN: '', AUTHGATE_ENVIRONMENT: 'staging' },
+    { waitReady: false },
+  );
+  const exit = await gw.exited;
+  t.equal(exit.code, 1);
+  const lines = gw.output().trim().split('\n');
+  t.ok(lines.some((l) => /^authgate: AUTHGATE_JWT_SECRET must be at least 32 bytes$/.test(l)), 'weak secret');
+  t.ok(lines.some((l) => /AUTHGATE_ADMIN_TOKEN is required/.test(l)), 'missing admin token');
+  t.ok(lines.some((l) => /AUTHGATE_UPSTREAM_URL is required/.test(l)), 'missing upstream');
+  t.ok(lines.some((l) => /AUTHGATE_STORE/.test(l)), 'no Redis and no AUTHGATE_STORE=memory');
+  t.ok(lines.some((l) => /AUTHGATE_ENVIRONMENT must be production or sandbox/.test(l)), 'mistyped environment');
+  t.notOk(gw.output().includes('too-short'), 'the value of a secret is never printed');
+});
+
+t.test('development start with nothing set: generated secrets, example upstream, admin token printed once', async (t) => {
+  const gw = await startGatewayProcess({ AUTHGATE_JWT_SECRET: '', AUTHGATE_ADMIN_TOKEN: '' });
+  t.teardown(() => {
+    gw.child.kill('SIGKILL');
+  });
+  const match = /development admin token[^\n]*\n\s+(\S+)/.exec(gw.output());
+  t.ok(match, 'the generated admin token is printed');
+  const adminToken = match![1]!;
+  t.equal(gw.output().split(adminToken).length - 1, 1, 'exactly once');
+  const org = await send(`${gw.opsUrl}/admin/organizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Dev', email: 'dev@example.test', password: 'long-enough-password' }),
+  });
+  t.equal(org.status, 201);
+  const login = await send(`${gw.publicUrl}/auth/login`, {
+    method: 'POST',
+    headers: { ...UA, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'dev@example.test', password: 'long-enough-password' }),
+  });
+  const accounts = await send(`${gw.publicUrl}/accounts`, { headers: { ...UA, authorization: `Bearer ${login.json().token}` } });
+  t.equal(accounts.status, 200, 'the bundled example upstream answers');
+  t.equal(accounts.json().accounts[0].organizationId, org.json().id);
+});

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { ADMIN_TOKEN, JWT_SECRET, send } from './gateway.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type GatewayProcess = {
+  child: ChildProcess;
+  publicUrl: string;
+  opsUrl: string;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+};
+
+/** The built gateway as a real process (dist/main.js), for signals, exit codes and start checks. */
+export async function startGatewayProcess(env: Record<string, string>, options: { waitReady?: boolean } = {}): Promise<GatewayProcess> {
+  const port = await freePort();
+  const opsPort = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      AUTHGATE_HOST: '127.0.0.1',
+      AUTHGATE_OPS_HOST: '127.0.0.1',
+      AUTHGATE_PORT: String(port),
+      AUTHGATE_OPS_PORT: String(opsPort),
+      AUTHGATE_JWT_SECRET: JWT_SECRET,
+      AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const started: GatewayProcess = { child, publicUrl: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}`, output: () => output, exited };
+  if (options.waitReady !== false) {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`gateway exited: ${output}`);
+      try {
+        if ((await send(`${started.opsUrl}/readyz`)).status === 200) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`gateway did not become ready: ${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return started;
+}
