@@ -70,6 +70,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
 
   app.decorateRequest('principal', null);
   app.decorateRequest('authDecision', null);
+  app.decorateRequest('upstreamStartedAt', 0);
   app.setErrorHandler(createErrorHandler('authgate'));
   app.setNotFoundHandler(notFound);
   await app.register(swagger, {
@@ -99,6 +100,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // 5. Identity injection and the proxy, for the route table only.
   await app.register(forwardedRoutes, {
     routes: routeTable,
+    metrics: deps.metrics,
     upstreamUrl: deps.upstreamUrl,
     timeoutMs: config.upstream.timeoutMs,
     trustForwarded: config.trustProxy !== false,

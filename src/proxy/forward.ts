@@ -1,12 +1,14 @@
 import httpProxy from '@fastify/http-proxy';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
-import { onUpstreamError } from './upstream-errors.js';
+import { upstreamProblem } from './upstream-errors.js';
+import type { Metrics } from '../observability/metrics.js';
 
 export type ForwardOptions = Readonly<{
   routes: readonly ForwardedRoute[];
+  metrics: Metrics;
   upstreamUrl: string;
   timeoutMs: number;
   trustForwarded: boolean;
@@ -20,8 +22,21 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   const rewriteRequestHeaders = (request: FastifyRequest, headers: OutgoingHeaders) => {
     // route-policy guarantees a principal on every forwarded route; this is the last fence.
     if (request.principal === null) throw new Error('forwarded request without a principal');
+    request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
     return rewriteIdentityHeaders(headers, request.principal, request.id, opts.trustForwarded);
   };
+  const onError = (reply: FastifyReply, { error }: { error: Error & { statusCode?: number; code?: string } }) => {
+    const problem = upstreamProblem(error);
+    opts.metrics.upstreamErrors.inc({ route: reply.request.routeOptions.config.routeLabel ?? 'unmatched', kind: problem.reason ?? 'unknown' });
+    reply.send(problem);
+  };
+  // Measured to the end of the answer to the client, which streams the upstream's body.
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (request.upstreamStartedAt > 0) {
+      opts.metrics.upstreamDuration.observe({ route: request.routeOptions.config.routeLabel ?? 'unmatched' }, (performance.now() - request.upstreamStartedAt) / 1000);
+    }
+    done();
+  });
 
   // Before authentication (route-level hooks run after this instance-level one).
   app.addHook('onRequest', pathGuard);
@@ -47,7 +62,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
       replyOptions: {
         rewriteRequestHeaders,
         rewriteHeaders: removeHopByHopHeaders,
-        onError: onUpstreamError,
+        onError,
         // An upstream's 503 is the upstream's answer to give, not a reason to retry it.
         retryDelay: () => null,
       },

@@ -1,4 +1,3 @@
-import type { FastifyReply } from 'fastify';
 import { Problem } from '../problems.js';
 
 /** reply-from's failures, by the status it gives them, as the gateway's problems. */
@@ -7,8 +6,4 @@ export function upstreamProblem(error: { statusCode?: number; code?: string }): 
   return timedOut
     ? new Problem('upstreamTimeout', 'The upstream service did not answer in time.', 'upstream_timeout')
     : new Problem('upstreamUnavailable', 'The upstream service could not be reached.', 'upstream_unavailable');
-}
-
-export function onUpstreamError(reply: FastifyReply, { error }: { error: Error & { statusCode?: number; code?: string } }): void {
-  reply.send(upstreamProblem(error));
 }

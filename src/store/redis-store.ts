@@ -1,0 +1,541 @@
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { InvalidationBus } from './invalidation.js';
+import { byCreatedAtThenId } from './memory-store.js';
+import { createRedisInvalidationBus, quitRedisConnection } from './redis-invalidation.js';
+import { redisKeys } from './redis-keys.js';
+import {
+  StoreUnavailable,
+  type ApiKeyRecord,
+  type ApiKeySummary,
+  type CounterState,
+  type CounterStore,
+  type Organization,
+  type Revoked,
+  type Session,
+  type Store,
+} from './store.js';
+
+type Logger = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+type Address = { host: string; port: number };
+
+/** Exactly one of url, sentinels (with sentinelName) or clusterNodes says where Redis is. */
+export type RedisConnectionOptions = {
+  /** Standalone: redis://[user:password@]host:port[/db], or rediss:// for TLS. */
+  url?: string;
+  sentinels?: readonly Address[];
+  sentinelName?: string;
+  /** Password of the Sentinels themselves, when they ask for one. */
+  sentinelPassword?: string;
+  clusterNodes?: readonly Address[];
+  username?: string;
+  password?: string;
+  /** TLS for Sentinel and Cluster (a standalone URL says it with rediss://). */
+  tls?: boolean;
+  /** How long a store method may take before it throws StoreUnavailable. */
+  commandTimeoutMs: number;
+};
+
+export type OpenRedisStorageOptions = RedisConnectionOptions & {
+  /** AUTHGATE_REDIS_PREFIX, e.g. 'authgate:'; the environment goes in its own hash tag after it. */
+  prefix: string;
+  environment: string;
+  now?: () => number;
+  /** Called on each (re)connect whose maxmemory-policy may evict credentials. */
+  onEvictionRisk?: (policy: string) => void;
+  onSubscriptionLost?: () => void;
+  invalidationHeartbeatMs?: number;
+  logger?: Logger;
+};
+
+export type RedisStorage = { store: Store & CounterStore; bus: InvalidationBus };
+
+type Client = Redis | Cluster;
+type Script = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+type ScriptSource = Readonly<{ keys: number | 'any'; lua: string }>;
+
+/**
+ * One Lua script per multi-key step, so each Store method is atomic. Every key a script touches
+ * shares the deployment's hash tag (redis-keys.ts), which is what lets a script name keys it finds
+ * in an index (ARGV stems) and still run on Redis Cluster.
+ */
+const scripts = {
+  // KEYS: email, org. ARGV: id, name, email, passwordHash, createdAt.
+  createOrganizationIfEmailFree: {
+    keys: 2,
+    lua: `
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 'email-taken' end
+redis.call('HSET', KEYS[2], 'id', ARGV[1], 'name', ARGV[2], 'email', ARGV[3],
+  'passwordHash', ARGV[4], 'createdAt', ARGV[5])
+return 'created'`,
+  },
+  // KEYS: org, api key, org's key index. ARGV: id, orgId, hash, displayPrefix, createdAt.
+  createApiKey: {
+    keys: 3,
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'no-organization' end
+redis.call('HSET', KEYS[2], 'id', ARGV[1], 'orgId', ARGV[2], 'hash', ARGV[3],
+  'displayPrefix', ARGV[4], 'createdAt', ARGV[5])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+return 'created'`,
+  },
+  // KEYS: org's key index. ARGV: apiKey stem. Reply: {id, displayPrefix, createdAt} per key.
+  listApiKeys: {
+    keys: 1,
+    lua: `
+local out = {}
+for _, hash in ipairs(redis.call('HVALS', KEYS[1])) do
+  local record = redis.call('HMGET', ARGV[1] .. hash, 'id', 'displayPrefix', 'createdAt')
+  if record[1] then out[#out + 1] = record end
+end
+return out`,
+  },
+  // KEYS: org's key index. ARGV: keyId, apiKey stem. Reply: the deleted key's hash, or nil.
+  deleteApiKeyIfOwned: {
+    keys: 1,
+    lua: `
+local hash = redis.call('HGET', KEYS[1], ARGV[1])
+if not hash then return false end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('DEL', ARGV[2] .. hash)
+return hash`,
+  },
+  // KEYS: org, session, org's sessions. ARGV: id, orgId, expiresAt, ttlMs, now.
+  // Prunes the org's expired sessions from its index here, since Redis expires only the records.
+  createSession: {
+    keys: 3,
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'no-organization' end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
+if tonumber(ARGV[4]) <= 0 then return 'created' end
+redis.call('HSET', KEYS[2], 'id', ARGV[1], 'orgId', ARGV[2], 'expiresAt', ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+return 'created'`,
+  },
+  // KEYS: counters. ARGV: windowMs. Reply: {count, ms left} per counter. A counter's window
+  // starts at its first increment; one found without a TTL (never expected) gets a fresh one.
+  incrementCounters: {
+    keys: 'any',
+    lua: `
+local out = {}
+for i, key in ipairs(KEYS) do
+  local count = redis.call('INCR', key)
+  if count == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then
+    redis.call('PEXPIRE', key, ARGV[1])
+    ttl = tonumber(ARGV[1])
+  end
+  out[i] = {count, ttl}
+end
+return out`,
+  },
+  // KEYS: counters. Reply: {count, ms left} per counter; {0, 0} for one that is not there.
+  readCounters: {
+    keys: 'any',
+    lua: `
+local out = {}
+for i, key in ipairs(KEYS) do
+  local count = tonumber(redis.call('GET', key) or '0')
+  local ttl = redis.call('PTTL', key)
+  if count == nil or ttl < 0 then out[i] = {0, 0} else out[i] = {count, ttl} end
+end
+return out`,
+  },
+  // KEYS: session. ARGV: org sessions stem, sessionId, now. Reply: 1 if a live session went.
+  deleteSession: {
+    keys: 1,
+    lua: `
+local record = redis.call('HMGET', KEYS[1], 'orgId', 'expiresAt')
+if not record[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', ARGV[1] .. record[1], ARGV[2])
+local expiresAt = tonumber(record[2])
+if expiresAt == nil or expiresAt <= tonumber(ARGV[3]) then return 0 end
+return 1`,
+  },
+  // KEYS: org, org's key index, org's sessions. ARGV: orgId, email stem, apiKey stem, session stem.
+  // Reply: nil when there was no org, else {key hashes, session ids}.
+  deleteOrganization: {
+    keys: 3,
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local email = redis.call('HGET', KEYS[1], 'email')
+if email and redis.call('GET', ARGV[2] .. email) == ARGV[1] then redis.call('DEL', ARGV[2] .. email) end
+local hashes = redis.call('HVALS', KEYS[2])
+for _, hash in ipairs(hashes) do redis.call('DEL', ARGV[3] .. hash) end
+local sessionIds = redis.call('ZRANGE', KEYS[3], 0, -1)
+for _, id in ipairs(sessionIds) do redis.call('DEL', ARGV[4] .. id) end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+return {hashes, sessionIds}`,
+  },
+} as const satisfies Record<string, ScriptSource>;
+
+/**
+ * Opens the Redis store and its invalidation bus. It does not wait for Redis: until the
+ * connection is ready every method throws StoreUnavailable, and ping() says when it is.
+ */
+export async function openRedisStorage(options: OpenRedisStorageOptions): Promise<RedisStorage> {
+  const keys = redisKeys(options.prefix, options.environment);
+  const now = options.now ?? Date.now;
+  const logger = options.logger;
+  const client = connect(options);
+  watchConnection(client, options);
+
+  const run = Object.fromEntries(
+    Object.entries(scripts).map(([name, source]) => [name, defineScript(client, name, source)]),
+  ) as Record<keyof typeof scripts, Script>;
+
+  const bus = createRedisInvalidationBus({
+    connection: client,
+    channel: keys.invalidationChannel,
+    commandTimeoutMs: options.commandTimeoutMs,
+    heartbeatMs: options.invalidationHeartbeatMs,
+    onSubscriptionLost: options.onSubscriptionLost,
+    logger,
+  });
+
+  /** Bounds a method by commandTimeoutMs and turns every failure into StoreUnavailable. */
+  async function guard<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        work(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('timed out')), options.commandTimeoutMs);
+        }),
+      ]);
+    } catch (error) {
+      // Name and message only: an ioredis error carries the command's arguments (password hashes).
+      throw new StoreUnavailable(`credential store unavailable (${operation})`, { cause: sanitize(error) });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function readOrganization(orgId: string): Promise<Organization | undefined> {
+    const record = hashReply(await client.hgetall(keys.organization(orgId)), 'organization');
+    if (record === undefined) return undefined;
+    return {
+      id: field(record, 'id', 'organization'),
+      name: field(record, 'name', 'organization'),
+      email: field(record, 'email', 'organization'),
+      passwordHash: field(record, 'passwordHash', 'organization'),
+      createdAt: field(record, 'createdAt', 'organization'),
+    };
+  }
+
+  function counterStates(reply: unknown, count: number): CounterState[] {
+    if (!Array.isArray(reply) || reply.length !== count) throw unexpected('counters');
+    return (reply as unknown[]).map((entry): CounterState => {
+      if (!Array.isArray(entry)) throw unexpected('counters');
+      const [value, resetInMs] = entry as unknown[];
+      if (typeof value !== 'number' || typeof resetInMs !== 'number') throw unexpected('counters');
+      return { count: value, resetInMs };
+    });
+  }
+
+  const store: Store & CounterStore = {
+    createOrganizationIfEmailFree: (org) =>
+      guard('createOrganizationIfEmailFree', async () => {
+        const reply = await run.createOrganizationIfEmailFree(
+          [keys.organizationIdByEmail(org.email), keys.organization(org.id)],
+          [org.id, org.name, org.email, org.passwordHash, org.createdAt],
+        );
+        if (reply === 'email-taken') return 'email-taken';
+        if (reply !== 'created') throw unexpected('createOrganizationIfEmailFree');
+        return { id: org.id, name: org.name, email: org.email, passwordHash: org.passwordHash, createdAt: org.createdAt };
+      }),
+
+    findOrganizationByEmail: (email) =>
+      guard('findOrganizationByEmail', async () => {
+        const orgId: unknown = await client.get(keys.organizationIdByEmail(email));
+        if (orgId === null) return undefined;
+        if (typeof orgId !== 'string') throw unexpected('findOrganizationByEmail');
+        return readOrganization(orgId);
+      }),
+
+    findOrganizationById: (orgId) => guard('findOrganizationById', () => readOrganization(orgId)),
+
+    deleteOrganization: (orgId) =>
+      guard('deleteOrganization', async () => {
+        const reply = await run.deleteOrganization(
+          [keys.organization(orgId), keys.organizationApiKeys(orgId), keys.organizationSessions(orgId)],
+          [orgId, keys.stems.organizationIdByEmail, keys.stems.apiKey, keys.stems.session],
+        );
+        if (reply === null) return undefined;
+        if (!Array.isArray(reply) || reply.length !== 2) throw unexpected('deleteOrganization');
+        const [hashes, sessionIds] = reply as unknown[];
+        return [
+          ...strings(hashes, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'api_key', cacheKey })),
+          ...strings(sessionIds, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'session', cacheKey })),
+        ];
+      }),
+
+    createApiKey: (key) =>
+      guard('createApiKey', async () => {
+        const reply = await run.createApiKey(
+          [keys.organization(key.orgId), keys.apiKey(key.hash), keys.organizationApiKeys(key.orgId)],
+          [key.id, key.orgId, key.hash, key.displayPrefix, key.createdAt],
+        );
+        if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createApiKey');
+        return reply;
+      }),
+
+    findApiKeyByHash: (hash) =>
+      guard('findApiKeyByHash', async () => {
+        const record = hashReply(await client.hgetall(keys.apiKey(hash)), 'api key');
+        if (record === undefined) return undefined;
+        const key: ApiKeyRecord = {
+          id: field(record, 'id', 'api key'),
+          orgId: field(record, 'orgId', 'api key'),
+          hash: field(record, 'hash', 'api key'),
+          displayPrefix: field(record, 'displayPrefix', 'api key'),
+          createdAt: field(record, 'createdAt', 'api key'),
+        };
+        return key;
+      }),
+
+    listApiKeys: (orgId) =>
+      guard('listApiKeys', async () => {
+        const reply = await run.listApiKeys([keys.organizationApiKeys(orgId)], [keys.stems.apiKey]);
+        if (!Array.isArray(reply)) throw unexpected('listApiKeys');
+        const summaries: ApiKeySummary[] = (reply as unknown[]).map((entry) => {
+          const [id, displayPrefix, createdAt] = strings(entry, 'listApiKeys');
+          if (id === undefined || displayPrefix === undefined || createdAt === undefined) {
+            throw unexpected('listApiKeys');
+          }
+          return { id, displayPrefix, createdAt };
+        });
+        return summaries.sort(byCreatedAtThenId);
+      }),
+
+    deleteApiKeyIfOwned: (orgId, keyId) =>
+      guard('deleteApiKeyIfOwned', async () => {
+        const reply = await run.deleteApiKeyIfOwned([keys.organizationApiKeys(orgId)], [keyId, keys.stems.apiKey]);
+        if (reply === null) return undefined;
+        if (typeof reply !== 'string') throw unexpected('deleteApiKeyIfOwned');
+        return { kind: 'api_key', cacheKey: reply };
+      }),
+
+    createSession: (session) =>
+      guard('createSession', async () => {
+        const t = now();
+        const reply = await run.createSession(
+          [keys.organization(session.orgId), keys.session(session.id), keys.organizationSessions(session.orgId)],
+          [session.id, session.orgId, session.expiresAt, Math.ceil(session.expiresAt - t), t],
+        );
+        if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createSession');
+        return reply;
+      }),
+
+    findSession: (sessionId) =>
+      guard('findSession', async () => {
+        const record = hashReply(await client.hgetall(keys.session(sessionId)), 'session');
+        if (record === undefined) return undefined;
+        const session: Session = {
+          id: field(record, 'id', 'session'),
+          orgId: field(record, 'orgId', 'session'),
+          expiresAt: finiteNumber(field(record, 'expiresAt', 'session'), 'session'),
+        };
+        // Redis expires the record by its own clock; the gateway's clock has the last word.
+        return session.expiresAt <= now() ? undefined : session;
+      }),
+
+    deleteSession: (sessionId) =>
+      guard('deleteSession', async () => {
+        const reply = await run.deleteSession(
+          [keys.session(sessionId)],
+          [keys.stems.organizationSessions, sessionId, now()],
+        );
+        if (reply === 0) return undefined;
+        if (reply !== 1) throw unexpected('deleteSession');
+        return { kind: 'session', cacheKey: sessionId };
+      }),
+
+    incrementCounters: (names, windowMs) =>
+      guard('incrementCounters', async () => {
+        if (names.length === 0) return [];
+        const reply = await run.incrementCounters(names.map(keys.counter), [Math.max(1, Math.ceil(windowMs))]);
+        return counterStates(reply, names.length);
+      }),
+
+    readCounters: (names) =>
+      guard('readCounters', async () => {
+        if (names.length === 0) return [];
+        return counterStates(await run.readCounters(names.map(keys.counter), []), names.length);
+      }),
+
+    resetCounters: (names) =>
+      guard('resetCounters', async () => {
+        if (names.length > 0) await client.del(...names.map(keys.counter));
+      }),
+
+    ping: () =>
+      guard('ping', async () => {
+        // Cluster sends PING to any node; what the store needs is the master of our one slot.
+        if (client instanceof Cluster) await client.exists(`${keys.base}ping`);
+        else await client.ping();
+      }),
+
+    async close() {
+      await bus.close();
+      await quitRedisConnection(client);
+    },
+  };
+
+  return { store, bus };
+}
+
+function connect(options: RedisConnectionOptions): Client {
+  const ways = [options.url, options.sentinels, options.clusterNodes].filter((way) => way !== undefined);
+  if (ways.length !== 1) {
+    throw new Error('Redis needs exactly one of: url, sentinels (with sentinelName), clusterNodes');
+  }
+  const auth: RedisOptions = {
+    ...(options.username === undefined ? {} : { username: options.username }),
+    ...(options.password === undefined ? {} : { password: options.password }),
+  };
+  const connection: RedisOptions = {
+    // Fail at once while disconnected instead of queueing: the caller answers 503 right away.
+    enableOfflineQueue: false,
+    commandTimeout: options.commandTimeoutMs,
+    maxRetriesPerRequest: 1,
+    // After a failover the old master may still take our connection, read-only: reconnect.
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
+  };
+  // Reconnect forever, never faster than every 100 ms nor slower than every 2 s.
+  const retryStrategy = (attempt: number) => Math.min(attempt * 100, 2000);
+
+  if (options.clusterNodes !== undefined) {
+    const clusterOptions: ClusterOptions = {
+      enableOfflineQueue: false,
+      clusterRetryStrategy: retryStrategy,
+      scaleReads: 'master',
+      redisOptions: { ...connection, ...auth, ...(options.tls === true ? { tls: {} } : {}) },
+    };
+    return new Cluster(options.clusterNodes.map((node) => ({ ...node })), clusterOptions);
+  }
+  if (options.sentinels !== undefined) {
+    if (options.sentinelName === undefined) throw new Error('Redis Sentinel needs sentinelName');
+    return new Redis({
+      ...connection,
+      ...auth,
+      retryStrategy,
+      sentinels: options.sentinels.map((sentinel) => ({ ...sentinel })),
+      name: options.sentinelName,
+      role: 'master',
+      sentinelRetryStrategy: retryStrategy,
+      // Listen for +switch-master on the Sentinels, so a failover moves us at once.
+      failoverDetector: true,
+      ...(options.sentinelPassword === undefined ? {} : { sentinelPassword: options.sentinelPassword }),
+      ...(options.tls === true ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+    });
+  }
+  return new Redis(options.url ?? '', { ...connection, ...auth, retryStrategy });
+}
+
+/** Logs the connection's ups and downs once each, and checks the server's settings on each up. */
+function watchConnection(client: Client, options: OpenRedisStorageOptions): void {
+  const { logger } = options;
+  let up = false;
+  let lastPolicy: string | undefined;
+  client.on('ready', () => {
+    up = true;
+    logger?.info({}, 'redis connection ready');
+    void checkSettings(client).then((settings) => {
+      for (const policy of settings.evictionPolicies) {
+        if (policy === 'noeviction' || policy === lastPolicy) continue;
+        lastPolicy = policy;
+        logger?.warn({ policy }, 'redis maxmemory-policy may evict credentials; set it to noeviction');
+        options.onEvictionRisk?.(policy);
+      }
+      if (settings.appendonlyOff) logger?.warn({}, 'redis appendonly is off: a restart loses credentials');
+    });
+  });
+  client.on('error', (error: unknown) => {
+    if (!up) return;
+    up = false;
+    logger?.warn({ err: sanitize(error).message }, 'redis connection lost; retrying');
+  });
+  client.on('close', () => {
+    up = false;
+  });
+}
+
+type Settings = { evictionPolicies: string[]; appendonlyOff: boolean };
+
+/** Reads each master's settings; managed Redis may refuse CONFIG, which then says nothing. */
+async function checkSettings(client: Client): Promise<Settings> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  const settings: Settings = { evictionPolicies: [], appendonlyOff: false };
+  await Promise.all(
+    nodes.map(async (node) => {
+      try {
+        const policy = configValue(await node.config('GET', 'maxmemory-policy'));
+        if (policy !== undefined) settings.evictionPolicies.push(policy);
+        if (configValue(await node.config('GET', 'appendonly')) === 'no') settings.appendonlyOff = true;
+      } catch {
+        // CONFIG is often disabled on managed Redis: nothing to say then.
+      }
+    }),
+  );
+  return settings;
+}
+
+function configValue(reply: unknown): string | undefined {
+  if (!Array.isArray(reply)) return undefined;
+  const value: unknown = reply[1];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function defineScript(client: Client, name: string, source: ScriptSource): Script {
+  const fixed = source.keys !== 'any';
+  client.defineCommand(name, fixed ? { lua: source.lua, numberOfKeys: source.keys } : { lua: source.lua });
+  const method: unknown = Reflect.get(client, name);
+  if (typeof method !== 'function') throw new Error(`ioredis did not define ${name}`);
+  // Without a fixed numberOfKeys, ioredis takes the count as the first argument.
+  return async (keys, args) =>
+    (await (fixed ? method.call(client, ...keys, ...args) : method.call(client, keys.length, ...keys, ...args))) as unknown;
+}
+
+function hashReply(reply: unknown, what: string): Record<string, string> | undefined {
+  if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) throw unexpected(what);
+  const entries = Object.entries(reply);
+  if (entries.length === 0) return undefined;
+  const record: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    if (typeof value !== 'string') throw unexpected(what);
+    record[name] = value;
+  }
+  return record;
+}
+
+function field(record: Record<string, string>, name: string, what: string): string {
+  const value = record[name];
+  if (value === undefined) throw new Error(`malformed ${what} record in Redis: no ${name}`);
+  return value;
+}
+
+function finiteNumber(text: string, what: string): number {
+  const value = Number(text);
+  if (text === '' || !Number.isFinite(value)) throw new Error(`malformed ${what} record in Redis: not a number`);
+  return value;
+}
+
+function strings(reply: unknown, what: string): string[] {
+  if (!Array.isArray(reply)) throw unexpected(what);
+  return (reply as unknown[]).map((item) => {
+    if (typeof item !== 'string') throw unexpected(what);
+    return item;
+  });
+}
+
+function unexpected(what: string): Error {
+  return new Error(`unexpected Redis reply (${what})`);
+}
+
+function sanitize(error: unknown): Error {
+  return new Error(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+}
+
