@@ -40,8 +40,11 @@ export function rewriteIdentityHeaders(
  */
 export function removeHopByHopHeaders(headers: OutgoingHeaders): OutgoingHeaders {
   const connection = headers['connection'];
-  if (typeof connection === 'string') {
-    for (const name of connection.split(',')) delete headers[name.trim().toLowerCase()];
+  if (connection !== undefined) {
+    // Repeated Connection headers arrive as an array; each may name several headers.
+    for (const value of [connection].flat()) {
+      for (const name of String(value).split(',')) delete headers[name.trim().toLowerCase()];
+    }
   }
   for (const name of HOP_BY_HOP) delete headers[name];
   return headers;

@@ -1,0 +1,229 @@
+import t from 'tap';
+import { loadConfig, type Env, type LoadResult } from '../../src/config/load.js';
+import type { Config } from '../../src/config/config.js';
+
+const SECRET = 'a-jwt-secret-of-at-least-32-bytes-0123456789';
+const ADMIN = 'admin-token-0123456789';
+const PRODUCTION: Env = {
+  NODE_ENV: 'production',
+  AUTHGATE_JWT_SECRET: SECRET,
+  AUTHGATE_ADMIN_TOKEN: ADMIN,
+  AUTHGATE_UPSTREAM_URL: 'http://upstream.internal:8000',
+  AUTHGATE_REDIS_URL: 'redis://redis.internal:6379',
+};
+
+/** Just what the two helpers below use of a tap test. */
+type Asserts = Pick<typeof t, 'fail' | 'notOk'>;
+
+function ok(t: Asserts, result: LoadResult): Config {
+  if (!result.ok) {
+    t.fail(`expected a config, got errors: ${result.errors.join(' | ')}`);
+    throw new Error('config did not load');
+  }
+  return result.config;
+}
+
+function errorsOf(t: Asserts, result: LoadResult): string[] {
+  if (result.ok) {
+    t.fail('expected errors, got a config');
+    return [];
+  }
+  for (const error of result.errors) t.notOk(error.includes('\n'), `one line: ${error}`);
+  return result.errors;
+}
+
+/** The setting names that errors start with. */
+const names = (errors: string[]) => errors.map((e) => e.split(' ')[0]);
+
+t.test('an empty environment is development with safe defaults', async (t) => {
+  const config = ok(t, loadConfig({}));
+  t.equal(config.production, false);
+  t.equal(config.environment, 'sandbox');
+  t.same(config.store, { kind: 'memory' });
+  t.same(config.publicListener, { host: '0.0.0.0', port: 8080 });
+  t.same(config.opsListener, { host: '0.0.0.0', port: 9090 });
+  t.equal(config.jwt.generated, true);
+  t.ok(Buffer.byteLength(config.jwt.secret) >= 32, 'a generated secret long enough');
+  t.same(config.jwt.previousSecrets, []);
+  t.equal(config.jwt.issuer, 'authgate');
+  t.equal(config.jwt.ttlSeconds, 3600);
+  t.equal(config.admin.generated, true);
+  t.ok(config.admin.token.length >= 16);
+  t.equal(config.upstream.url, undefined);
+  t.equal(config.upstream.timeoutMs, 10_000);
+  t.same(config.cache, { max: 100_000, ttlSeconds: 60, negativeTtlSeconds: 5 });
+  t.equal(config.trustProxy, false);
+  t.same(config.shutdown, { delaySeconds: 0, graceSeconds: 25 });
+  t.equal(config.log.level, 'info');
+  // A generated secret is not a constant.
+  const again = ok(t, loadConfig({}));
+  t.not(again.jwt.secret, config.jwt.secret);
+  t.not(again.admin.token, config.admin.token);
+});
+
+t.test('production with nothing set names each missing setting, one line each', async (t) => {
+  const errors = errorsOf(t, loadConfig({ NODE_ENV: 'production' }));
+  t.same(names(errors).sort(), ['AUTHGATE_ADMIN_TOKEN', 'AUTHGATE_JWT_SECRET', 'AUTHGATE_STORE', 'AUTHGATE_UPSTREAM_URL']);
+});
+
+t.test('a complete production environment loads', async (t) => {
+  const config = ok(t, loadConfig(PRODUCTION));
+  t.equal(config.production, true);
+  t.equal(config.environment, 'production');
+  t.equal(config.jwt.secret, SECRET);
+  t.equal(config.jwt.generated, false);
+  t.equal(config.admin.token, ADMIN);
+  t.equal(config.admin.generated, false);
+  t.equal(config.upstream.url, 'http://upstream.internal:8000');
+  t.same(config.store, { kind: 'redis', url: 'redis://redis.internal:6379', prefix: 'authgate:', commandTimeoutMs: 500 });
+  t.equal(config.shutdown.delaySeconds, 5);
+});
+
+t.test('AUTHGATE_STORE=memory is accepted in production when said on purpose', async (t) => {
+  const { AUTHGATE_REDIS_URL: _, ...noRedis } = PRODUCTION;
+  const config = ok(t, loadConfig({ ...noRedis, AUTHGATE_STORE: 'memory' }));
+  t.same(config.store, { kind: 'memory' });
+  t.same(names(errorsOf(t, loadConfig(noRedis))), ['AUTHGATE_STORE']);
+  t.same(names(errorsOf(t, loadConfig({ ...noRedis, AUTHGATE_STORE: 'postgres' }))), ['AUTHGATE_STORE']);
+});
+
+t.test('secrets are never echoed in errors', async (t) => {
+  const short = 'short-jwt-secret-zzz';
+  const errors = errorsOf(t, loadConfig({ ...PRODUCTION, AUTHGATE_JWT_SECRET: short }));
+  t.same(names(errors), ['AUTHGATE_JWT_SECRET']);
+  for (const e of errors) t.notOk(e.includes(short), 'no secret value in the error');
+
+  const shortPrevious = 'old-secret-yyy';
+  const previous = errorsOf(t, loadConfig({ ...PRODUCTION, AUTHGATE_JWT_PREVIOUS_SECRETS: `${SECRET}x,${shortPrevious}` }));
+  t.same(names(previous), ['AUTHGATE_JWT_PREVIOUS_SECRETS']);
+  for (const e of previous) t.notOk(e.includes(shortPrevious) || e.includes(SECRET));
+
+  const shortAdmin = 'adm-qqq';
+  const admin = errorsOf(t, loadConfig({ ...PRODUCTION, AUTHGATE_ADMIN_TOKEN: shortAdmin }));
+  t.same(names(admin), ['AUTHGATE_ADMIN_TOKEN']);
+  for (const e of admin) t.notOk(e.includes(shortAdmin));
+
+  const badRedis = 'http://user:hunter2-redis-pass@redis.internal:6379';
+  const redis = errorsOf(t, loadConfig({ ...PRODUCTION, AUTHGATE_REDIS_URL: badRedis }));
+  t.same(names(redis), ['AUTHGATE_REDIS_URL']);
+  for (const e of redis) t.notOk(e.includes('hunter2'));
+});
+
+t.test('a 32-byte secret is enough, 31 is not', async (t) => {
+  ok(t, loadConfig({ AUTHGATE_JWT_SECRET: 'x'.repeat(32) }));
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_JWT_SECRET: 'x'.repeat(31) }))), ['AUTHGATE_JWT_SECRET']);
+});
+
+t.test('previous secrets are a trimmed comma-separated list', async (t) => {
+  const a = 'a'.repeat(32);
+  const b = 'b'.repeat(40);
+  const config = ok(t, loadConfig({ AUTHGATE_JWT_PREVIOUS_SECRETS: ` ${a} , ${b},` }));
+  t.same(config.jwt.previousSecrets, [a, b]);
+});
+
+t.test('AUTHGATE_ENVIRONMENT is production or sandbox', async (t) => {
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_ENVIRONMENT: 'staging' }))), ['AUTHGATE_ENVIRONMENT']);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_ENVIRONMENT: 'Production' }))), ['AUTHGATE_ENVIRONMENT']);
+  t.equal(ok(t, loadConfig({ AUTHGATE_ENVIRONMENT: 'production' })).environment, 'production');
+  t.equal(ok(t, loadConfig({ ...PRODUCTION, AUTHGATE_ENVIRONMENT: 'sandbox' })).environment, 'sandbox');
+});
+
+t.test('ports and integers are checked', async (t) => {
+  for (const port of ['abc', '70000', '-1', '80.5', '8080x', '0x50', '65536']) {
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_PORT: port }))), ['AUTHGATE_PORT'], `port ${port}`);
+  }
+  t.equal(ok(t, loadConfig({ AUTHGATE_PORT: ' 8443 ' })).publicListener.port, 8443);
+  t.equal(ok(t, loadConfig({ AUTHGATE_PORT: '65535' })).publicListener.port, 65535);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_OPS_PORT: '8080' }))), ['AUTHGATE_OPS_PORT'], 'ops port may not equal the public port');
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_CACHE_MAX: '1e3' }))), ['AUTHGATE_CACHE_MAX']);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '59' }))), ['AUTHGATE_TOKEN_TTL_SECONDS']);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '86401' }))), ['AUTHGATE_TOKEN_TTL_SECONDS']);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_UPSTREAM_TIMEOUT_MS: '0' }))), ['AUTHGATE_UPSTREAM_TIMEOUT_MS']);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS: 'five' }))), ['AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS']);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_CACHE_TTL_SECONDS: '99999999999999999999' }))), ['AUTHGATE_CACHE_TTL_SECONDS']);
+  t.equal(ok(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '60' })).jwt.ttlSeconds, 60);
+  t.equal(ok(t, loadConfig({ AUTHGATE_CACHE_MAX: '0' })).cache.max, 0);
+});
+
+t.test('every bad setting is reported at once', async (t) => {
+  const errors = errorsOf(t, loadConfig({ AUTHGATE_PORT: 'x', AUTHGATE_ENVIRONMENT: 'qa', LOG_LEVEL: 'loud', AUTHGATE_UPSTREAM_URL: 'ftp://x' }));
+  t.same(names(errors).sort(), ['AUTHGATE_ENVIRONMENT', 'AUTHGATE_PORT', 'AUTHGATE_UPSTREAM_URL', 'LOG_LEVEL']);
+});
+
+t.test('redis settings', async (t) => {
+  t.test('a URL without a scheme', async (t) => {
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_URL: 'redis.internal:6379' }))), ['AUTHGATE_REDIS_URL']);
+    const tls = ok(t, loadConfig({ AUTHGATE_REDIS_URL: 'rediss://r:6380' }));
+    t.same(tls.store, { kind: 'redis', url: 'rediss://r:6380', prefix: 'authgate:', commandTimeoutMs: 500 });
+  });
+
+  t.test('two topologies at once', async (t) => {
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_URL: 'redis://r:6379', AUTHGATE_REDIS_SENTINELS: 's1:26379' }))), ['AUTHGATE_STORE']);
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_SENTINELS: 's1:26379', AUTHGATE_REDIS_CLUSTER_NODES: 'c1:7000' }))), ['AUTHGATE_STORE']);
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_STORE: 'redis' }))), ['AUTHGATE_STORE'], 'redis with no topology');
+  });
+
+  t.test('sentinels as a host:port list', async (t) => {
+    const config = ok(t, loadConfig({ AUTHGATE_REDIS_SENTINELS: 's1.internal:26379, s2.internal:26380 ,[::1]:26381', AUTHGATE_REDIS_PASSWORD: 'pw' }));
+    t.same(config.store, {
+      kind: 'redis',
+      sentinels: [
+        { host: 's1.internal', port: 26379 },
+        { host: 's2.internal', port: 26380 },
+        { host: '::1', port: 26381 },
+      ],
+      sentinelName: 'mymaster',
+      password: 'pw',
+      prefix: 'authgate:',
+      commandTimeoutMs: 500,
+    });
+    const named = ok(t, loadConfig({ AUTHGATE_REDIS_SENTINELS: 's1:1', AUTHGATE_REDIS_SENTINEL_NAME: 'primary' }));
+    t.equal(named.store.kind === 'redis' && named.store.sentinelName, 'primary');
+    for (const bad of ['s1', 's1:', 's1:0', 's1:65536', ':26379', 's1:26379,', 's1:26379;s2:26379', 'redis://s1:26379']) {
+      t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_SENTINELS: bad }))), ['AUTHGATE_REDIS_SENTINELS'], bad);
+    }
+  });
+
+  t.test('cluster nodes', async (t) => {
+    const config = ok(t, loadConfig({ AUTHGATE_REDIS_CLUSTER_NODES: 'c1:7000,c2:7001', AUTHGATE_REDIS_PREFIX: 'ag:', AUTHGATE_REDIS_TIMEOUT_MS: '250' }));
+    t.same(config.store, {
+      kind: 'redis',
+      clusterNodes: [{ host: 'c1', port: 7000 }, { host: 'c2', port: 7001 }],
+      prefix: 'ag:',
+      commandTimeoutMs: 250,
+    });
+  });
+});
+
+t.test('trust proxy', async (t) => {
+  t.equal(ok(t, loadConfig({ AUTHGATE_TRUST_PROXY: 'true' })).trustProxy, true);
+  t.equal(ok(t, loadConfig({ AUTHGATE_TRUST_PROXY: 'false' })).trustProxy, false);
+  t.equal(ok(t, loadConfig({ AUTHGATE_TRUST_PROXY: '2' })).trustProxy, 2);
+  t.equal(ok(t, loadConfig({ AUTHGATE_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' })).trustProxy, '10.0.0.0/8, 127.0.0.1');
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TRUST_PROXY: 'yes' }))), ['AUTHGATE_TRUST_PROXY']);
+});
+
+t.test('the returned config is deep-frozen', async (t) => {
+  const config = ok(t, loadConfig({ ...PRODUCTION, AUTHGATE_REDIS_URL: undefined, AUTHGATE_REDIS_SENTINELS: 'a:1,b:2', AUTHGATE_JWT_PREVIOUS_SECRETS: 'p'.repeat(32) }));
+  // Every object reachable from the config, including any added later.
+  const walk = (value: unknown, path: string): number => {
+    if (value === null || typeof value !== 'object') return 0;
+    t.ok(Object.isFrozen(value), `${path} is frozen`);
+    return 1 + Object.entries(value).reduce((n, [k, v]) => n + walk(v, `${path}.${k}`), 0);
+  };
+  t.ok(walk(config, 'config') >= 12, 'walked the nested objects');
+  if (config.store.kind !== 'redis' || config.store.sentinels === undefined) throw new Error('expected sentinels');
+  t.ok(Object.isFrozen(config.store.sentinels));
+  for (const s of config.store.sentinels) t.ok(Object.isFrozen(s));
+  t.throws(() => {
+    (config.cache as { max: number }).max = 1;
+  }, TypeError);
+  t.equal(config.cache.max, 100_000);
+});
+
+t.test('blank values count as unset', async (t) => {
+  const config = ok(t, loadConfig({ AUTHGATE_PORT: '  ', AUTHGATE_JWT_SECRET: '', AUTHGATE_STORE: ' ' }));
+  t.equal(config.publicListener.port, 8080);
+  t.equal(config.jwt.generated, true);
+  t.same(config.store, { kind: 'memory' });
+});

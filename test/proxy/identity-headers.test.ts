@@ -1,0 +1,139 @@
+import t from 'tap';
+import { removeHopByHopHeaders, rewriteIdentityHeaders, type OutgoingHeaders } from '../../src/proxy/identity-headers.js';
+import { upstreamProblem } from '../../src/proxy/upstream-errors.js';
+import { Problem } from '../../src/problems.js';
+import type { Principal } from '../../src/credentials/principal.js';
+
+const principal: Principal = { orgId: 'org_real', via: 'api_key', credentialId: 'key_1' };
+
+/** What node hands over for a request whose client tried everything. */
+const hostile = (): OutgoingHeaders => ({
+  host: 'gateway.example',
+  'user-agent': 'curl/8',
+  accept: 'application/json',
+  'content-type': 'application/json',
+  'content-length': '12',
+  'x-custom': 'kept',
+  authorization: 'Bearer agk_live_secret',
+  'proxy-authorization': 'Basic Zm9vOmJhcg==',
+  'x-organization-id': 'org_spoofed',
+  'x-organization-name': 'Spoofed Inc',
+  'x-organization-email': 'ceo@spoofed.example',
+  'x-organization-': 'empty suffix',
+  'x-organization-id-2': ['a', 'b'],
+  'x-request-id': 'client-chosen',
+  connection: 'keep-alive, x-custom-hop',
+  'keep-alive': 'timeout=5',
+  'proxy-connection': 'keep-alive',
+  'proxy-authenticate': 'Basic',
+  te: 'trailers',
+  trailer: 'x-checksum',
+  upgrade: 'websocket',
+  'transfer-encoding': 'chunked',
+  'x-forwarded-for': '6.6.6.6',
+  'x-forwarded-host': 'evil.example',
+  'x-forwarded-proto': 'http',
+  'x-forwarded-prefix': '/admin',
+  forwarded: 'for=6.6.6.6;proto=http',
+});
+
+const REMOVED_ALWAYS = [
+  'authorization',
+  'proxy-authorization',
+  'x-organization-name',
+  'x-organization-email',
+  'x-organization-',
+  'x-organization-id-2',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'upgrade',
+  'transfer-encoding',
+];
+const FORWARDED = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-prefix', 'forwarded'];
+
+t.test('rewriteIdentityHeaders without trusted forwarding', async (t) => {
+  const input = hostile();
+  const out = rewriteIdentityHeaders(input, principal, 'req-123', false);
+  t.equal(out, input, 'rewrites in place');
+  for (const name of [...REMOVED_ALWAYS, ...FORWARDED]) t.notOk(name in out, `${name} removed`);
+  t.equal(out['x-organization-id'], 'org_real');
+  t.equal(out['x-request-id'], 'req-123');
+  t.same(
+    Object.keys(out).sort(),
+    ['accept', 'content-length', 'content-type', 'host', 'user-agent', 'x-custom', 'x-organization-id', 'x-request-id'],
+    'only ordinary headers and the two set by the gateway remain',
+  );
+  t.equal(out['x-custom'], 'kept');
+  t.equal(out['user-agent'], 'curl/8');
+  t.equal(out['content-type'], 'application/json');
+  t.same(
+    Object.keys(out).filter((name) => name.startsWith('x-organization-')),
+    ['x-organization-id'],
+    'the only identity header is the gateway’s',
+  );
+});
+
+t.test('rewriteIdentityHeaders with trusted forwarding keeps x-forwarded-* and forwarded', async (t) => {
+  const out = rewriteIdentityHeaders(hostile(), principal, 'req-9', true);
+  for (const name of REMOVED_ALWAYS) t.notOk(name in out, `${name} removed`);
+  t.equal(out['x-forwarded-for'], '6.6.6.6');
+  t.equal(out['x-forwarded-host'], 'evil.example');
+  t.equal(out['x-forwarded-proto'], 'http');
+  t.equal(out['forwarded'], 'for=6.6.6.6;proto=http');
+  t.equal(out['x-organization-id'], 'org_real');
+  t.equal(out['x-request-id'], 'req-9');
+});
+
+t.test('identity headers are set even when the client sent none', async (t) => {
+  const out = rewriteIdentityHeaders({ accept: '*/*' }, { orgId: 'org_2', via: 'jwt', credentialId: 'sess_1' }, 'r', false);
+  t.same(out, { accept: '*/*', 'x-organization-id': 'org_2', 'x-request-id': 'r' });
+});
+
+t.test('removeHopByHopHeaders', async (t) => {
+  const input: OutgoingHeaders = {
+    'content-type': 'text/plain',
+    'content-length': '5',
+    'cache-control': 'no-store',
+    connection: 'close, X-Upstream-Hop ,x-other-hop',
+    'keep-alive': 'timeout=5',
+    'x-upstream-hop': '1',
+    'x-other-hop': '2',
+    'proxy-connection': 'keep-alive',
+    'transfer-encoding': 'chunked',
+    upgrade: 'h2c',
+    trailer: 'x-sum',
+    te: 'trailers',
+  };
+  const out = removeHopByHopHeaders(input);
+  t.equal(out, input);
+  t.same(out, { 'content-type': 'text/plain', 'content-length': '5', 'cache-control': 'no-store' });
+
+  t.same(removeHopByHopHeaders({ 'keep-alive': 'timeout=5', etag: '"x"' }), { etag: '"x"' }, 'without connection');
+  t.same(removeHopByHopHeaders({ connection: 'keep-alive', etag: '"x"' }), { etag: '"x"' });
+  t.same(
+    removeHopByHopHeaders({ connection: ['keep-alive', 'x-secret-hop'], 'x-secret-hop': '1', etag: '"e"' }),
+    { etag: '"e"' },
+    'repeated Connection headers (an array from undici) are all honoured',
+  );
+});
+
+t.test('upstreamProblem: timeouts are 504, the rest 502', async (t) => {
+  const timeouts = [{ statusCode: 504 }, { code: 'FST_REPLY_FROM_GATEWAY_TIMEOUT' }, { code: 'UND_ERR_CONNECT_TIMEOUT' }, { statusCode: 504, code: 'X' }];
+  for (const error of timeouts) {
+    const problem = upstreamProblem(error);
+    t.type(problem, Problem);
+    t.equal(problem.problem, 'upstreamTimeout', JSON.stringify(error));
+    t.equal(problem.reason, 'upstream_timeout');
+  }
+  const unavailable = [{}, { statusCode: 502 }, { statusCode: 503 }, { statusCode: 500 }, { code: 'ECONNREFUSED' }, { code: 'FST_REPLY_FROM_BAD_GATEWAY', statusCode: 502 }, { code: 'ECONNRESET' }];
+  for (const error of unavailable) {
+    const problem = upstreamProblem(error);
+    t.type(problem, Problem);
+    t.equal(problem.problem, 'upstreamUnavailable', JSON.stringify(error));
+    t.equal(problem.reason, 'upstream_unavailable');
+  }
+});
