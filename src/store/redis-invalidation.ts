@@ -65,7 +65,11 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
     if (closed || !subscribed) return;
     subscribed = false;
     logger?.warn({ reason }, 'invalidation subscription lost; caches are cleared when it is back');
-    options.onSubscriptionLost?.();
+    try {
+      options.onSubscriptionLost?.();
+    } catch (error) {
+      logger?.warn({ err: describe(error) }, 'onSubscriptionLost failed');
+    }
   }
 
   function recovered(reason: string): void {

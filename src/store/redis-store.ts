@@ -399,6 +399,8 @@ function connect(options: RedisConnectionOptions): Client {
   const connection: RedisOptions = {
     // Fail at once while disconnected instead of queueing: the caller answers 503 right away.
     enableOfflineQueue: false,
+    // A command whose caller already got StoreUnavailable must not run later, after a reconnect.
+    autoResendUnfulfilledCommands: false,
     commandTimeout: options.commandTimeoutMs,
     maxRetriesPerRequest: 1,
     // After a failover the old master may still take our connection, read-only: reconnect.
@@ -443,15 +445,17 @@ function watchConnection(client: Client, options: OpenRedisStorageOptions): void
   client.on('ready', () => {
     up = true;
     logger?.info({}, 'redis connection ready');
-    void checkSettings(client).then((settings) => {
-      for (const policy of settings.evictionPolicies) {
-        if (policy === 'noeviction' || policy === lastPolicy) continue;
-        lastPolicy = policy;
-        logger?.warn({ policy }, 'redis maxmemory-policy may evict credentials; set it to noeviction');
-        options.onEvictionRisk?.(policy);
-      }
-      if (settings.appendonlyOff) logger?.warn({}, 'redis appendonly is off: a restart loses credentials');
-    });
+    void checkSettings(client)
+      .then((settings) => {
+        for (const policy of settings.evictionPolicies) {
+          if (policy === 'noeviction' || policy === lastPolicy) continue;
+          lastPolicy = policy;
+          logger?.warn({ policy }, 'redis maxmemory-policy may evict credentials; set it to noeviction');
+          options.onEvictionRisk?.(policy);
+        }
+        if (settings.appendonlyOff) logger?.warn({}, 'redis appendonly is off: a restart loses credentials');
+      })
+      .catch((error: unknown) => logger?.warn({ err: sanitize(error).message }, 'onEvictionRisk failed'));
   });
   client.on('error', (error: unknown) => {
     if (!up) return;

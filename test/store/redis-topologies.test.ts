@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import t, { type Test } from 'tap';
+import type { Invalidation } from '../../src/store/invalidation.js';
+import { redisKeys } from '../../src/store/redis-keys.js';
+import { openRedisStorage, type OpenRedisStorageOptions, type RedisStorage } from '../../src/store/redis-store.js';
+import { StoreUnavailable, type Revoked } from '../../src/store/store.js';
+import { redisCommand, startCluster, startSentinelTopology } from '../helpers/redis.js';
+import { newApiKey, newOrganization, pollUntil, storeContract } from './store-contract.js';
+
+const PREFIX = 'authgate-test:';
+
+type Where = Pick<OpenRedisStorageOptions, 'sentinels' | 'sentinelName' | 'clusterNodes'>;
+type Opened = RedisStorage & { heard: Invalidation[] };
+
+async function open(t: Test, where: Where, environment = `env-${randomUUID()}`): Promise<Opened> {
+  const storage = await openRedisStorage({
+    ...where,
+    prefix: PREFIX,
+    environment,
+    commandTimeoutMs: 1000,
+    invalidationHeartbeatMs: 200,
+  });
+  const heard: Invalidation[] = [];
+  storage.bus.onInvalidation((invalidation) => heard.push(invalidation));
+  t.teardown(() => storage.store.close());
+  await pollUntil(15_000, () => storage.store.ping().then(() => true, () => false));
+  return { ...storage, heard };
+}
+
+/**
+ * Publishes on one bus until another hears it (pub/sub is at most once, and after a failover the
+ * other's subscriber may still be on its way to the new master).
+ */
+async function delivered(t: Test, from: Opened, to: Opened): Promise<void> {
+  await pollUntil(15_000, async () => {
+    const revoked: Revoked[] = [{ kind: 'session', cacheKey: randomUUID() }];
+    await from.bus.publish(revoked).catch(() => {});
+    const heard = () => to.heard.some((i) => i !== 'all' && i[0]?.cacheKey === revoked[0]?.cacheKey);
+    return pollUntil(1_000, heard).then(() => true, () => false);
+  });
+  t.pass('a revocation published on one storage reached the other');
+}
+
+t.test('Sentinel: master, replica, three Sentinels', async (t) => {
+  const topology = await startSentinelTopology();
+  t.teardown(() => topology.stop());
+  const where: Where = { sentinels: topology.sentinels, sentinelName: topology.name };
+
+  t.test('the store contract', async (t) => {
+    storeContract(t, async () => {
+      const { store } = await open(t, where);
+      return { store, close: () => store.close() };
+    });
+  });
+
+  t.test('SENTINEL FAILOVER while reads and writes run', async (t) => {
+    const environment = `env-${randomUUID()}`;
+    const a = await open(t, where, environment);
+    const b = await open(t, where, environment);
+    const org = newOrganization();
+    t.strictSame(await a.store.createOrganizationIfEmailFree(org), org);
+    await delivered(t, a, b);
+
+    const unexpected: unknown[] = [];
+    let successes = 0;
+    let unavailable = 0;
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        const key = newApiKey(org.id);
+        try {
+          if ((await a.store.createApiKey(key)) === 'created' && (await a.store.findApiKeyByHash(key.hash))) successes++;
+        } catch (error) {
+          if (error instanceof StoreUnavailable) unavailable++;
+          else unexpected.push(error);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+
+    const newMaster = topology.replica.port;
+    await redisCommand(topology.sentinels[0]!.port, 'SENTINEL', 'FAILOVER', topology.name);
+    await pollUntil(15_000, async () =>
+      String(await redisCommand(newMaster, 'INFO', 'replication')).includes('role:master'),
+    );
+
+    // Writes land on the new master within 15 s. Sentinel demotes the old master only seconds
+    // later; the client must not wait for that (failoverDetector follows +switch-master).
+    const after = newApiKey(org.id);
+    const afterKey = redisKeys(PREFIX, environment).apiKey(after.hash);
+    await pollUntil(15_000, async () => {
+      const result = await a.store.createApiKey(after).catch(() => 'failed');
+      return result === 'created' && (await redisCommand(newMaster, 'EXISTS', afterKey)) === 1;
+    });
+    t.pass('a write succeeded against the new master');
+    const successesBefore = successes;
+    await pollUntil(5_000, () => successes > successesBefore);
+    running = false;
+    await loop;
+
+    t.strictSame(unexpected, [], 'only StoreUnavailable during the failover, never a raw error');
+    t.ok(successes > 0, `${successes} writes and reads succeeded, ${unavailable} were refused`);
+    t.strictSame(await a.store.findOrganizationById(org.id), org, 'data written before the failover is there');
+    await pollUntil(5_000, async () => (await b.store.findApiKeyByHash(after.hash).catch(() => undefined)) !== undefined);
+    t.strictSame(await b.store.findApiKeyByHash(after.hash), after, 'the other storage follows too');
+    await delivered(t, a, b);
+  });
+});
+
+t.test('Cluster: three masters', async (t) => {
+  const cluster = await startCluster();
+  t.teardown(() => cluster.stop());
+  const where: Where = { clusterNodes: cluster.nodes };
+
+  t.test('the store contract', async (t) => {
+    storeContract(t, async () => {
+      const { store } = await open(t, where);
+      return { store, close: () => store.close() };
+    });
+  });
+
+  t.test('every key of an environment is in one slot; the bus delivers between storages', async (t) => {
+    const environment = `env-${randomUUID()}`;
+    const a = await open(t, where, environment);
+    const b = await open(t, where, environment);
+    const org = newOrganization();
+    await a.store.createOrganizationIfEmailFree(org);
+    await a.store.createApiKey(newApiKey(org.id));
+    await a.store.createSession({ id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 60_000 });
+    t.strictSame(await b.store.findOrganizationByEmail(org.email), org);
+
+    const names: string[] = [];
+    for (const node of cluster.nodes) {
+      names.push(...((await redisCommand(node.port, 'KEYS', `*${environment}*`)) as string[]));
+    }
+    t.equal(names.length, 6, 'org, e-mail, key, key index, session, session index');
+    const slots = new Set(
+      await Promise.all(names.map((name) => redisCommand(cluster.nodes[0]!.port, 'CLUSTER', 'KEYSLOT', name))),
+    );
+    t.equal(slots.size, 1, 'one slot');
+
+    await delivered(t, a, b);
+    await delivered(t, b, a);
+  });
+});

@@ -1,0 +1,240 @@
+/**
+ * The one contract every Store keeps. memory-store.test.ts and redis-store.test.ts (and the
+ * Redis topologies) run it, so the stores cannot drift apart.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Test } from 'tap';
+import type { ApiKeyRecord, CounterStore, NewOrganization, Revoked, Store } from '../../src/store/store.js';
+
+export type ContractStore = { store: Store & CounterStore; close(): Promise<void> };
+
+export function storeContract(t: Test, makeStore: () => Promise<ContractStore>): void {
+  async function open(t: Test): Promise<Store & CounterStore> {
+    const { store, close } = await makeStore();
+    t.teardown(close);
+    return store;
+  }
+
+  t.test('organizations: create, find, e-mail taken', async (t) => {
+    const store = await open(t);
+    const org = newOrganization();
+    t.strictSame(await store.createOrganizationIfEmailFree(org), org);
+    t.strictSame(await store.findOrganizationById(org.id), org);
+    t.strictSame(await store.findOrganizationByEmail(org.email), org);
+
+    const rival = newOrganization({ email: org.email });
+    t.equal(await store.createOrganizationIfEmailFree(rival), 'email-taken');
+    t.equal(await store.findOrganizationById(rival.id), undefined, 'the loser was not stored');
+    t.strictSame(await store.findOrganizationByEmail(org.email), org, 'the e-mail still finds the first');
+
+    t.equal(await store.findOrganizationById(randomUUID()), undefined);
+    t.equal(await store.findOrganizationByEmail(`${randomUUID()}@example.com`), undefined);
+  });
+
+  t.test('api keys: create, find, list (sorted, only the org\'s), delete if owned', async (t) => {
+    const store = await open(t);
+    const a = await created(store, newOrganization());
+    const b = await created(store, newOrganization());
+    const later = newApiKey(a.id, '2024-02-01T00:00:00.000Z');
+    const earlyY = newApiKey(a.id, '2024-01-01T00:00:00.000Z', 'y-key');
+    const earlyX = newApiKey(a.id, '2024-01-01T00:00:00.000Z', 'x-key');
+    const ofB = newApiKey(b.id, '2023-01-01T00:00:00.000Z');
+    for (const key of [later, earlyY, earlyX, ofB]) t.equal(await store.createApiKey(key), 'created');
+
+    t.strictSame(await store.findApiKeyByHash(later.hash), later);
+    t.equal(await store.findApiKeyByHash(sha()), undefined);
+    t.strictSame(await store.listApiKeys(a.id), [earlyX, earlyY, later].map(summary), 'by createdAt, then id');
+    t.strictSame(await store.listApiKeys(b.id), [summary(ofB)]);
+    t.strictSame(await store.listApiKeys(randomUUID()), []);
+
+    t.equal(await store.deleteApiKeyIfOwned(b.id, later.id), undefined, "another org's key");
+    t.strictSame(await store.findApiKeyByHash(later.hash), later, 'untouched');
+    t.strictSame(await store.listApiKeys(a.id), [earlyX, earlyY, later].map(summary), 'still listed');
+
+    t.strictSame(await store.deleteApiKeyIfOwned(a.id, later.id), { kind: 'api_key', cacheKey: later.hash });
+    t.equal(await store.findApiKeyByHash(later.hash), undefined);
+    t.strictSame(await store.listApiKeys(a.id), [earlyX, earlyY].map(summary));
+    t.equal(await store.deleteApiKeyIfOwned(a.id, later.id), undefined, 'only once');
+    t.equal(await store.deleteApiKeyIfOwned(a.id, randomUUID()), undefined, 'unknown key id');
+  });
+
+  t.test('api keys: an organization that does not exist gets none', async (t) => {
+    const store = await open(t);
+    const key = newApiKey(randomUUID());
+    t.equal(await store.createApiKey(key), 'no-organization');
+    t.equal(await store.findApiKeyByHash(key.hash), undefined, 'nothing was stored');
+    t.strictSame(await store.listApiKeys(key.orgId), []);
+  });
+
+  t.test('sessions: create, find, delete, expire', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const missing = { id: randomUUID(), orgId: randomUUID(), expiresAt: Date.now() + 60_000 };
+    t.equal(await store.createSession(missing), 'no-organization');
+    t.equal(await store.findSession(missing.id), undefined);
+
+    const session = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 3_600_000 };
+    t.equal(await store.createSession(session), 'created');
+    t.strictSame(await store.findSession(session.id), session);
+    t.strictSame(await store.deleteSession(session.id), { kind: 'session', cacheKey: session.id });
+    t.equal(await store.findSession(session.id), undefined);
+    t.equal(await store.deleteSession(session.id), undefined, 'only once');
+    t.equal(await store.deleteSession(randomUUID()), undefined);
+
+    const brief = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 800 };
+    t.equal(await store.createSession(brief), 'created');
+    t.strictSame(await store.findSession(brief.id), brief, 'alive before expiresAt');
+    const goneAt = await pollUntil(5_000, async () => (await store.findSession(brief.id)) === undefined);
+    t.ok(goneAt >= brief.expiresAt - 5, `forgotten at expiresAt, not before (${goneAt - brief.expiresAt} ms)`);
+    t.equal(await store.deleteSession(brief.id), undefined, 'an expired session is nothing to revoke');
+  });
+
+  t.test('deleteOrganization cascades and says what it revoked', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const other = await created(store, newOrganization());
+    const keys = [newApiKey(org.id), newApiKey(org.id)];
+    const sessions = [0, 1].map(() => ({ id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 3_600_000 }));
+    const otherKey = newApiKey(other.id);
+    const otherSession = { id: randomUUID(), orgId: other.id, expiresAt: Date.now() + 3_600_000 };
+    for (const key of [...keys, otherKey]) await store.createApiKey(key);
+    for (const session of [...sessions, otherSession]) await store.createSession(session);
+
+    const revoked = await store.deleteOrganization(org.id);
+    t.strictSame(
+      sortRevoked(revoked ?? []),
+      sortRevoked([
+        ...keys.map((key): Revoked => ({ kind: 'api_key', cacheKey: key.hash })),
+        ...sessions.map((session): Revoked => ({ kind: 'session', cacheKey: session.id })),
+      ]),
+    );
+    t.equal(await store.findOrganizationById(org.id), undefined);
+    t.equal(await store.findOrganizationByEmail(org.email), undefined);
+    for (const key of keys) t.equal(await store.findApiKeyByHash(key.hash), undefined);
+    for (const session of sessions) t.equal(await store.findSession(session.id), undefined);
+    t.strictSame(await store.listApiKeys(org.id), []);
+    t.equal(await store.createApiKey(newApiKey(org.id)), 'no-organization');
+    t.equal(await store.createSession({ ...sessions[0]!, id: randomUUID() }), 'no-organization');
+    t.equal(await store.deleteOrganization(org.id), undefined, 'only once');
+
+    t.strictSame(await store.findOrganizationById(other.id), other, 'the other org is untouched');
+    t.strictSame(await store.findApiKeyByHash(otherKey.hash), otherKey);
+    t.strictSame(await store.findSession(otherSession.id), otherSession);
+
+    const again = newOrganization({ email: org.email });
+    t.strictSame(await store.createOrganizationIfEmailFree(again), again, 'the e-mail is free again');
+  });
+
+  t.test('parallel creates and deletes leave the listing exact', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const stamps = ['2024-01-01T00:00:00.000Z', '2024-01-02T00:00:00.000Z', '2024-01-03T00:00:00.000Z'];
+    const first = Array.from({ length: 25 }, (_, i) => newApiKey(org.id, stamps[i % 3]!));
+    await Promise.all(first.map((key) => store.createApiKey(key)));
+
+    const second = Array.from({ length: 50 }, (_, i) => newApiKey(org.id, stamps[i % 3]!));
+    const results = await Promise.all([
+      ...second.map((key) => store.createApiKey(key)),
+      ...first.map((key) => store.deleteApiKeyIfOwned(org.id, key.id)),
+    ]);
+    t.strictSame(results.slice(0, 50), second.map(() => 'created'));
+    t.strictSame(results.slice(50), first.map((key) => ({ kind: 'api_key', cacheKey: key.hash })));
+
+    const expected = second.map(summary).sort((x, y) =>
+      x.createdAt === y.createdAt ? (x.id < y.id ? -1 : 1) : x.createdAt < y.createdAt ? -1 : 1,
+    );
+    t.strictSame(await store.listApiKeys(org.id), expected);
+    for (const key of first) t.equal(await store.findApiKeyByHash(key.hash), undefined);
+    for (const key of second) t.strictSame(await store.findApiKeyByHash(key.hash), key);
+  });
+
+  t.test('counters: a fixed window from the first increment, read, reset, expiry', async (t) => {
+    const store = await open(t);
+    const [a, b, c, d] = [0, 1, 2, 3].map(() => `test:${randomUUID()}`) as [string, string, string, string];
+    const none = { count: 0, resetInMs: 0 };
+    t.strictSame(await store.readCounters([a, b]), [none, none]);
+    t.strictSame(await store.incrementCounters([], 60_000), []);
+    t.strictSame(await store.readCounters([]), []);
+
+    const first = await store.incrementCounters([a, b], 60_000);
+    t.strictSame(first.map((state) => state.count), [1, 1]);
+    for (const state of first) t.ok(state.resetInMs > 59_000 && state.resetInMs <= 60_000, `${state.resetInMs} ms left`);
+    const [second] = await store.incrementCounters([a], 60_000);
+    t.equal(second?.count, 2);
+    t.ok((second?.resetInMs ?? Infinity) <= first[0]!.resetInMs, 'the window did not start again');
+    t.strictSame((await store.readCounters([a, b])).map((state) => state.count), [2, 1]);
+
+    await store.resetCounters([a]);
+    t.strictSame((await store.readCounters([a, b])).map((state) => state.count), [0, 1], 'only a was reset');
+    await store.resetCounters([]);
+
+    const parallel = await Promise.all(Array.from({ length: 50 }, () => store.incrementCounters([c], 60_000)));
+    t.strictSame(parallel.map(([state]) => state?.count).sort((x, y) => (x ?? 0) - (y ?? 0)),
+      Array.from({ length: 50 }, (_, i) => i + 1), 'each increment counted once');
+    t.equal((await store.readCounters([c]))[0]?.count, 50);
+
+    await store.incrementCounters([d], 300);
+    await pollUntil(5_000, async () => (await store.readCounters([d]))[0]?.count === 0);
+    t.strictSame((await store.incrementCounters([d], 60_000)).map((state) => state.count), [1], 'a new window');
+  });
+
+  t.test('concurrent sign-ups with one e-mail: exactly one wins', async (t) => {
+    const store = await open(t);
+    for (let round = 0; round < 10; round++) {
+      const email = `${randomUUID()}@example.com`;
+      const rivals = [newOrganization({ email }), newOrganization({ email }), newOrganization({ email })];
+      const results = await Promise.all(rivals.map((org) => store.createOrganizationIfEmailFree(org)));
+      const winners = results.filter((result) => result !== 'email-taken');
+      t.equal(winners.length, 1, 'one winner');
+      const winner = rivals[results.findIndex((result) => result !== 'email-taken')]!;
+      t.strictSame(await store.findOrganizationByEmail(email), winner);
+      for (const rival of rivals) {
+        if (rival !== winner) t.equal(await store.findOrganizationById(rival.id), undefined);
+      }
+    }
+  });
+}
+
+export function newOrganization(overrides: Partial<NewOrganization> = {}): NewOrganization {
+  const id = randomUUID();
+  return {
+    id,
+    name: `Org ${id.slice(0, 8)}`,
+    email: `${id}@example.com`,
+    passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo',
+    createdAt: new Date().toISOString(),
+    ...overrides,
+  };
+}
+
+export function newApiKey(orgId: string, createdAt = new Date().toISOString(), id: string = randomUUID()): ApiKeyRecord {
+  return { id, orgId, hash: sha(), displayPrefix: `ag_${randomBytes(3).toString('hex')}`, createdAt };
+}
+
+/** Polls until check() is true; returns the time it first was. Throws after timeoutMs. */
+export async function pollUntil(timeoutMs: number, check: () => Promise<boolean> | boolean): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return Date.now();
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function created(store: Store, org: NewOrganization): Promise<NewOrganization> {
+  const result = await store.createOrganizationIfEmailFree(org);
+  if (result === 'email-taken') throw new Error('fresh e-mail taken');
+  return org;
+}
+
+function summary(key: ApiKeyRecord) {
+  return { id: key.id, displayPrefix: key.displayPrefix, createdAt: key.createdAt };
+}
+
+function sha(): string {
+  return randomBytes(32).toString('hex');
+}
+
+function sortRevoked(revoked: readonly Revoked[]): Revoked[] {
+  return [...revoked].sort((x, y) => (x.kind + x.cacheKey < y.kind + y.cacheKey ? -1 : 1));
+}
