@@ -1,0 +1,150 @@
+import t, { type Test } from 'tap';
+import { ADMIN_TOKEN, UA, eventually, send, startGateway, type StartedGateway } from '../helpers/gateway.js';
+import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { startRecordingUpstream } from '../helpers/upstream.js';
+
+const json = { 'content-type': 'application/json' };
+
+async function twoReplicas(t: Test, redis: RedisServer, env: Record<string, string> = {}): Promise<[StartedGateway, StartedGateway]> {
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const options = { upstream, env: { AUTHGATE_REDIS_URL: redis.url, AUTHGATE_REDIS_TIMEOUT_MS: '300', ...env } };
+  return [await startGateway(t, options), await startGateway(t, options)];
+}
+
+async function ready(gw: StartedGateway): Promise<void> {
+  if (!(await eventually(async () => (await send(`${gw.opsUrl}/readyz`)).status === 200, 10_000, 50))) throw new Error('not ready');
+}
+
+t.test('two replicas on one Redis share credentials and revocations', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const [a, b] = await twoReplicas(t, redis);
+  await ready(a);
+  await ready(b);
+  const org = await a.createOrganization();
+  const token = await b.login(org.email, org.password);
+  const key = await a.createApiKey(token);
+
+  t.equal((await b.get('/accounts', { authorization: `Bearer ${key.apiKey}` })).status, 200, 'a key made on A works on B');
+  t.equal((await a.get('/accounts', { authorization: `Bearer ${token}` })).status, 200, 'a login on B works on A');
+  t.equal((await b.get('/accounts', { authorization: `Bearer ${key.apiKey}` })).status, 200, 'now cached on B');
+
+  const deleted = await send(`${a.publicUrl}/auth/api-key/${key.id}`, { method: 'DELETE', headers: { ...UA, authorization: `Bearer ${token}` } });
+  t.equal(deleted.status, 204);
+  const startedAt = Date.now();
+  const revokedOnB = await eventually(async () => (await b.get('/accounts', { authorization: `Bearer ${key.apiKey}` })).status === 401, 1000, 5);
+  t.ok(revokedOnB, `deleted on A → 401 on B within 1 s (${Date.now() - startedAt} ms)`);
+
+  t.equal((await b.get('/accounts', { authorization: `Bearer ${token}` })).status, 200, 'the token is cached on B');
+  t.equal((await send(`${a.publicUrl}/auth/logout`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}` } })).status, 204);
+  t.ok(await eventually(async () => (await b.get('/accounts', { authorization: `Bearer ${token}` })).status === 401, 1000, 5), 'logout on A → 401 on B within 1 s');
+
+  const second = await a.login(org.email, org.password);
+  const key2 = await a.createApiKey(second);
+  t.equal((await b.get('/accounts', { authorization: `Bearer ${key2.apiKey}` })).status, 200);
+  t.equal((await send(`${b.opsUrl}/admin/organizations/${org.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status, 204);
+  t.ok(await eventually(async () => (await a.get('/accounts', { authorization: `Bearer ${key2.apiKey}` })).status === 401, 1000, 5), 'organization deleted on B → its key 401 on A');
+  t.equal((await a.get('/accounts', { authorization: `Bearer ${second}` })).status, 401, 'and its token');
+});
+
+t.test('concurrency: one e-mail on two replicas; 50 parallel key creates and deletes', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const [a, b] = await twoReplicas(t, redis);
+  await ready(a);
+  await ready(b);
+  const body = JSON.stringify({ name: 'Race', email: 'race@example.test', password: 'long-enough-password' });
+  const create = (gw: StartedGateway) => send(`${gw.opsUrl}/admin/organizations`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...json }, body });
+  const statuses = (await Promise.all([create(a), create(b)])).map((r) => r.status).sort();
+  t.same(statuses, [201, 409], 'exactly one 201 and one 409');
+
+  const token = await a.login('race@example.test', 'long-enough-password');
+  const auth = { ...UA, authorization: `Bearer ${token}` };
+  const created = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => send(`${(i % 2 === 0 ? a : b).publicUrl}/auth/api-key`, { method: 'POST', headers: auth })),
+  );
+  t.ok(created.every((r) => r.status === 201), '50 keys created');
+  const ids = created.map((r) => r.json().id as string);
+  const toDelete = ids.filter((_, i) => i % 3 === 0);
+  const deletions = await Promise.all([
+    ...toDelete.map((id, i) => send(`${(i % 2 === 0 ? b : a).publicUrl}/auth/api-key/${id}`, { method: 'DELETE', headers: auth })),
+    ...toDelete.map((id, i) => send(`${(i % 2 === 0 ? a : b).publicUrl}/auth/api-key/${id}`, { method: 'DELETE', headers: auth })),
+  ]);
+  const codes = deletions.map((r) => r.status);
+  t.equal(codes.filter((c) => c === 204).length, toDelete.length, 'each key deleted exactly once');
+  t.equal(codes.filter((c) => c === 404).length, toDelete.length, 'the racing second delete is a 404');
+  const listed = await b.get('/auth/api-key', { authorization: `Bearer ${token}` });
+  const listedIds = (listed.json().keys as Array<{ id: string }>).map((k) => k.id).sort();
+  t.same(listedIds, ids.filter((id) => !toDelete.includes(id)).sort(), 'the listing is exactly the keys left');
+});
+
+t.test('fail closed when Redis is down, recover by itself when it returns', async (t) => {
+  // AOF, so the data is still there when the same server comes back.
+  const redis = await startRedis({ appendonly: true, args: ['--appendfsync', 'always'] });
+  t.teardown(() => redis.stop());
+  const [a] = await twoReplicas(t, redis, { AUTHGATE_CACHE_TTL_SECONDS: '2' });
+  await ready(a);
+  const org = await a.createOrganization();
+  const token = await a.login(org.email, org.password);
+  const cachedKey = await a.createApiKey(token);
+  const uncachedKey = await a.createApiKey(token);
+  t.equal((await a.get('/accounts', { authorization: `Bearer ${cachedKey.apiKey}` })).status, 200, 'this key is now cached');
+  const before = a.upstream.requests.length;
+
+  await redis.kill();
+  const started = Date.now();
+  const uncached = await a.get('/accounts', { authorization: `Bearer ${uncachedKey.apiKey}` });
+  t.equal(uncached.status, 503, 'a credential not in the cache: 503, never 401 or 200');
+  t.ok(Date.now() - started < 2000, `no hang (${Date.now() - started} ms)`);
+  t.equal(uncached.json().code, 1503);
+  t.ok(Number(uncached.headers['retry-after']) >= 1);
+  t.equal((await a.get('/accounts', { authorization: `Bearer ${cachedKey.apiKey}` })).status, 200, 'a cached credential is served within its cache TTL');
+  const login = await send(`${a.publicUrl}/auth/login`, { method: 'POST', headers: { ...UA, ...json }, body: JSON.stringify({ email: org.email, password: org.password }) });
+  t.equal(login.status, 503, 'login needs the store');
+  t.equal((await send(`${a.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}` } })).status, 503, 'key creation needs the store');
+  t.equal((await a.get('/auth/api-key', { authorization: `Bearer ${token}` })).status, 503, 'so does listing');
+  t.equal((await send(`${a.publicUrl}/auth/api-key/${uncachedKey.id}`, { method: 'DELETE', headers: { ...UA, authorization: `Bearer ${token}` } })).status, 503);
+  t.ok(await eventually(async () => (await send(`${a.opsUrl}/readyz`)).status === 503, 5000, 100), 'not ready while the store is down');
+  t.ok(await eventually(async () => (await a.get('/accounts', { authorization: `Bearer ${cachedKey.apiKey}` })).status === 503, 5000, 100), 'after the cache TTL, cached credentials are 503 too');
+  const seen = a.upstream.requests.length;
+  t.equal((await a.get('/accounts', { authorization: `Bearer ${uncachedKey.apiKey}` })).status, 503);
+  t.equal((await a.get('/accounts', { authorization: `Bearer ${token}x` })).status, 401, 'a token that fails its signature needs no store: still 401');
+  t.equal(a.upstream.requests.length, seen, 'nothing unchecked reached the upstream');
+  t.ok(seen > before, 'only the cached credential was forwarded during the outage');
+
+  await redis.restart();
+  const recovered = await eventually(async () => (await a.get('/accounts', { authorization: `Bearer ${uncachedKey.apiKey}` })).status === 200, 10_000, 100);
+  t.ok(recovered, 'recovers within 10 s without a restart');
+  t.ok(await eventually(async () => (await send(`${a.opsUrl}/readyz`)).status === 200, 5000, 100), 'ready again');
+  t.ok(!a.logs.text().includes(cachedKey.apiKey), 'no secret in the outage log lines');
+});
+
+t.test('keys and sessions survive a gateway restart, and a Redis restart with AOF', async (t) => {
+  const redis = await startRedis({ appendonly: true, args: ['--appendfsync', 'always'] });
+  t.teardown(() => redis.stop());
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const env = { AUTHGATE_REDIS_URL: redis.url };
+  const first = await startGateway(t, { upstream, env });
+  await ready(first);
+  const org = await first.createOrganization();
+  const token = await first.login(org.email, org.password);
+  const key = await first.createApiKey(token);
+  await first.gateway.close();
+
+  await redis.restart();
+  const second = await startGateway(t, { upstream, env });
+  await ready(second);
+  t.equal((await second.get('/accounts', { authorization: `Bearer ${key.apiKey}` })).status, 200, 'the key survived');
+  t.equal((await second.get('/accounts', { authorization: `Bearer ${token}` })).status, 200, 'the session survived');
+  t.equal((await second.get('/auth/api-key', { authorization: `Bearer ${token}` })).json().keys.length, 1);
+});
+
+t.test('a Redis that may evict credentials is warned about at start', async (t) => {
+  const redis = await startRedis({ args: ['--maxmemory-policy', 'allkeys-lru'] });
+  t.teardown(() => redis.stop());
+  const [a] = await twoReplicas(t, redis);
+  await ready(a);
+  t.ok(await eventually(async () => a.logs.records().some((r) => r['event'] === 'redis_eviction_risk' && r['policy'] === 'allkeys-lru'), 5000), 'warned');
+});
