@@ -1,5 +1,5 @@
 import t from 'tap';
-import { send, startGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN as ADMIN, send, startGateway } from '../helpers/gateway.js';
 import { startGatewayProcess } from '../helpers/gateway-process.js';
 
 t.test('a credential of one environment is useless in the other', async (t) => {
@@ -48,4 +48,40 @@ t.test('a mistyped environment stops the start with a clear line', async (t) => 
   const exit = await gw.exited;
   t.equal(exit.code, 1);
   t.match(gw.output(), /^authgate: AUTHGATE_ENVIRONMENT must be production or sandbox$/m);
+});
+
+t.test('production and sandbox on one Redis: nothing crosses over', async (t) => {
+  const { startRedis, redisCommand } = await import('../helpers/redis.js');
+  const { eventually } = await import('../helpers/gateway.js');
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const production = await startGateway(t, { env: { AUTHGATE_ENVIRONMENT: 'production', AUTHGATE_REDIS_URL: redis.url } });
+  const sandbox = await startGateway(t, { env: { AUTHGATE_ENVIRONMENT: 'sandbox', AUTHGATE_REDIS_URL: redis.url } });
+  for (const gw of [production, sandbox]) t.ok(await eventually(async () => (await send(`${gw.opsUrl}/readyz`)).status === 200, 10_000, 50));
+
+  const prodOrg = await production.createOrganization({ email: 'shared@example.test', password: 'production-password' });
+  const sandOrg = await sandbox.createOrganization({ email: 'shared@example.test', password: 'sandbox-password-1' });
+  t.not(prodOrg.id, sandOrg.id, 'the same e-mail is two independent organizations');
+  const loginFails = await send(`${sandbox.publicUrl}/auth/login`, {
+    method: 'POST',
+    headers: { 'user-agent': 't', 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'shared@example.test', password: 'production-password' }),
+  });
+  t.equal(loginFails.status, 401, "production's password does not log in to sandbox");
+
+  const prodToken = await production.login(prodOrg.email, prodOrg.password);
+  const sandToken = await sandbox.login(sandOrg.email, sandOrg.password);
+  const prodKey = await production.createApiKey(prodToken);
+  const sandKey = await sandbox.createApiKey(sandToken);
+  t.equal((await sandbox.get('/accounts', { authorization: `Bearer ${prodKey.apiKey}` })).status, 401);
+  t.equal((await production.get('/accounts', { authorization: `Bearer ${sandToken}` })).status, 401);
+
+  const keys = (await redisCommand(redis.port, 'KEYS', '*')) as string[];
+  t.ok(keys.length > 0 && keys.every((k) => k.startsWith('authgate:{production}:') || k.startsWith('authgate:{sandbox}:')), 'every record is under its environment');
+
+  t.equal((await send(`${production.opsUrl}/admin/organizations/${prodOrg.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } })).status, 204);
+  t.equal((await production.get('/accounts', { authorization: `Bearer ${prodKey.apiKey}` })).status, 401, 'deleted in production');
+  t.equal((await sandbox.get('/accounts', { authorization: `Bearer ${sandKey.apiKey}` })).status, 200, 'sandbox untouched');
+  t.equal((await sandbox.get('/accounts', { authorization: `Bearer ${sandToken}` })).status, 200);
+  t.equal((await send(`${sandbox.opsUrl}/admin/organizations/${sandOrg.id}`, { headers: { authorization: `Bearer ${ADMIN}` } })).status, 200);
 });

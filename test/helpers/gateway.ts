@@ -19,6 +19,8 @@ export function testConfig(env: Env = {}): Config {
     AUTHGATE_JWT_SECRET: JWT_SECRET,
     AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: 'info',
+    // Load shedding reacts to this machine's load, not the gateway's; its own test turns it on.
+    AUTHGATE_SHED_EVENT_LOOP_DELAY_MS: '0',
     ...env,
   });
   if (!loaded.ok) throw new Error(loaded.errors.join('; '));
