@@ -38,6 +38,8 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
       AUTHGATE_OPS_PORT: String(opsPort),
       AUTHGATE_JWT_SECRET: JWT_SECRET,
       AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      // Load shedding reacts to this machine's load (other tests in parallel), not the gateway's.
+      AUTHGATE_SHED_EVENT_LOOP_DELAY_MS: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
