@@ -29,6 +29,7 @@ t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0
     headers: { ...UA, 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'slow@example.test', password: 'long-enough-password' }),
   });
+  t.equal(login.status, 200, 'logged in');
   const token = login.json().token as string;
 
   upstream.delayMs = 2500; // longer than the shutdown delay: these are in flight while it closes
