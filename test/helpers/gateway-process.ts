@@ -1,20 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, JWT_SECRET, send } from './gateway.js';
+import { freePort } from './redis.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export type GatewayProcess = {
   child: ChildProcess;
