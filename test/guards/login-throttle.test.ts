@@ -71,3 +71,20 @@ t.test('without a trusted proxy, X-Forwarded-For is ignored', async (t) => {
   });
   t.equal(res.status, 429, 'a spoofed X-Forwarded-For does not escape the limit');
 });
+
+t.test('the limit holds across replicas on one Redis', async (t) => {
+  const { startRedis } = await import('../helpers/redis.js');
+  const { eventually } = await import('../helpers/gateway.js');
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const env = { AUTHGATE_TRUST_PROXY: 'true', AUTHGATE_REDIS_URL: redis.url };
+  const a = await startGateway(t, { env });
+  const b = await startGateway(t, { env });
+  for (const gw of [a, b]) t.ok(await eventually(async () => (await send(`${gw.opsUrl}/readyz`)).status === 200, 10_000, 50));
+  const org = await a.createOrganization();
+  const login = (gw: typeof a, password: string) =>
+    send(`${gw.publicUrl}/auth/login`, { method: 'POST', headers: { ...UA, ...json, 'x-forwarded-for': '203.0.113.50' }, body: JSON.stringify({ email: org.email, password }) });
+  for (let i = 0; i < 10; i++) t.equal((await login(i % 2 === 0 ? a : b, 'wrong-password-1')).status, 401);
+  t.equal((await login(a, org.password)).status, 429, 'five failures on each replica add up');
+  t.equal((await login(b, org.password)).status, 429);
+});
