@@ -2,14 +2,20 @@ import type { Environment } from '../config/config.js';
 import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from '../store/cache.js';
 import type { Store } from '../store/store.js';
 import { looksLikeApiKey, parseApiKey } from './api-keys.js';
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { TokenService } from './jwt.js';
 import type { Principal } from './principal.js';
 
 /**
  * Bearer token → Principal. The kind is picked by shape (`agk_` or not), never by trying each;
- * the cache answers first and the store only on a miss. Throws StoreUnavailable when the store
- * had to be asked and could not answer: the caller turns that into a 503, never a 401.
+ * the cache answers first and the store only on a miss. Throws (or rejects with)
+ * StoreUnavailable when the store had to be asked and could not answer: the caller turns that
+ * into a 503, never a 401.
+ *
+ * A cache hit is answered synchronously (no promise at all); only a miss returns a promise.
+ * The checks do not change with it: the key's format and checksum, its environment, the
+ * token's signature (once per token, then its memo until its own `exp`) and the cache, which a
+ * revocation empties at once.
  */
 export type DenialReason =
   | 'malformed_key'
@@ -25,8 +31,21 @@ export type Resolution =
   | Readonly<{ ok: false; kind: 'jwt' | 'api_key'; reason: DenialReason; environment?: Environment }>;
 
 export interface CredentialResolver {
-  resolve(token: string): Promise<Resolution>;
+  resolve(token: string): Resolution | Promise<Resolution>;
 }
+
+const denied = (kind: 'jwt' | 'api_key', reason: DenialReason): Resolution => Object.freeze({ ok: false, kind, reason });
+const MALFORMED_KEY = denied('api_key', 'malformed_key');
+const BAD_CHECKSUM = denied('api_key', 'bad_checksum');
+const UNKNOWN_KEY = denied('api_key', 'unknown_key');
+const REVOKED_TOKEN = denied('jwt', 'revoked_token');
+
+/** SHA-256 of a token, base64url: the key its verified memo is kept under (never the token). */
+const tokenDigest: (token: string) => string =
+  // crypto.hash (Node ≥ 20.12) hashes in one call, without a Hash object per request.
+  typeof crypto.hash === 'function'
+    ? (token) => crypto.hash('sha256', token, 'base64url')
+    : (token) => crypto.createHash('sha256').update(token).digest('base64url');
 
 export function createResolver(deps: {
   store: Store;
@@ -37,41 +56,62 @@ export function createResolver(deps: {
 }): CredentialResolver {
   const { store, cache, tokens, environment, now } = deps;
 
-  async function resolveApiKey(token: string): Promise<Resolution> {
+  function resolveApiKey(token: string): Resolution | Promise<Resolution> {
     const parsed = parseApiKey(token);
-    if (!parsed.ok) return { ok: false, kind: 'api_key', reason: parsed.reason === 'checksum' ? 'bad_checksum' : 'malformed_key' };
+    if (!parsed.ok) return parsed.reason === 'checksum' ? BAD_CHECKSUM : MALFORMED_KEY;
     if (parsed.environment !== environment) {
       return { ok: false, kind: 'api_key', reason: 'wrong_environment', environment: parsed.environment };
     }
-    const principal = await cache.principal(apiKeyCacheKey(parsed.hash), async () => {
-      const key = await store.findApiKeyByHash(parsed.hash);
-      return key && { principal: { orgId: key.orgId, via: 'api_key', credentialId: key.id } };
-    });
-    return principal ? { ok: true, principal } : { ok: false, kind: 'api_key', reason: 'unknown_key' };
+    const key = apiKeyCacheKey(parsed.hash);
+    const cached = cache.peek(key);
+    if (cached !== undefined) return cached === null ? UNKNOWN_KEY : { ok: true, principal: cached };
+    return loadApiKey(key, parsed.hash);
   }
 
-  async function resolveJwt(token: string): Promise<Resolution> {
+  async function loadApiKey(key: string, hash: string): Promise<Resolution> {
+    const principal = await cache.principal(key, async () => {
+      const record = await store.findApiKeyByHash(hash);
+      return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id } };
+    });
+    return principal ? { ok: true, principal } : UNKNOWN_KEY;
+  }
+
+  function resolveJwt(token: string): Resolution | Promise<Resolution> {
     const t = now();
-    const digest = createHash('sha256').update(token).digest('base64url');
-    let memo = cache.verifiedToken(digest);
-    if (memo === undefined || memo.expiresAtMs <= t) {
-      const verified = await tokens.verify(token, t);
-      if (!verified.ok) {
-        const reason = verified.reason === 'expired' ? 'expired_token' : verified.reason === 'invalid' ? 'invalid_token' : 'wrong_environment';
-        return { ok: false, kind: 'jwt', reason, ...(verified.environment && { environment: verified.environment }) };
-      }
-      memo = { sessionId: verified.sessionId, expiresAtMs: verified.expiresAtMs };
-      cache.rememberVerifiedToken(digest, memo, verified.expiresAtMs - t);
+    const digest = tokenDigest(token);
+    const memo = cache.verifiedToken(digest);
+    if (memo === undefined || memo.expiresAtMs <= t) return verifyJwt(token, digest, t);
+    return sessionPrincipal(memo.sessionId);
+  }
+
+  /** The signature and claims, checked once per token; the memo lives until the token's exp. */
+  async function verifyJwt(token: string, digest: string, t: number): Promise<Resolution> {
+    const verified = await tokens.verify(token, t);
+    if (!verified.ok) {
+      const reason = verified.reason === 'expired' ? 'expired_token' : verified.reason === 'invalid' ? 'invalid_token' : 'wrong_environment';
+      return { ok: false, kind: 'jwt', reason, ...(verified.environment && { environment: verified.environment }) };
     }
-    const { sessionId } = memo;
-    const principal = await cache.principal(sessionCacheKey(sessionId), async () => {
+    cache.rememberVerifiedToken(digest, { sessionId: verified.sessionId, expiresAtMs: verified.expiresAtMs }, verified.expiresAtMs - t);
+    return sessionPrincipal(verified.sessionId);
+  }
+
+  /** The session behind a verified token: gone (logged out, deleted) means revoked. */
+  function sessionPrincipal(sessionId: string): Resolution | Promise<Resolution> {
+    const key = sessionCacheKey(sessionId);
+    const cached = cache.peek(key);
+    if (cached !== undefined) return cached === null ? REVOKED_TOKEN : { ok: true, principal: cached };
+    return loadSession(key, sessionId);
+  }
+
+  async function loadSession(key: string, sessionId: string): Promise<Resolution> {
+    const principal = await cache.principal(key, async () => {
       const session = await store.findSession(sessionId);
       return session && {
         principal: { orgId: session.orgId, via: 'jwt', credentialId: session.id },
         ttlMs: session.expiresAt - now(),
       };
     });
-    return principal ? { ok: true, principal } : { ok: false, kind: 'jwt', reason: 'revoked_token' };
+    return principal ? { ok: true, principal } : REVOKED_TOKEN;
   }
 
   return {

@@ -107,6 +107,6 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.
-  app.addHook('onResponse', recordRequest(deps.metrics));
+  app.addHook('onResponse', recordRequest(deps.metrics, deps.logger));
   return app;
 }

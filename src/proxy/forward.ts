@@ -1,4 +1,4 @@
-import httpProxy from '@fastify/http-proxy';
+import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type OutgoingHeaders } from './identity-headers.js';
@@ -15,8 +15,16 @@ export type ForwardOptions = Readonly<{
 }>;
 
 /**
- * One @fastify/http-proxy registration per row of the route table: path and query go to the
- * upstream untouched, bodies stream, identity headers are rewritten from request.principal.
+ * The route table's rows as routes whose handler forwards with @fastify/reply-from: path and
+ * query go to the upstream untouched, bodies stream, identity headers are rewritten from
+ * request.principal.
+ *
+ * reply-from directly rather than @fastify/http-proxy over it: the table is fixed and every
+ * prefix forwards to itself, so the proxy's per-request rewriting of the path (three URL
+ * parses) has nothing to do here, and what it guards against is refused before: pathGuard
+ * turns every dot segment, encoded slash or backslash and absolute-form target into a 404
+ * ahead of authentication, the router only matches the table's prefixes, and reply-from
+ * itself refuses a `..` segment and keeps the upstream's origin.
  */
 export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions): Promise<void> {
   const rewriteRequestHeaders = (request: FastifyRequest, headers: OutgoingHeaders) => {
@@ -30,42 +38,52 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     opts.metrics.upstreamErrors.inc({ route: reply.request.routeOptions.config.routeLabel ?? 'unmatched', kind: problem.reason ?? 'unknown' });
     reply.send(problem);
   };
-  // Measured to the end of the answer to the client, which streams the upstream's body.
-  app.addHook('onResponse', (request, _reply, done) => {
-    if (request.upstreamStartedAt > 0) {
-      opts.metrics.upstreamDuration.observe({ route: request.routeOptions.config.routeLabel ?? 'unmatched' }, (performance.now() - request.upstreamStartedAt) / 1000);
-    }
-    done();
-  });
+  // Built once: reply.from() reads these on every request. (reply-from's types also cover HTTP/2
+  // servers; this one is HTTP/1, hence the cast.)
+  const replyOptions = {
+    rewriteRequestHeaders,
+    rewriteHeaders: removeHopByHopHeaders,
+    onError,
+    // An upstream's 503 is the upstream's answer to give, not a reason to retry it.
+    retryDelay: () => null,
+  } as unknown as FastifyReplyFromHooks;
 
   // Before authentication (route-level hooks run after this instance-level one).
   app.addHook('onRequest', pathGuard);
 
+  // One upstream client for the whole table. Keep-alive connections to the upstream, up to
+  // 128 at once, one request at a time on each: pipelining would let one slow answer hold up
+  // the requests queued behind it on the same connection.
+  await app.register(replyFrom, {
+    base: opts.upstreamUrl,
+    disableRequestLogging: true,
+    undici: {
+      connections: 128,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+      connectTimeout: Math.min(opts.timeoutMs, 5_000),
+    },
+  });
+  // Bodies stream to the upstream as they arrive: nothing on a forwarded route is parsed.
+  const passThrough = (_request: FastifyRequest, payload: unknown, done: (err: null, body: unknown) => void) => done(null, payload);
+  app.addContentTypeParser('application/json', passThrough);
+  app.addContentTypeParser('*', passThrough);
+
+  const forward = function (this: unknown, _request: FastifyRequest, reply: FastifyReply) {
+    // No source: reply-from takes the request's own path, and its query as it came.
+    return reply.from(undefined, replyOptions);
+  };
   for (const route of opts.routes) {
-    await app.register(httpProxy, {
-      upstream: opts.upstreamUrl,
-      prefix: route.path,
-      rewritePrefix: route.path,
-      // '' is the prefix itself, exactly; '/*' is everything below it.
-      routes: route.subtree ? ['', '/*'] : [''],
-      httpMethods: [...route.methods],
-      config: { auth: route.auth, routeLabel: route.subtree ? `${route.path}/*` : route.path },
-      disableRequestLogging: true,
-      undici: {
-        connections: 128,
-        pipelining: 1,
-        keepAliveTimeout: 60_000,
-        headersTimeout: opts.timeoutMs,
-        bodyTimeout: opts.timeoutMs,
-        connectTimeout: Math.min(opts.timeoutMs, 5_000),
-      },
-      replyOptions: {
-        rewriteRequestHeaders,
-        rewriteHeaders: removeHopByHopHeaders,
-        onError,
-        // An upstream's 503 is the upstream's answer to give, not a reason to retry it.
-        retryDelay: () => null,
-      },
-    } as Parameters<typeof httpProxy>[1]);
+    // The prefix itself, exactly; with a subtree, also everything below it.
+    for (const url of route.subtree ? [route.path, `${route.path}/*`] : [route.path]) {
+      app.route({
+        method: [...route.methods],
+        url,
+        config: { auth: route.auth, routeLabel: route.subtree ? `${route.path}/*` : route.path },
+        handler: forward,
+      });
+    }
   }
 }

@@ -40,12 +40,18 @@ export function rewriteIdentityHeaders(
  */
 export function removeHopByHopHeaders(headers: OutgoingHeaders): OutgoingHeaders {
   const connection = headers['connection'];
-  if (connection !== undefined) {
-    // Repeated Connection headers arrive as an array; each may name several headers.
-    for (const value of [connection].flat()) {
-      for (const name of String(value).split(',')) delete headers[name.trim().toLowerCase()];
-    }
-  }
+  // Repeated Connection headers arrive as an array; each may name several headers.
+  if (Array.isArray(connection)) for (const value of connection) removeNamedIn(headers, String(value));
+  else if (connection !== undefined) removeNamedIn(headers, String(connection));
   for (const name of HOP_BY_HOP) delete headers[name];
   return headers;
+}
+
+/** Deletes the headers one Connection value names. Every answer has one: `keep-alive` goes without a split. */
+function removeNamedIn(headers: OutgoingHeaders, value: string): void {
+  if (value === 'keep-alive' || value === 'close') {
+    delete headers[value];
+    return;
+  }
+  for (const name of value.split(',')) delete headers[name.trim().toLowerCase()];
 }

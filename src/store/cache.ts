@@ -20,6 +20,12 @@ export type VerifiedTokenMemo = Readonly<{ sessionId: string; expiresAtMs: numbe
 export type CacheStats = { hits: number; misses: number; evictions: number };
 
 export interface CredentialCache {
+  /**
+   * What the cache holds for key, without loading: the principal, null for a credential cached
+   * as unknown, undefined when it holds nothing (then ask principal()). A find counts as a hit.
+   * The hot path: a cache hit costs no promise.
+   */
+  peek(key: string): Principal | null | undefined;
   /** The cached principal, or the loader's answer (shared by concurrent callers). */
   principal(key: string, load: Loader): Promise<Principal | undefined>;
   verifiedToken(digest: string): VerifiedTokenMemo | undefined;
@@ -66,6 +72,13 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
     stats,
     size: () => principals.size,
 
+    peek(key) {
+      const cached = principals.get(key);
+      if (cached === undefined) return undefined;
+      stats.hits++;
+      return cached === UNKNOWN ? null : (cached as Principal);
+    },
+
     async principal(key, load) {
       const cached = principals.get(key);
       if (cached !== undefined) {
@@ -106,6 +119,7 @@ function uncached(stats: CacheStats): CredentialCache {
   return {
     stats,
     size: () => 0,
+    peek: () => undefined,
     async principal(_key, load) {
       stats.misses++;
       return (await load())?.principal;

@@ -1,0 +1,645 @@
+/**
+ * `npm run bench`: what authgate costs on top of a bare reverse proxy, as ratios measured in one
+ * run. See docs/performance.md for what each scenario means and how to read the table.
+ *
+ *   node dist-bench/bench/run.js [--quick] [--json FILE] [--rounds N] [--slice SECONDS]
+ *                                [--connections N] [--cpu-prof DIR] [--only apikey,jwt,...] [--env KEY=VALUE]
+ *                                [--gateway FILE] [--compare FILE] [--node-flag FLAG]
+ *
+ * One process tree on loopback: a keep-alive upstream, the baseline proxy, three authgate
+ * processes (production build, Redis store) on a redis-server of our own, and the load generator.
+ * Servers run on core 0 and the generator on core 1 (taskset). Scenarios run in short interleaved
+ * slices; each ratio is the median of same-round ratios. Every process is stopped by pid at the end.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { Agent, metricValue, send, sendJson } from './lib/http.js';
+import { findRedisServer, startBenchRedis, type BenchRedis } from './lib/redis.js';
+import { cpuMs, firstMessage, freePort, hasTaskset, pinSelf, sleep, startProcess, stopAll, waitFor, type Started } from './lib/proc.js';
+import { median, percentiles } from './lib/stats.js';
+import type { RunResult, RunSpec } from './loadgen.js';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+type Options = {
+  quick: boolean;
+  json: string | undefined;
+  rounds: number;
+  sliceS: number;
+  warmS: number;
+  connections: number;
+  loginS: number;
+  burstS: number;
+  revocations: number;
+  cpuProfDir: string | undefined;
+  /** Development aid: only these load scenarios (and the baseline), no extra phases. */
+  only: ScenarioId[] | undefined;
+  /** Negative cache, revocation, login and memory: off with --only. */
+  extras: boolean;
+  /** Development aid: more environment for every authgate process (--env KEY=VALUE, repeatable). */
+  env: Record<string, string>;
+  /** Development aid: another build of authgate's entry instead of dist/main.js (--gateway FILE). */
+  gatewayMain: string;
+  /** Development aid: another build's entry, measured as an extra API-key scenario in the same rounds (--compare FILE). */
+  compareMain: string | undefined;
+  /** Development aid: more node flags for the main authgate process (--node-flag FLAG, repeatable), e.g. --perf-basic-prof. */
+  nodeFlags: string[];
+};
+
+function parseOptions(argv: readonly string[]): Options {
+  const quick = argv.includes('--quick');
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    if (i === -1) return undefined;
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new Error(`${name} needs a value`);
+    return v;
+  };
+  const number = (name: string, fallback: number) => {
+    const v = value(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
+    return n;
+  };
+  const known = new Set(['--quick', '--json', '--rounds', '--slice', '--connections', '--cpu-prof', '--only', '--env', '--gateway', '--compare', '--node-flag', '--help']);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--') || argv[i - 1] === '--node-flag') continue;
+    if (!known.has(arg)) throw new Error(`unknown option ${arg}`);
+  }
+  if (argv.includes('--help')) {
+    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,cold,garbage,upstream] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]...\n');
+    process.exit(0);
+  }
+  const onlyList = value('--only');
+  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'cold', 'garbage'];
+  const only = onlyList === undefined ? undefined : onlyList.split(',').map((id) => {
+    if (!ids.includes(id as ScenarioId)) throw new Error(`--only: unknown scenario ${id}`);
+    return id as ScenarioId;
+  });
+  const env: Record<string, string> = {};
+  argv.forEach((arg, i) => {
+    if (arg !== '--env') return;
+    const pair = argv[i + 1] ?? '';
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error('--env needs KEY=VALUE');
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  });
+  const nodeFlags = argv.flatMap((arg, i) => (arg === '--node-flag' && argv[i + 1] !== undefined ? [argv[i + 1]!] : []));
+  return {
+    nodeFlags,
+    env,
+    gatewayMain: value('--gateway') ?? GATEWAY_MAIN,
+    compareMain: value('--compare'),
+    quick,
+    json: value('--json'),
+    rounds: Math.round(number('--rounds', quick ? 3 : 7)),
+    sliceS: Math.round(number('--slice', quick ? 1 : 3)),
+    warmS: quick ? 1 : 2,
+    connections: Math.round(number('--connections', 50)),
+    loginS: quick ? 2 : 5,
+    burstS: quick ? 3 : 6,
+    revocations: 200,
+    cpuProfDir: value('--cpu-prof'),
+    only,
+    extras: only === undefined,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Machine
+
+type Machine = { nproc: number; cpuModel: string; node: string; memGiB: number; taskset: boolean; redis: string };
+
+function machine(redisBinary: string): Machine {
+  let cpuModel = 'unknown';
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'));
+    if (line !== undefined) cpuModel = line.slice(line.indexOf(':') + 1).trim();
+  } catch {
+    // not Linux
+  }
+  return { nproc: availableParallelism(), cpuModel, node: process.version, memGiB: Math.round(totalmem() / 2 ** 30), taskset: hasTaskset, redis: redisBinary };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const GATEWAY_MAIN = `${ROOT}dist/main.js`;
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const SERVER_CORE = 0;
+const GENERATOR_CORE = 1;
+
+type Gateway = { name: string; proc: Started; publicUrl: string; opsUrl: string };
+
+async function startNodeChild(name: string, script: string, args: string[], core: number): Promise<{ proc: Started; port: number }> {
+  const proc = startProcess(name, process.execPath, [script, ...args], { core, ipc: true });
+  const { port } = await firstMessage<{ port: number }>(proc);
+  return { proc, port };
+}
+
+async function startGateway(name: string, main: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Gateway> {
+  const port = await freePort();
+  const opsPort = await freePort();
+  const proc = startProcess(name, process.execPath, [...nodeFlags, main], {
+    core: SERVER_CORE,
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      NODE_ENV: 'production',
+      AUTHGATE_HOST: '127.0.0.1',
+      AUTHGATE_OPS_HOST: '127.0.0.1',
+      AUTHGATE_PORT: String(port),
+      AUTHGATE_OPS_PORT: String(opsPort),
+      AUTHGATE_TLS: 'offloaded',
+      AUTHGATE_SHUTDOWN_DELAY_SECONDS: '0',
+      AUTHGATE_SHUTDOWN_GRACE_SECONDS: '5',
+      ...env,
+    },
+  });
+  const gateway = { name, proc, publicUrl: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}` };
+  await waitFor(`${name} ready`, 20_000, async () => (await send(`${gateway.opsUrl}/readyz`)).status === 200, proc);
+  return gateway;
+}
+
+/** The generator child: runs specs over IPC, several at once when asked. */
+class LoadGenerator {
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve(results: RunResult[]): void; reject(error: Error): void }>();
+  constructor(private readonly proc: Started) {
+    proc.child.on('message', (message: { id?: number; results?: RunResult[]; error?: string }) => {
+      if (message.id === undefined) return;
+      const waiter = this.waiting.get(message.id);
+      if (waiter === undefined) return;
+      this.waiting.delete(message.id);
+      if (message.error !== undefined) waiter.reject(new Error(`load generator: ${message.error}`));
+      else waiter.resolve(message.results ?? []);
+    });
+    proc.child.on('exit', () => {
+      for (const waiter of this.waiting.values()) waiter.reject(new Error(`load generator exited:\n${proc.output()}`));
+      this.waiting.clear();
+    });
+  }
+  static async start(): Promise<LoadGenerator> {
+    const proc = startProcess('loadgen', process.execPath, [here('./loadgen.js')], { core: GENERATOR_CORE, ipc: true });
+    await firstMessage(proc);
+    return new LoadGenerator(proc);
+  }
+  run(...runs: RunSpec[]): Promise<RunResult[]> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.proc.child.send({ id, runs });
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'cold' | 'garbage' | 'compare';
+/** `server`: the process whose CPU time per request is reported (the proxy, or the upstream itself). */
+type Scenario = { id: ScenarioId; title: string; spec: Omit<RunSpec, 'durationS' | 'label'>; server: number };
+type Slice = {
+  round: number;
+  scenario: ScenarioId;
+  result: RunResult;
+  reads: number;
+  scripts: number;
+  /** CPU time of the proxy process under test, and of every server process, per answered request. */
+  cpuUsPerRequest: number;
+  cpuUsPerRequestByProcess: Record<string, number>;
+};
+
+/** Processes whose CPU time is read around each slice, by name. */
+const watched = new Map<string, number>();
+
+const UA = 'authgate-bench/1.0';
+/** Pause after each slice: in-flight work ends before the next slice and before reads are counted. */
+const SETTLE_MS = 300;
+
+async function readsOf(redis: BenchRedis): Promise<{ hgetall: number; evalsha: number }> {
+  const calls = await redis.commandCalls();
+  return { hgetall: calls['hgetall'] ?? 0, evalsha: calls['evalsha'] ?? 0 };
+}
+
+async function runSlice(load: LoadGenerator, redis: BenchRedis, scenario: Scenario, durationS: number, round: number): Promise<Slice> {
+  const before = await readsOf(redis);
+  const cpuBefore = new Map([...watched].map(([name, pid]) => [name, cpuMs(pid)]));
+  const [result] = await load.run({ ...scenario.spec, label: scenario.id, durationS });
+  // Requests still in flight when the generator stopped finish first (their reads count here).
+  await sleep(SETTLE_MS);
+  const after = await readsOf(redis);
+  const answered = Math.max(1, result!.requests);
+  const cpuUsPerRequestByProcess: Record<string, number> = {};
+  for (const [name, pid] of watched) cpuUsPerRequestByProcess[name] = ((cpuMs(pid) - cpuBefore.get(name)!) * 1000) / answered;
+  const serverName = [...watched].find(([, pid]) => pid === scenario.server)?.[0] ?? '';
+  return {
+    round,
+    scenario: scenario.id,
+    result: result!,
+    reads: after.hgetall - before.hgetall,
+    scripts: after.evalsha - before.evalsha,
+    cpuUsPerRequest: cpuUsPerRequestByProcess[serverName] ?? Number.NaN,
+    cpuUsPerRequestByProcess,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+type Verdict = 'PASS' | 'MISS' | '';
+type Row = { scenario: string; rps: string; p50: string; p99: string; ratio: string; target: string; result: Verdict };
+
+const fmt = {
+  rps: (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—'),
+  ms: (n: number) => (Number.isFinite(n) ? (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)) : '—'),
+  ratio: (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—'),
+};
+
+function table(rows: readonly Row[]): string {
+  const columns = ['scenario', 'rps', 'p50', 'p99', 'ratio', 'target', 'result'] as const;
+  const header: Record<(typeof columns)[number], string> = { scenario: 'scenario', rps: 'req/s', p50: 'p50 ms', p99: 'p99 ms', ratio: 'ratio to baseline', target: 'target', result: 'PASS/MISS' };
+  const lines = [header, ...rows].map((row) => `| ${columns.map((c) => row[c]).join(' | ')} |`);
+  lines.splice(1, 0, `|${columns.map((c) => (c === 'scenario' || c === 'target' ? ':---|' : '---:|')).join('')}`);
+  return lines.join('\n');
+}
+
+const verdict = (ok: boolean): Verdict => (ok ? 'PASS' : 'MISS');
+
+type Summary = {
+  title: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  ratio: number;
+  p99Ratio: number;
+  /** CPU time of the proxy process per request (median over rounds), and its ratio to the baseline's. */
+  cpuUsPerRequest: number;
+  cpuRatio: number;
+  storeReadsPer1000: number;
+  unexpected: number;
+};
+
+/** Medians over rounds; ratios are medians of same-round ratios to the baseline. */
+function summarize(scenarios: readonly Scenario[], slices: readonly Slice[]): Partial<Record<ScenarioId, Summary>> {
+  const of = (id: ScenarioId) => slices.filter((s) => s.scenario === id);
+  const baselineOf = (round: number) => slices.find((b) => b.round === round && b.scenario === 'baseline')!;
+  const unexpected = (id: ScenarioId, slice: Slice) =>
+    slice.result.errors +
+    slice.result.timeouts +
+    Object.entries(slice.result.statusCodes)
+      .filter(([code]) => code !== '200' && !(id === 'garbage' && code === '401'))
+      .reduce((n, [, count]) => n + count, 0);
+  const out: Partial<Record<ScenarioId, Summary>> = {};
+  for (const { id, title } of scenarios) {
+    const mine = of(id);
+    out[id] = {
+      title,
+      rps: median(mine.map((x) => x.result.rps)),
+      p50: median(mine.map((x) => x.result.p50)),
+      p99: median(mine.map((x) => x.result.p99)),
+      ratio: median(mine.map((x) => x.result.rps / baselineOf(x.round).result.rps)),
+      p99Ratio: median(mine.map((x) => x.result.p99 / baselineOf(x.round).result.p99)),
+      cpuUsPerRequest: median(mine.map((x) => x.cpuUsPerRequest)),
+      cpuRatio: median(mine.map((x) => x.cpuUsPerRequest / baselineOf(x.round).cpuUsPerRequest)),
+      storeReadsPer1000: (1000 * mine.reduce((n, x) => n + x.reads, 0)) / Math.max(1, mine.reduce((n, x) => n + x.result.requests, 0)),
+      unexpected: mine.reduce((n, x) => n + unexpected(id, x), 0),
+    };
+  }
+  return out;
+}
+
+const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; ratio?(s: Summary): string }> = {
+  upstream: { target: '(reference)', ok: () => true },
+  baseline: { target: '(baseline)', ok: () => true },
+  nolog: { target: '(reference: the access log’s cost)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
+  apikey: { target: '≥ 0.90, p99 ≤ 1.3× baseline', ok: (s) => s.ratio >= 0.9 && s.p99Ratio <= 1.3, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
+  jwt: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
+  cold: { target: '≥ 0.60', ok: (s) => s.ratio >= 0.6 },
+  garbage: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
+  compare: { target: '(development aid)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const startedAt = performance.now();
+  const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
+
+  const redisBinary = findRedisServer();
+  if (redisBinary === undefined) {
+    const line = 'redis-server is not installed (Debian: apt-get install redis-server); skipping the benchmark: authgate is measured on its Redis store.';
+    process.stdout.write(`bench: SKIPPED: ${line}\n`);
+    if (options.json !== undefined) writeFileSync(options.json, `${JSON.stringify({ skipped: line }, null, 2)}\n`);
+    return 0;
+  }
+  const host = machine(redisBinary);
+  if (!hasTaskset) log('taskset not found: processes are not pinned, so server and generator share cores (numbers are noisier)');
+  else pinSelf(GENERATOR_CORE);
+  log(`${host.nproc} cores, ${host.cpuModel}, node ${host.node}; ${options.rounds} rounds × ${options.sliceS} s slices, ${options.connections} connections`);
+
+  // Processes -------------------------------------------------------------------------------
+  const redis = await startBenchRedis(redisBinary, SERVER_CORE);
+  const upstream = await startNodeChild('upstream', here('./upstream.js'), [], SERVER_CORE);
+  const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
+  const baseline = await startNodeChild('baseline', here('./baseline.js'), [upstreamUrl], SERVER_CORE);
+  const baselineUrl = `http://127.0.0.1:${baseline.port}`;
+
+  const adminToken = randomBytes(24).toString('base64url');
+  const common = {
+    AUTHGATE_JWT_SECRET: randomBytes(48).toString('base64url'),
+    AUTHGATE_ADMIN_TOKEN: adminToken,
+    AUTHGATE_UPSTREAM_URL: upstreamUrl,
+    AUTHGATE_REDIS_URL: redis.url,
+    ...options.env,
+  };
+  const profileFlags = [...(options.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir]), ...options.nodeFlags];
+  const wanted = (id: ScenarioId) => options.only === undefined || options.only.includes(id) || id === 'baseline';
+  const gwA = await startGateway('authgate-a', options.gatewayMain, common, profileFlags);
+  const gwCold = wanted('cold') ? await startGateway('authgate-cold', options.gatewayMain, { ...common, AUTHGATE_CACHE_MAX: '0' }) : undefined;
+  // The same build without its one log line per request: what the access log costs.
+  const gwQuiet = wanted('nolog') ? await startGateway('authgate-quiet', options.gatewayMain, { ...common, LOG_LEVEL: 'warn' }) : undefined;
+  const gwReplica = options.extras ? await startGateway('authgate-replica', options.gatewayMain, common) : undefined;
+  const gwCompare = options.compareMain === undefined ? undefined : await startGateway('authgate-compare', options.compareMain, common);
+  const load = await LoadGenerator.start();
+  log(`pids: authgate ${gwA.proc.pid}, baseline ${baseline.proc.pid}, upstream ${upstream.proc.pid}, redis ${redis.pid}`);
+
+  // Data ------------------------------------------------------------------------------------
+  const email = `bench-${randomBytes(4).toString('hex')}@bench.test`;
+  const password = randomBytes(18).toString('base64url');
+  const org = await sendJson(`${gwA.opsUrl}/admin/organizations`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+    body: { name: 'Bench', email, password },
+    expect: 201,
+  });
+  const { token } = await sendJson(`${gwA.publicUrl}/auth/login`, { body: { email, password }, expect: 200 });
+  const bearer = { authorization: `Bearer ${token}` };
+  const { apiKey } = await sendJson(`${gwA.publicUrl}/auth/api-key`, { headers: bearer, expect: 201 });
+
+  // The request every scenario sends: the same path and headers through every hop.
+  const headersWith = (credential: string) => ({ 'user-agent': UA, authorization: `Bearer ${credential}` });
+  const checks: [string, string, Record<string, string>][] = [
+    ['upstream', upstreamUrl, headersWith(apiKey)],
+    ['baseline', baselineUrl, headersWith(apiKey)],
+    ['authgate (API key)', gwA.publicUrl, headersWith(apiKey)],
+    ['authgate (JWT)', gwA.publicUrl, headersWith(token)],
+    ...(gwCold === undefined ? [] : [['authgate (cache off)', gwCold.publicUrl, headersWith(apiKey)] as [string, string, Record<string, string>]]),
+    ...(gwQuiet === undefined ? [] : [['authgate (access log off)', gwQuiet.publicUrl, headersWith(apiKey)] as [string, string, Record<string, string>]]),
+  ];
+  for (const [what, url, headers] of checks) {
+    const answer = await send(`${url}/accounts`, { headers });
+    if (answer.status !== 200) throw new Error(`${what}: GET /accounts answered ${answer.status}: ${answer.body.slice(0, 200)}`);
+    if (what.startsWith('authgate') && !answer.body.includes(org.id)) throw new Error(`${what}: the upstream did not see x-organization-id`);
+  }
+
+  const spec = (url: string, credential: string) => ({ url, path: '/accounts', method: 'GET', headers: headersWith(credential), connections: options.connections });
+  const allScenarios: Scenario[] = [
+    { id: 'upstream', title: 'upstream direct', spec: spec(upstreamUrl, apiKey), server: upstream.proc.pid },
+    { id: 'baseline', title: 'baseline: fastify + @fastify/http-proxy, no auth', spec: spec(baselineUrl, apiKey), server: baseline.proc.pid },
+    { id: 'apikey', title: 'authgate, API key, warm cache', spec: spec(gwA.publicUrl, apiKey), server: gwA.proc.pid },
+    { id: 'nolog', title: 'authgate, API key, warm cache, access log off (LOG_LEVEL=warn)', spec: spec(gwQuiet?.publicUrl ?? '', apiKey), server: gwQuiet?.proc.pid ?? -1 },
+    { id: 'jwt', title: 'authgate, JWT, warm cache', spec: spec(gwA.publicUrl, token), server: gwA.proc.pid },
+    { id: 'cold', title: 'authgate, cache off (Redis read per request)', spec: spec(gwCold?.publicUrl ?? '', apiKey), server: gwCold?.proc.pid ?? -1 },
+    { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', spec: { ...spec(gwA.publicUrl, apiKey), garbage: { every: 10, environment: 'production' } }, server: gwA.proc.pid },
+  ];
+  watched.set('upstream', upstream.proc.pid).set('baseline', baseline.proc.pid).set('authgate', gwA.proc.pid).set('redis', redis.pid);
+  if (gwCold !== undefined) watched.set('authgate-cold', gwCold.proc.pid);
+  if (gwQuiet !== undefined) watched.set('authgate-quiet', gwQuiet.proc.pid);
+  if (gwCompare !== undefined) {
+    allScenarios.push({ id: 'compare', title: `compare: ${options.compareMain}, API key, warm cache`, spec: spec(gwCompare.publicUrl, apiKey), server: gwCompare.proc.pid });
+    watched.set('authgate-compare', gwCompare.proc.pid);
+  }
+  const scenarios = allScenarios.filter((s) => wanted(s.id) || s.id === 'compare');
+  const apikeySpec = allScenarios[2]!.spec;
+
+  // Warm-up, then interleaved rounds -------------------------------------------------------
+  log('warming up');
+  for (const scenario of scenarios) await runSlice(load, redis, scenario, options.warmS, -1);
+  const slices: Slice[] = [];
+  for (let round = 0; round < options.rounds; round++) {
+    // Rotate the order each round, so no scenario always follows the same one.
+    const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length]!);
+    for (const scenario of order) slices.push(await runSlice(load, redis, scenario, options.sliceS, round));
+    const base = slices.find((s) => s.round === round && s.scenario === 'baseline')!;
+    const line = scenarios
+      .map((s) => {
+        const x = slices.find((y) => y.round === round && y.scenario === s.id)!;
+        return `${s.id} ${fmt.ratio(x.result.rps / base.result.rps)} (cpu ×${fmt.ratio(x.cpuUsPerRequest / base.cpuUsPerRequest)})`;
+      })
+      .join(', ');
+    log(`round ${round + 1}/${options.rounds}: ${line}`);
+  }
+  const summary = summarize(scenarios, slices);
+  const baselineRps = summary.baseline!.rps;
+  const rows: Row[] = scenarios.map(({ id }) => {
+    const s = summary[id]!;
+    const t = TARGETS[id];
+    return {
+      scenario: s.title,
+      rps: fmt.rps(s.rps),
+      p50: fmt.ms(s.p50),
+      p99: fmt.ms(s.p99),
+      ratio: t.ratio?.(s) ?? fmt.ratio(s.ratio),
+      target: t.target,
+      result: id === 'upstream' || id === 'baseline' || id === 'nolog' || id === 'compare' ? '' : verdict(t.ok(s) && s.unexpected === 0),
+    };
+  });
+  const report: Record<string, unknown> = { machine: host, options, summary, slices };
+  const notes: string[] = [
+    `Redis reads (HGETALL) per 1000 requests: ${scenarios.filter(({ id }) => id !== 'upstream' && id !== 'baseline').map(({ id }) => `${id} ${fmt.ratio(summary[id]!.storeReadsPer1000)}`).join(', ')}`,
+    `CPU time per request of the process under test (µs; ×baseline): ${scenarios.map(({ id }) => `${id} ${fmt.ms(summary[id]!.cpuUsPerRequest)} (×${fmt.ratio(summary[id]!.cpuRatio)})`).join(', ')}`,
+  ];
+  for (const { id } of scenarios) {
+    const s = summary[id]!;
+    if (s.unexpected > 0) notes.push(`WARNING: ${id}: ${s.unexpected} unexpected answers or errors`);
+  }
+
+  if (options.extras) {
+    // Redis reads under garbage keys: distinct keys (above), and a fixed set sent again and again.
+    const garbageSlices = slices.filter((s) => s.scenario === 'garbage');
+    const garbageSent = garbageSlices.reduce((n, s) => n + s.result.garbageSent, 0);
+    const garbageReads = garbageSlices.reduce((n, s) => n + s.reads, 0);
+    const readsPerGarbageKey = garbageReads / garbageSent;
+    log('negative cache');
+    const negativeKeys = 200;
+    const negBefore = await readsOf(redis);
+    const [negative] = await load.run({ ...apikeySpec, label: 'negative', amount: negativeKeys * 10, garbage: { every: 1, pool: negativeKeys, environment: 'production' } });
+    await sleep(SETTLE_MS);
+    const negativeReads = (await readsOf(redis)).hgetall - negBefore.hgetall;
+    rows.push({
+      scenario: `Redis reads per distinct garbage key (${garbageReads} for ${garbageSent}); ${negativeKeys} keys × 10 within 5 s: ${negativeReads} reads`,
+      rps: '',
+      p50: '',
+      p99: '',
+      ratio: fmt.ratio(Math.max(readsPerGarbageKey, negativeReads / negativeKeys)),
+      target: '≤ 1 per key per negative-cache period',
+      result: verdict(readsPerGarbageKey <= 1 && negativeReads <= negativeKeys),
+    });
+    report['garbage'] = { sent: garbageSent, reads: garbageReads, readsPerKey: readsPerGarbageKey, negative: { keys: negativeKeys, requests: negative?.requests, reads: negativeReads } };
+
+    // Revocation propagation: DELETE on one replica, then the first 401 on the other.
+    log(`revocation propagation (${options.revocations} keys)`);
+    const revocation = await measureRevocation(gwA, gwReplica!, bearer, headersWith, options.revocations);
+    rows.push({
+      scenario: `revocation propagation to the other replica (${revocation.count} revocations, max ${fmt.ms(revocation.maxMs)} ms)`,
+      rps: '',
+      p50: fmt.ms(revocation.p50Ms),
+      p99: fmt.ms(revocation.p99Ms),
+      ratio: '',
+      target: 'p99 ≤ 50 ms',
+      result: verdict(revocation.count === options.revocations && revocation.p99Ms <= 50),
+    });
+    report['revocation'] = revocation;
+
+    // Login: throughput with the gateway's own event-loop delay, then a burst next to proxied traffic.
+    log('login');
+    const eventLoop = async () => {
+      const text = (await send(`${gwA.opsUrl}/metrics`)).body; // reading also starts a new window
+      return {
+        p99: (metricValue(text, 'nodejs_eventloop_lag_p99_seconds') ?? Number.NaN) * 1000,
+        p50: (metricValue(text, 'nodejs_eventloop_lag_p50_seconds') ?? Number.NaN) * 1000,
+        max: (metricValue(text, 'nodejs_eventloop_lag_max_seconds') ?? Number.NaN) * 1000,
+      };
+    };
+    const loginSpec: Omit<RunSpec, 'label'> = {
+      url: gwA.publicUrl,
+      path: '/auth/login',
+      method: 'POST',
+      headers: { 'user-agent': UA, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+      connections: 8,
+    };
+    await sleep(1000);
+    await eventLoop();
+    await sleep(options.loginS * 1000);
+    const idleLoop = await eventLoop();
+    const [login] = await load.run({ ...loginSpec, label: 'login', durationS: options.loginS });
+    const loginLoop = await eventLoop();
+    const [burstLogin, burstProxied] = await load.run(
+      { ...loginSpec, label: 'burst-login', durationS: options.burstS },
+      { ...apikeySpec, label: 'burst-proxied', durationS: options.burstS },
+    );
+    const burstLoop = await eventLoop();
+    const loginOk = login !== undefined && (login.statusCodes['200'] ?? 0) > 0 && Object.keys(login.statusCodes).every((c) => c === '200');
+    const burstFlows = burstProxied !== undefined && burstProxied.perSecondMin > 0 && burstProxied.errors === 0 && burstProxied.timeouts === 0 && Object.keys(burstProxied.statusCodes).every((c) => c === '200');
+    rows.push({
+      scenario: `POST /auth/login at full speed (8 connections): gateway event-loop delay p99 ${fmt.ms(loginLoop.p99)} ms (idle ${fmt.ms(idleLoop.p99)} ms)`,
+      rps: fmt.rps(login?.rps ?? Number.NaN),
+      p50: fmt.ms(login?.p50 ?? Number.NaN),
+      p99: fmt.ms(login?.p99 ?? Number.NaN),
+      ratio: '',
+      target: 'event-loop delay p99 ≤ 20 ms',
+      result: verdict(loginOk && loginLoop.p99 <= 20),
+    });
+    rows.push({
+      scenario: `proxied (API key) during a login burst (${fmt.rps(burstLogin?.rps ?? Number.NaN)} logins/s beside it; fewest answers in a second: ${burstProxied?.perSecondMin ?? 0})`,
+      rps: fmt.rps(burstProxied?.rps ?? Number.NaN),
+      p50: fmt.ms(burstProxied?.p50 ?? Number.NaN),
+      p99: fmt.ms(burstProxied?.p99 ?? Number.NaN),
+      ratio: fmt.ratio((burstProxied?.rps ?? Number.NaN) / baselineRps),
+      target: 'keeps flowing: every second answered, no errors',
+      result: verdict(burstFlows),
+    });
+    notes.push(`login: event-loop delay (prom-client, 10 ms sampling interval included) p50 ${fmt.ms(loginLoop.p50)} ms, p99 ${fmt.ms(loginLoop.p99)} ms, max ${fmt.ms(loginLoop.max)} ms; idle p99 ${fmt.ms(idleLoop.p99)} ms; during the burst p99 ${fmt.ms(burstLoop.p99)} ms`);
+    report['login'] = { result: login, eventLoopMs: loginLoop, idleEventLoopMs: idleLoop };
+    report['burst'] = { login: burstLogin, proxied: burstProxied, eventLoopMs: burstLoop };
+
+    // Memory: the cache module from dist/, 100 000 credentials, heap after gc.
+    log('memory (100 000 cached credentials)');
+    const memory = await measureMemory();
+    const gatewayRss = metricValue((await send(`${gwA.opsUrl}/metrics`)).body, 'process_resident_memory_bytes') ?? Number.NaN;
+    rows.push({
+      scenario: `memory: heap per cached credential, 100 000 cached (API key; a JWT: ${Math.round(memory.jwt.heapBytesPerCredential)} B)`,
+      rps: `${Math.round(memory.apiKey.heapBytesPerCredential)} B`,
+      p50: '',
+      p99: '',
+      ratio: '',
+      target: '≤ 1 KiB',
+      result: verdict(memory.apiKey.heapBytesPerCredential <= 1024 && memory.jwt.heapBytesPerCredential <= 1024),
+    });
+    notes.push(`memory: RSS per cached credential ${Math.round(memory.apiKey.rssBytesPerCredential)} B (API key), ${Math.round(memory.jwt.rssBytesPerCredential)} B (JWT); RSS of the main authgate process at the end ${fmt.rps(gatewayRss / 2 ** 20)} MiB`);
+    report['memory'] = { ...memory, gatewayRssBytes: gatewayRss };
+  }
+
+  const elapsedS = (performance.now() - startedAt) / 1000;
+  process.stdout.write(`\n${table(rows)}\n\n`);
+  process.stdout.write(`machine: nproc ${host.nproc}, ${host.cpuModel}, node ${host.node}, ${host.memGiB} GiB; ${host.taskset ? 'servers pinned to core 0, generator to core 1' : 'not pinned (no taskset)'}\n`);
+  process.stdout.write(`run: ${options.rounds} rounds × ${options.sliceS} s per scenario, ${options.connections} connections; ratios are medians of same-round ratios; ${elapsedS.toFixed(0)} s in all\n`);
+  for (const note of notes) process.stdout.write(`${note}\n`);
+  if (options.json !== undefined) {
+    writeFileSync(options.json, `${JSON.stringify({ ...report, elapsedS, rows, notes }, null, 2)}\n`);
+    log(`wrote ${options.json}`);
+  }
+  return 0; // a MISS is a finding, not a failure of the bench: the table and the JSON say it
+}
+
+async function measureRevocation(
+  from: Gateway,
+  to: Gateway,
+  bearer: Record<string, string>,
+  headersWith: (credential: string) => Record<string, string>,
+  count: number,
+): Promise<{ count: number; p50Ms: number; p99Ms: number; maxMs: number; probes: number }> {
+  const keys: { id: string; apiKey: string }[] = [];
+  for (let i = 0; i < count; i++) keys.push(await sendJson(`${from.publicUrl}/auth/api-key`, { headers: bearer, expect: 201 }));
+  const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  // Each key is in the other replica's cache before it is revoked: the 401 must come from the
+  // revocation message, not from a cache miss.
+  for (const key of keys) {
+    const warm = await send(`${to.publicUrl}/accounts`, { headers: headersWith(key.apiKey), agent: probeAgent });
+    if (warm.status !== 200) throw new Error(`the replica refused a fresh key: ${warm.status}`);
+  }
+  const times: number[] = [];
+  let probes = 0;
+  for (const key of keys) {
+    const deleted = await send(`${from.publicUrl}/auth/api-key/${key.id}`, { method: 'DELETE', headers: bearer });
+    if (deleted.status !== 204) throw new Error(`DELETE answered ${deleted.status}`);
+    const t0 = performance.now();
+    for (;;) {
+      probes++;
+      const probe = await send(`${to.publicUrl}/accounts`, { headers: headersWith(key.apiKey), agent: probeAgent });
+      if (probe.status === 401) break;
+      if (probe.status !== 200) throw new Error(`the replica answered ${probe.status} while the revocation travelled`);
+      if (performance.now() - t0 > 5000) throw new Error('a revocation did not reach the replica within 5 s');
+    }
+    times.push(performance.now() - t0);
+  }
+  probeAgent.destroy();
+  const [p50Ms, p99Ms, maxMs] = percentiles(times, [50, 99, 100]) as [number, number, number];
+  return { count: times.length, p50Ms, p99Ms, maxMs, probes };
+}
+
+type MemoryResult = { count: number; apiKey: { heapBytesPerCredential: number; rssBytesPerCredential: number }; jwt: { heapBytesPerCredential: number; rssBytesPerCredential: number } };
+
+async function measureMemory(): Promise<MemoryResult> {
+  const proc = startProcess('memory', process.execPath, ['--expose-gc', here('./memory.js'), '100000'], { core: SERVER_CORE, stdout: 'pipe' });
+  const code = await new Promise<number | null>((resolve) => proc.child.on('exit', (exitCode) => resolve(exitCode)));
+  if (code !== 0) throw new Error(`memory measurement failed:\n${proc.output()}`);
+  const line = proc.output().split('\n').find((l) => l.startsWith('{'));
+  if (line === undefined) throw new Error(`memory measurement printed nothing:\n${proc.output()}`);
+  return JSON.parse(line) as MemoryResult;
+}
+
+let code = 1;
+const interrupted = () => {
+  void stopAll().finally(() => process.exit(130));
+};
+process.once('SIGINT', interrupted);
+process.once('SIGTERM', interrupted);
+try {
+  code = await main();
+} catch (error) {
+  process.stderr.write(`bench: failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  code = 1;
+} finally {
+  await stopAll();
+}
+process.exit(code);

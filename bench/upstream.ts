@@ -1,0 +1,25 @@
+/**
+ * The upstream every scenario ends at: node:http, keep-alive, one small JSON body. It answers
+ * 200 to everything, so it costs the same per request whoever calls it.
+ */
+import { createServer } from 'node:http';
+
+const body = (orgId: string) => `{"accounts":[{"id":"acc_1","currency":"EUR","organizationId":"${orgId}"}]}`;
+
+const server = createServer((request, response) => {
+  const org = request.headers['x-organization-id'];
+  const payload = body(typeof org === 'string' ? org : '');
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+  response.end(payload);
+});
+server.keepAliveTimeout = 65_000;
+server.headersTimeout = 66_000;
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  process.send?.({ port: address.port });
+});
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});

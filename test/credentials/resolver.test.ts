@@ -1,0 +1,115 @@
+import t from 'tap';
+import { generateApiKey } from '../../src/credentials/api-keys.js';
+import { createTokenService, type TokenService } from '../../src/credentials/jwt.js';
+import { createResolver, type Resolution } from '../../src/credentials/resolver.js';
+import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSettings } from '../../src/store/cache.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import type { Store } from '../../src/store/store.js';
+
+const SETTINGS: CacheSettings = { max: 1000, ttlSeconds: 60, negativeTtlSeconds: 5 };
+
+type Tap = typeof t;
+
+/** A memory store with one organization, one key and one session; its reads and the token checks counted. */
+async function fixture(t: Pick<Tap, 'teardown'>, cacheSettings: CacheSettings = SETTINGS) {
+  const memory = createMemoryStore();
+  t.teardown(() => memory.close());
+  const createdAt = new Date().toISOString();
+  await memory.createOrganizationIfEmailFree({ id: 'org_1', name: 'Org', email: 'o@example.test', passwordHash: 'x', createdAt });
+  const key = generateApiKey('production');
+  await memory.createApiKey({ id: key.id, orgId: 'org_1', hash: key.hash, displayPrefix: key.displayPrefix, createdAt });
+  const reads = { keys: 0, sessions: 0, verifications: 0 };
+  const store: Store = {
+    ...memory,
+    findApiKeyByHash: (hash) => (reads.keys++, memory.findApiKeyByHash(hash)),
+    findSession: (id) => (reads.sessions++, memory.findSession(id)),
+  };
+  const signer = await createTokenService({ secret: 'resolver-test-secret-0123456789abcdef', previousSecrets: [], issuer: 'authgate', ttlSeconds: 3600, environment: 'production' });
+  const tokens: TokenService = { ...signer, verify: (token, nowMs) => (reads.verifications++, signer.verify(token, nowMs)) };
+  const { token, expiresAtMs } = await signer.sign('sess_1', Date.now());
+  await memory.createSession({ id: 'sess_1', orgId: 'org_1', expiresAt: expiresAtMs });
+  const cache = createCredentialCache(cacheSettings);
+  const resolver = createResolver({ store, cache, tokens, environment: 'production', now: Date.now });
+  return { key, token, reads, cache, resolver, memory };
+}
+
+const isPromise = (value: unknown) => value instanceof Promise;
+
+t.test('an API key: the first resolution reads the store, later ones are synchronous cache hits', async (t) => {
+  const { key, reads, resolver, cache } = await fixture(t);
+  const first = resolver.resolve(key.secret);
+  t.ok(isPromise(first), 'a miss is asynchronous');
+  t.same(await first, { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: key.id } });
+  const second = resolver.resolve(key.secret);
+  t.notOk(isPromise(second), 'a hit is not');
+  t.same(second, await first);
+  t.equal(reads.keys, 1);
+  t.same(cache.stats, { hits: 1, misses: 1, evictions: 0 });
+});
+
+t.test('an unknown key is remembered as unknown: one store read, then synchronous refusals', async (t) => {
+  const { reads, resolver } = await fixture(t);
+  const ghost = generateApiKey('production').secret;
+  t.match(await resolver.resolve(ghost), { ok: false, kind: 'api_key', reason: 'unknown_key' });
+  const again = resolver.resolve(ghost);
+  t.notOk(isPromise(again));
+  t.match(again, { ok: false, reason: 'unknown_key' });
+  t.equal(reads.keys, 1);
+});
+
+t.test('malformed, mistyped and other-environment keys never reach the store or the cache', async (t) => {
+  const { reads, resolver, cache } = await fixture(t);
+  const good = generateApiKey('production').secret;
+  const typo = good.slice(0, -1) + (good.endsWith('A') ? 'B' : 'A');
+  t.match(resolver.resolve('agk_live_short'), { ok: false, reason: 'malformed_key' });
+  t.match(resolver.resolve(typo), { ok: false, reason: 'bad_checksum' });
+  t.match(resolver.resolve(generateApiKey('sandbox').secret), { ok: false, reason: 'wrong_environment', environment: 'sandbox' });
+  t.equal(reads.keys, 0);
+  t.same(cache.stats, { hits: 0, misses: 0, evictions: 0 });
+});
+
+t.test('a revocation reaches the next resolution at once', async (t) => {
+  const { key, reads, resolver, cache, memory } = await fixture(t);
+  t.match(await resolver.resolve(key.secret), { ok: true });
+  t.match(resolver.resolve(key.secret), { ok: true });
+  const revoked = await memory.deleteApiKeyIfOwned('org_1', key.id);
+  cache.invalidate([revoked!]);
+  const after = resolver.resolve(key.secret);
+  t.ok(isPromise(after), 'the cache no longer answers');
+  t.match(await after, { ok: false, reason: 'unknown_key' });
+  t.equal(reads.keys, 2);
+  t.equal(cache.peek(apiKeyCacheKey(key.hash)), null, 'now cached as unknown');
+});
+
+t.test('a JWT is verified once, then answered from its memo and the session cache', async (t) => {
+  const { token, reads, resolver, cache } = await fixture(t);
+  const expected: Resolution = { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1' } };
+  t.same(await resolver.resolve(token), expected);
+  for (let i = 0; i < 5; i++) {
+    const hit = resolver.resolve(token);
+    t.notOk(isPromise(hit), 'synchronous');
+    t.same(hit, expected);
+  }
+  t.equal(reads.verifications, 1, 'the signature is checked once');
+  t.equal(reads.sessions, 1, 'the session is read once');
+  // Logout: the session goes, the memo stays, and the token is refused.
+  cache.invalidate([{ kind: 'session', cacheKey: 'sess_1' }]);
+  t.equal(cache.peek(sessionCacheKey('sess_1')), undefined);
+  t.match(await resolver.resolve(token), { ok: true }, 'still in the store here: read again');
+  t.equal(reads.verifications, 1, 'no second signature check');
+  t.equal(reads.sessions, 2);
+  t.match(await resolver.resolve(token.slice(0, -2) + 'xx'), { ok: false, kind: 'jwt', reason: 'invalid_token' });
+});
+
+t.test('with the cache off every resolution reads the store', async (t) => {
+  const { key, token, reads, resolver } = await fixture(t, { ...SETTINGS, max: 0 });
+  for (let i = 0; i < 3; i++) {
+    const resolved = resolver.resolve(key.secret);
+    t.ok(isPromise(resolved));
+    t.match(await resolved, { ok: true });
+    t.match(await resolver.resolve(token), { ok: true });
+  }
+  t.equal(reads.keys, 3);
+  t.equal(reads.sessions, 3);
+  t.equal(reads.verifications, 3, 'nor are verified tokens remembered');
+});
