@@ -6,8 +6,9 @@
  *                                [--connections N] [--cpu-prof DIR] [--only apikey,jwt,...] [--env KEY=VALUE]
  *                                [--gateway FILE] [--compare FILE] [--node-flag FLAG]
  *
- * One process tree on loopback: a keep-alive upstream, the baseline proxy, three authgate
- * processes (production build, Redis store) on a redis-server of our own, and the load generator.
+ * One process tree on loopback: a keep-alive upstream, the baseline proxy, four authgate
+ * processes (production build, Redis store: main, cache off, access log off, a replica) on a
+ * redis-server of our own, and the load generator.
  * Servers run on core 0 and the generator on core 1 (taskset). Scenarios run in short interleaved
  * slices; each ratio is the median of same-round ratios. Every process is stopped by pid at the end.
  */
@@ -98,12 +99,12 @@ function parseOptions(argv: readonly string[]): Options {
     compareMain: value('--compare'),
     quick,
     json: value('--json'),
-    rounds: Math.round(number('--rounds', quick ? 3 : 7)),
-    sliceS: Math.round(number('--slice', quick ? 1 : 3)),
+    rounds: Math.round(number('--rounds', quick ? 3 : 9)),
+    sliceS: Math.round(number('--slice', quick ? 1 : 2)),
     warmS: quick ? 1 : 2,
     connections: Math.round(number('--connections', 50)),
     loginS: quick ? 2 : 5,
-    burstS: quick ? 3 : 6,
+    burstS: quick ? 2 : 6,
     revocations: 200,
     cpuProfDir: value('--cpu-prof'),
     only,
@@ -221,7 +222,7 @@ const watched = new Map<string, number>();
 
 const UA = 'authgate-bench/1.0';
 /** Pause after each slice: in-flight work ends before the next slice and before reads are counted. */
-const SETTLE_MS = 300;
+const SETTLE_MS = 150;
 
 async function readsOf(redis: BenchRedis): Promise<{ hgetall: number; evalsha: number }> {
   const calls = await redis.commandCalls();
@@ -332,7 +333,7 @@ const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; rat
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const startedAt = performance.now();
-  const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
+  const log = (text: string) => process.stderr.write(`bench: [${((performance.now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${text}\n`);
 
   const redisBinary = findRedisServer();
   if (redisBinary === undefined) {
@@ -347,6 +348,10 @@ async function main(): Promise<number> {
   log(`${host.nproc} cores, ${host.cpuModel}, node ${host.node}; ${options.rounds} rounds × ${options.sliceS} s slices, ${options.connections} connections`);
 
   // Processes -------------------------------------------------------------------------------
+  // The memory measurement needs no load and no server: it runs while the servers start, and is
+  // over before any load does.
+  const memoryMeasured = options.extras ? measureMemory() : undefined;
+  memoryMeasured?.catch(() => {}); // awaited below; a failure is reported there
   const redis = await startBenchRedis(redisBinary, SERVER_CORE);
   const upstream = await startNodeChild('upstream', here('./upstream.js'), [], SERVER_CORE);
   const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
@@ -363,12 +368,16 @@ async function main(): Promise<number> {
   };
   const profileFlags = [...(options.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir]), ...options.nodeFlags];
   const wanted = (id: ScenarioId) => options.only === undefined || options.only.includes(id) || id === 'baseline';
-  const gwA = await startGateway('authgate-a', options.gatewayMain, common, profileFlags);
-  const gwCold = wanted('cold') ? await startGateway('authgate-cold', options.gatewayMain, { ...common, AUTHGATE_CACHE_MAX: '0' }) : undefined;
-  // The same build without its one log line per request: what the access log costs.
-  const gwQuiet = wanted('nolog') ? await startGateway('authgate-quiet', options.gatewayMain, { ...common, LOG_LEVEL: 'warn' }) : undefined;
-  const gwReplica = options.extras ? await startGateway('authgate-replica', options.gatewayMain, common) : undefined;
-  const gwCompare = options.compareMain === undefined ? undefined : await startGateway('authgate-compare', options.compareMain, common);
+  // The gateways start side by side (each mostly waits for its Redis connection and readiness).
+  const optional = (wantedHere: boolean, start: () => Promise<Gateway>) => (wantedHere ? start() : Promise.resolve(undefined));
+  const [gwA, gwCold, gwQuiet, gwReplica, gwCompare] = await Promise.all([
+    startGateway('authgate-a', options.gatewayMain, common, profileFlags),
+    optional(wanted('cold'), () => startGateway('authgate-cold', options.gatewayMain, { ...common, AUTHGATE_CACHE_MAX: '0' })),
+    // The same build without its one log line per request: what the access log costs.
+    optional(wanted('nolog'), () => startGateway('authgate-quiet', options.gatewayMain, { ...common, LOG_LEVEL: 'warn' })),
+    optional(options.extras, () => startGateway('authgate-replica', options.gatewayMain, common)),
+    optional(options.compareMain !== undefined, () => startGateway('authgate-compare', options.compareMain!, common)),
+  ]);
   const load = await LoadGenerator.start();
   log(`pids: authgate ${gwA.proc.pid}, baseline ${baseline.proc.pid}, upstream ${upstream.proc.pid}, redis ${redis.pid}`);
 
@@ -421,6 +430,8 @@ async function main(): Promise<number> {
   const apikeySpec = allScenarios[2]!.spec;
 
   // Warm-up, then interleaved rounds -------------------------------------------------------
+  // Nothing else may run on the servers' core once load starts.
+  await memoryMeasured;
   log('warming up');
   for (const scenario of scenarios) await runSlice(load, redis, scenario, options.warmS, -1);
   const slices: Slice[] = [];
@@ -474,14 +485,17 @@ async function main(): Promise<number> {
     const [negative] = await load.run({ ...apikeySpec, label: 'negative', amount: negativeKeys * 10, garbage: { every: 1, pool: negativeKeys, environment: 'production' } });
     await sleep(SETTLE_MS);
     const negativeReads = (await readsOf(redis)).hgetall - negBefore.hgetall;
+    // The valid key's own entry expires with the cache TTL (60 s) and is read again: at most one
+    // such read per slice, since a slice is shorter than the TTL.
+    const validKeyAllowance = garbageSlices.length;
     rows.push({
-      scenario: `Redis reads per distinct garbage key (${garbageReads} for ${garbageSent}); ${negativeKeys} keys × 10 within 5 s: ${negativeReads} reads`,
+      scenario: `Redis reads per distinct garbage key (${garbageReads} for ${garbageSent}, the valid key's TTL refreshes included); ${negativeKeys} keys × 10 within 5 s: ${negativeReads} reads`,
       rps: '',
       p50: '',
       p99: '',
       ratio: fmt.ratio(Math.max(readsPerGarbageKey, negativeReads / negativeKeys)),
       target: '≤ 1 per key per negative-cache period',
-      result: verdict(readsPerGarbageKey <= 1 && negativeReads <= negativeKeys),
+      result: verdict(garbageReads <= garbageSent + validKeyAllowance && negativeReads <= negativeKeys),
     });
     report['garbage'] = { sent: garbageSent, reads: garbageReads, readsPerKey: readsPerGarbageKey, negative: { keys: negativeKeys, requests: negative?.requests, reads: negativeReads } };
 
@@ -517,9 +531,9 @@ async function main(): Promise<number> {
       body: JSON.stringify({ email, password }),
       connections: 8,
     };
-    await sleep(1000);
+    await sleep(500);
     await eventLoop();
-    await sleep(options.loginS * 1000);
+    await sleep(options.quick ? 1000 : 3000);
     const idleLoop = await eventLoop();
     const [login] = await load.run({ ...loginSpec, label: 'login', durationS: options.loginS });
     const loginLoop = await eventLoop();
@@ -554,7 +568,7 @@ async function main(): Promise<number> {
 
     // Memory: the cache module from dist/, 100 000 credentials, heap after gc.
     log('memory (100 000 cached credentials)');
-    const memory = await measureMemory();
+    const memory = await memoryMeasured!;
     const gatewayRss = metricValue((await send(`${gwA.opsUrl}/metrics`)).body, 'process_resident_memory_bytes') ?? Number.NaN;
     rows.push({
       scenario: `memory: heap per cached credential, 100 000 cached (API key; a JWT: ${Math.round(memory.jwt.heapBytesPerCredential)} B)`,
@@ -620,7 +634,8 @@ async function measureRevocation(
 type MemoryResult = { count: number; apiKey: { heapBytesPerCredential: number; rssBytesPerCredential: number }; jwt: { heapBytesPerCredential: number; rssBytesPerCredential: number } };
 
 async function measureMemory(): Promise<MemoryResult> {
-  const proc = startProcess('memory', process.execPath, ['--expose-gc', here('./memory.js'), '100000'], { core: SERVER_CORE, stdout: 'pipe' });
+  // On the generator's core, which is idle while the servers start.
+  const proc = startProcess('memory', process.execPath, ['--expose-gc', here('./memory.js'), '100000'], { core: GENERATOR_CORE, stdout: 'pipe' });
   const code = await new Promise<number | null>((resolve) => proc.child.on('exit', (exitCode) => resolve(exitCode)));
   if (code !== 0) throw new Error(`memory measurement failed:\n${proc.output()}`);
   const line = proc.output().split('\n').find((l) => l.startsWith('{'));
