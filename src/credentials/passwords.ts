@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 
 /**
@@ -10,13 +11,34 @@ export const MIN_PASSWORD_LENGTH = 12;
 /** Longer inputs are refused before hashing: nobody needs them, and they cost CPU. */
 export const MAX_PASSWORD_LENGTH = 1024;
 
+/**
+ * At most this many hashes at once, leaving a core to the event loop: with every core hashing,
+ * a login burst starved the proxying (event-loop delay p99 23 ms → 15 ms on 2 cores with one
+ * slot; docs/performance.md). Logins queue instead; their throughput does not change.
+ */
+const HASH_SLOTS = Math.max(1, availableParallelism() - 1);
+let busy = 0;
+const waiting: Array<() => void> = [];
+
+async function inSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (busy >= HASH_SLOTS) await new Promise<void>((resolve) => waiting.push(resolve));
+  else busy++;
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next !== undefined) next(); // the slot passes straight to the next waiter
+    else busy--;
+  }
+}
+
 export function hashPassword(password: string): Promise<string> {
-  return hash(password, OPTIONS);
+  return inSlot(() => hash(password, OPTIONS));
 }
 
 export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
   try {
-    return await verify(passwordHash, password);
+    return await inSlot(() => verify(passwordHash, password));
   } catch {
     return false; // a corrupt hash is a failed login, not a crash
   }

@@ -36,3 +36,11 @@ t.test('the dummy verifier always says false', async (t) => {
   const dummy = await createDummyVerifier();
   for (const password of [PASSWORD, '', 'dummy-', 'x'.repeat(100)]) t.equal(await dummy(password), false);
 });
+
+t.test('concurrent hashes queue for their slots and all complete', async (t) => {
+  const { hashPassword: h, verifyPassword: v } = await import('../../src/credentials/passwords.js');
+  const hashes = await Promise.all(Array.from({ length: 8 }, (_, i) => h(`password-number-${i}`)));
+  const results = await Promise.all(hashes.map((hashed, i) => v(hashed, `password-number-${i}`)));
+  t.same(results, Array(8).fill(true), 'every queued hash and verify completed correctly');
+  t.equal(await v(hashes[0]!, 'password-number-1'), false);
+});
