@@ -11,17 +11,17 @@ const ENVIRONMENT_DETAIL = {
   sandbox: 'This credential belongs to the sandbox environment.',
 } as const;
 
-/**
- * The onRequest stage that turns the Authorization header into request.principal, or refuses:
- * 401 for a missing, malformed, unknown, expired or revoked credential; 503 when the store
- * could not be asked (fail closed: never 401, never 200 for an unchecked credential).
- */
 /** The decision of every allowed request, one per credential kind (decisions are read-only). */
 const ALLOWED = {
   jwt: Object.freeze({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
   api_key: Object.freeze({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
 } as const;
 
+/**
+ * The onRequest stage that turns the Authorization header into request.principal, or refuses:
+ * 401 for a missing, malformed, unknown, expired or revoked credential; 503 when the store
+ * could not be asked (fail closed: never 401, never 200 for an unchecked credential).
+ */
 export function createAuthenticate(resolver: CredentialResolver, record: DecisionRecorder) {
   const decide = (request: FastifyRequest, kind: 'jwt' | 'api_key' | 'none', outcome: 'allowed' | 'denied' | 'error', reason: string) => {
     request.authDecision = { kind, outcome, reason };
