@@ -2,7 +2,7 @@ import type { Environment } from '../config/config.js';
 import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from '../store/cache.js';
 import type { Store } from '../store/store.js';
 import { looksLikeApiKey, parseApiKey } from './api-keys.js';
-import * as crypto from 'node:crypto';
+import { sha256Base64url } from './digest.js';
 import type { TokenService } from './jwt.js';
 import type { Principal } from './principal.js';
 
@@ -40,13 +40,6 @@ const BAD_CHECKSUM = denied('api_key', 'bad_checksum');
 const UNKNOWN_KEY = denied('api_key', 'unknown_key');
 const REVOKED_TOKEN = denied('jwt', 'revoked_token');
 
-/** SHA-256 of a token, base64url: the key its verified memo is kept under (never the token). */
-const tokenDigest: (token: string) => string =
-  // crypto.hash (Node ≥ 20.12) hashes in one call, without a Hash object per request.
-  typeof crypto.hash === 'function'
-    ? (token) => crypto.hash('sha256', token, 'base64url')
-    : (token) => crypto.createHash('sha256').update(token).digest('base64url');
-
 export function createResolver(deps: {
   store: Store;
   cache: CredentialCache;
@@ -78,7 +71,7 @@ export function createResolver(deps: {
 
   function resolveJwt(token: string): Resolution | Promise<Resolution> {
     const t = now();
-    const digest = tokenDigest(token);
+    const digest = sha256Base64url(token);
     const memo = cache.verifiedToken(digest);
     if (memo === undefined || memo.expiresAtMs <= t) return verifyJwt(token, digest, t);
     return sessionPrincipal(memo.sessionId);
