@@ -1,8 +1,8 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADMIN_TOKEN, UA, eventually, send } from '../helpers/gateway.js';
-import { startGatewayProcess } from '../helpers/gateway-process.js';
+import { UA, eventually, send } from '../helpers/gateway.js';
+import { createOrganizationAndLogin, startGatewayProcess } from '../helpers/gateway-process.js';
 import { freePort, startRedis } from '../helpers/redis.js';
 import { makeCertificate } from '../helpers/tls.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
@@ -30,19 +30,10 @@ t.test('rediss:// with user and password from the URL', async (t) => {
     gw.child.kill('SIGKILL');
   });
   t.ok(await eventually(async () => (await send(`${gw.opsUrl}/readyz`).catch(() => ({ status: 0 }))).status === 200, 15_000, 100), `ready over TLS with ACL auth ${gw.output().slice(-300)}`);
-  const org = await send(`${gw.opsUrl}/admin/organizations`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'TLS', email: 'tls@example.test', password: 'long-enough-password' }),
-  });
-  t.equal(org.status, 201);
-  const login = await send(`${gw.publicUrl}/auth/login`, {
-    method: 'POST',
-    headers: { ...UA, 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'tls@example.test', password: 'long-enough-password' }),
-  });
-  t.equal(login.status, 200);
-  const accounts = await send(`${gw.publicUrl}/accounts`, { headers: { ...UA, authorization: `Bearer ${login.json().token}` } });
+  const { orgStatus, loginStatus, token } = await createOrganizationAndLogin(gw, { name: 'TLS', email: 'tls@example.test' });
+  t.equal(orgStatus, 201);
+  t.equal(loginStatus, 200);
+  const accounts = await send(`${gw.publicUrl}/accounts`, { headers: { ...UA, authorization: `Bearer ${token}` } });
   t.equal(accounts.status, 200);
   t.notOk(gw.output().includes(password), 'the Redis password is never printed');
 });

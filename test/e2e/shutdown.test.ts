@@ -1,6 +1,6 @@
 import t from 'tap';
-import { ADMIN_TOKEN, UA, send } from '../helpers/gateway.js';
-import { startGatewayProcess } from '../helpers/gateway-process.js';
+import { UA, send } from '../helpers/gateway.js';
+import { createOrganizationAndLogin, startGatewayProcess } from '../helpers/gateway-process.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
 t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0', async (t) => {
@@ -18,19 +18,9 @@ t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0
     if (gw.child.exitCode === null) gw.child.kill('SIGKILL');
   });
 
-  const org = await send(`${gw.opsUrl}/admin/organizations`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Slow', email: 'slow@example.test', password: 'long-enough-password' }),
-  });
-  t.equal(org.status, 201);
-  const login = await send(`${gw.publicUrl}/auth/login`, {
-    method: 'POST',
-    headers: { ...UA, 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'slow@example.test', password: 'long-enough-password' }),
-  });
-  t.equal(login.status, 200, 'logged in');
-  const token = login.json().token as string;
+  const { orgStatus, loginStatus, token } = await createOrganizationAndLogin(gw, { name: 'Slow', email: 'slow@example.test' });
+  t.equal(orgStatus, 201);
+  t.equal(loginStatus, 200, 'logged in');
 
   upstream.delayMs = 2500; // longer than the shutdown delay: these are in flight while it closes
   const inFlight = Array.from({ length: 5 }, () => send(`${gw.publicUrl}/accounts`, { headers: { ...UA, authorization: `Bearer ${token}` } }));
@@ -78,18 +68,9 @@ t.test('development start with nothing set: generated secrets, example upstream,
   t.ok(match, 'the generated admin token is printed');
   const adminToken = match![1]!;
   t.equal(gw.output().split(adminToken).length - 1, 1, 'exactly once');
-  const org = await send(`${gw.opsUrl}/admin/organizations`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Dev', email: 'dev@example.test', password: 'long-enough-password' }),
-  });
-  t.equal(org.status, 201);
-  const login = await send(`${gw.publicUrl}/auth/login`, {
-    method: 'POST',
-    headers: { ...UA, 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'dev@example.test', password: 'long-enough-password' }),
-  });
-  const accounts = await send(`${gw.publicUrl}/accounts`, { headers: { ...UA, authorization: `Bearer ${login.json().token}` } });
+  const { orgId, orgStatus, token } = await createOrganizationAndLogin(gw, { name: 'Dev', email: 'dev@example.test', adminToken });
+  t.equal(orgStatus, 201);
+  const accounts = await send(`${gw.publicUrl}/accounts`, { headers: { ...UA, authorization: `Bearer ${token}` } });
   t.equal(accounts.status, 200, 'the bundled example upstream answers');
-  t.equal(accounts.json().accounts[0].organizationId, org.json().id);
+  t.equal(accounts.json().accounts[0].organizationId, orgId);
 });

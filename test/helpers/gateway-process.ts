@@ -52,3 +52,27 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
   }
   return started;
 }
+
+/** Through the process's own admin API and public port: an organization and a login token. */
+export async function createOrganizationAndLogin(
+  gw: GatewayProcess,
+  input: { name: string; email: string; adminToken?: string },
+): Promise<{ orgId: string; orgStatus: number; loginStatus: number; token: string }> {
+  const password = 'long-enough-password';
+  const org = await send(`${gw.opsUrl}/admin/organizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${input.adminToken ?? ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: input.name, email: input.email, password }),
+  });
+  const login = await send(`${gw.publicUrl}/auth/login`, {
+    method: 'POST',
+    headers: { 'user-agent': 'authgate-tests/1.0', 'content-type': 'application/json' },
+    body: JSON.stringify({ email: input.email, password }),
+  });
+  return {
+    orgId: org.status === 201 ? (org.json().id as string) : '',
+    orgStatus: org.status,
+    loginStatus: login.status,
+    token: login.status === 200 ? (login.json().token as string) : '',
+  };
+}
