@@ -9,6 +9,8 @@ import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
 import { createHealth, type Health } from './observability/health.js';
 import { instrumentStore } from './observability/instrument-store.js';
+import { createAccessLog } from './observability/access-log.js';
+import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
 import { createMetrics, registerCacheMetrics, type Metrics } from './observability/metrics.js';
 import { createApiKeyService } from './services/api-keys.js';
@@ -49,7 +51,8 @@ export type Gateway = Readonly<{
  */
 export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = {}): Promise<Gateway> {
   const now = deps.now ?? Date.now;
-  const logger = createLogger(config.log.level, deps.logDestination).child({ environment: config.environment });
+  const logDestination = deps.logDestination ?? createLogSink({ fd: 1, sync: true });
+  const logger = createLogger(config.log.level, logDestination).child({ environment: config.environment });
   const metrics = createMetrics(config.environment);
   const storage = deps.storage ?? (await openStorage(config, logger, now));
   const store = instrumentStore(storage.store, metrics);
@@ -84,6 +87,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     config,
     upstreamUrl,
     logger,
+    accessLog: createAccessLog(logger, logDestination),
     metrics,
     resolver,
     recordDecision: decisionRecorder(metrics),

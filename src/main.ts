@@ -1,6 +1,7 @@
 import { loadConfig } from './config/load.js';
 import { startExampleUpstream } from './example-upstream.js';
 import { buildGateway } from './gateway.js';
+import { createLogSink } from './observability/log-sink.js';
 
 /** Process entry: the only module that reads process.env, listens, and handles signals. */
 async function main(): Promise<void> {
@@ -11,8 +12,12 @@ async function main(): Promise<void> {
   }
   const { config } = loaded;
 
+  const logSink = createLogSink({ fd: 1, sync: true });
+  // Whatever way the process ends, the lines of its last turn still reach stdout.
+  process.on('exit', () => logSink.flushSync());
+
   const example = config.upstream.url === undefined ? await startExampleUpstream() : undefined;
-  const gateway = await buildGateway(config, example ? { upstreamUrl: example.url } : {});
+  const gateway = await buildGateway(config, { logDestination: logSink, ...(example ? { upstreamUrl: example.url } : {}) });
   const { logger } = gateway;
 
   await gateway.opsServer.listen({ ...config.opsListener });

@@ -6,6 +6,7 @@ import type { DecisionRecorder } from '../credentials/authenticate.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { userAgentGuard } from '../guards/user-agent.js';
+import type { AccessLog } from '../observability/access-log.js';
 import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
 import { forwardedRoutes } from '../proxy/forward.js';
@@ -27,6 +28,8 @@ export type PublicServerDeps = Readonly<{
   config: Config;
   upstreamUrl: string;
   logger: Logger;
+  /** The one line per request (observability/access-log.ts). */
+  accessLog: AccessLog;
   metrics: Metrics;
   resolver: CredentialResolver;
   recordDecision: DecisionRecorder;
@@ -107,6 +110,6 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.
-  app.addHook('onResponse', recordRequest(deps.metrics, deps.logger));
+  app.addHook('onResponse', recordRequest(deps.metrics, deps.accessLog));
   return app;
 }

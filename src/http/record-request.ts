@@ -1,30 +1,30 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '../observability/logging.js';
+import type { AccessLog } from '../observability/access-log.js';
 import type { CounterSeries, HistogramSeries, Metrics } from '../observability/metrics.js';
+
+type RequestSeries = { requests: CounterSeries; duration: HistogramSeries };
 
 /**
  * onResponse: the request metrics (by route template, never the raw path; for a forwarded
  * request also the upstream's time, measured to the end of the answer to the client, which
- * streams the upstream's body) and the one log line, with who it was for but never the
+ * streams the upstream's body) and the one access-log line, with who it was for but never the
  * credential itself.
  *
  * It runs for every request, so it does no more than it must: the metric series of each
- * (method, route, status) are bound once, and the line goes through one logger made once.
- * That logger skips the redaction pass: every field of this line is set here, from values the
- * gateway computed itself (a route template, a status, ids, a bounded reason), so there is
- * nothing for redaction to find — keep it that way when adding a field. Every other log line
- * (request.log, errors) is still redacted.
+ * (route, method, status) are bound once and found again without building a key.
  */
-export function recordRequest(metrics: Metrics, logger: Logger) {
-  const requestLog = logger.child({}, { redact: [] });
-  const series = new Map<string, { requests: CounterSeries; duration: HistogramSeries }>();
-  const seriesOf = (method: string, route: string, status: number) => {
-    const key = `${method} ${status} ${route}`;
-    let found = series.get(key);
+export function recordRequest(metrics: Metrics, accessLog: AccessLog) {
+  const series = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  const seriesOf = (route: string, method: string, status: number): RequestSeries => {
+    let byMethod = series.get(route);
+    if (byMethod === undefined) series.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    let found = byStatus.get(status);
     if (found === undefined) {
       const labels = { method, route, status_code: status };
       found = { requests: metrics.httpRequests.bound(labels), duration: metrics.httpDuration.bound(labels) };
-      series.set(key, found);
+      byStatus.set(status, found);
     }
     return found;
   };
@@ -39,28 +39,23 @@ export function recordRequest(metrics: Metrics, logger: Logger) {
     const route = request.routeOptions.config.routeLabel ?? 'unmatched';
     const status = reply.statusCode;
     const elapsedMs = reply.elapsedTime;
-    const metric = seriesOf(request.method, route, status);
+    const metric = seriesOf(route, request.method, status);
     metric.requests.inc();
     metric.duration.observe(elapsedMs / 1000);
     if (request.upstreamStartedAt > 0) upstreamSeriesOf(route).observe((performance.now() - request.upstreamStartedAt) / 1000);
-    if (requestLog.isLevelEnabled('info')) {
-      const principal = request.principal;
-      const decision = request.authDecision;
-      requestLog.info(
-        {
-          reqId: request.id,
-          method: request.method,
-          route,
-          status,
-          durationMs: Math.round(elapsedMs * 1000) / 1000,
-          orgId: principal?.orgId,
-          credentialKind: principal?.via ?? decision?.kind,
-          keyId: principal?.via === 'api_key' ? principal.credentialId : undefined,
-          authReason: decision?.outcome === 'allowed' ? undefined : decision?.reason,
-        },
-        'request',
-      );
-    }
+    const principal = request.principal;
+    const decision = request.authDecision;
+    accessLog({
+      reqId: request.id,
+      method: request.method,
+      route,
+      status,
+      durationMs: Math.round(elapsedMs * 1000) / 1000,
+      orgId: principal?.orgId,
+      credentialKind: principal?.via ?? decision?.kind,
+      keyId: principal?.via === 'api_key' ? principal.credentialId : undefined,
+      authReason: decision?.outcome === 'allowed' ? undefined : decision?.reason,
+    });
     done();
   };
 }

@@ -20,13 +20,26 @@ export const REDACT_PATHS = [
 
 export type { Logger };
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+let lastMs = 0;
+let lastIso = '';
+
+/** ISO 8601 time of now, made at most once per millisecond: every log line asks for it. */
+export function isoTimeNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+export function createLogger(level: string, destination: DestinationStream): Logger {
   return pino(
     {
       level,
       base: { service: 'authgate' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: () => `,"time":"${isoTimeNow()}"`,
       serializers: { err: pino.stdSerializers.err },
     },
     destination,

@@ -1,0 +1,56 @@
+import type { DestinationStream } from 'pino';
+import { isoTimeNow, type Logger } from './logging.js';
+
+/** What one access-log line says: who the request was for, never the credential itself. */
+export type AccessRecord = {
+  reqId: string;
+  method: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  orgId: string | undefined;
+  credentialKind: string | undefined;
+  keyId: string | undefined;
+  authReason: string | undefined;
+};
+
+export type AccessLog = (record: AccessRecord) => void;
+
+/** pino's number for info: the access line is an info line like any other. */
+const INFO = 30;
+
+/**
+ * The one line per request, written straight to the log's destination in pino's own format
+ * (`level`, `time`, the logger's bindings, the fields, `msg: "request"`), so it reads and parses
+ * like every other line.
+ *
+ * Not through pino: pino serializes an object by walking its keys (`for…in`, keyed loads on
+ * objects of every shape the gateway logs), and once per request that walk cost more than all
+ * of authgate's own work on the request, partly through what it does to the engine's shared
+ * property caches (docs/performance.md). Here the shape is fixed and the line is one template.
+ * Every value goes through JSON.stringify, so no value (a client's request id, a record from
+ * Redis) can break out of its string; numbers are the gateway's own.
+ *
+ * The fields are the gateway's own values, never a header or a body: nothing here is for
+ * pino's redaction to find, and nothing may be added that would be.
+ */
+export function createAccessLog(logger: Logger, destination: DestinationStream): AccessLog {
+  const context = JSON.stringify(logger.bindings()).slice(1, -1);
+  const head = `{"level":${INFO},"time":"`;
+  const afterTime = context === '' ? '"' : `",${context}`;
+  return (r) => {
+    if (!logger.isLevelEnabled('info')) return;
+    let line =
+      head + isoTimeNow() + afterTime +
+      ',"reqId":' + JSON.stringify(r.reqId) +
+      ',"method":' + JSON.stringify(r.method) +
+      ',"route":' + JSON.stringify(r.route) +
+      ',"status":' + r.status +
+      ',"durationMs":' + r.durationMs;
+    if (r.orgId !== undefined) line += ',"orgId":' + JSON.stringify(r.orgId);
+    if (r.credentialKind !== undefined) line += ',"credentialKind":' + JSON.stringify(r.credentialKind);
+    if (r.keyId !== undefined) line += ',"keyId":' + JSON.stringify(r.keyId);
+    if (r.authReason !== undefined) line += ',"authReason":' + JSON.stringify(r.authReason);
+    destination.write(line + ',"msg":"request"}\n');
+  };
+}

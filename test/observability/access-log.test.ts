@@ -1,0 +1,81 @@
+import t from 'tap';
+import { createAccessLog, type AccessRecord } from '../../src/observability/access-log.js';
+import { createLogger } from '../../src/observability/logging.js';
+
+function setup(level = 'info') {
+  const lines: string[] = [];
+  const destination = { write: (line: string) => void lines.push(line) };
+  const logger = createLogger(level, destination).child({ environment: 'sandbox' });
+  return { lines, logger, accessLog: createAccessLog(logger, destination) };
+}
+
+const record: AccessRecord = {
+  reqId: 'req-1',
+  method: 'GET',
+  route: '/accounts',
+  status: 200,
+  durationMs: 1.234,
+  orgId: 'org_1',
+  credentialKind: 'api_key',
+  keyId: 'key_1',
+  authReason: undefined,
+};
+
+t.test('an access line is the line pino itself writes for the same fields', async (t) => {
+  const { lines, logger, accessLog } = setup();
+  accessLog(record);
+  logger.info({ ...record }, 'request');
+  t.equal(lines.length, 2);
+  const [ours, pinos] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.ok(lines[0]!.endsWith('}\n'), 'one line, newline-terminated');
+  t.match(ours!['time'], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'ISO time, as every other line');
+  delete ours!['time'];
+  delete pinos!['time'];
+  t.same(ours, pinos, 'same fields, same values');
+  t.same(Object.keys(ours!), Object.keys(pinos!), 'in the same order');
+  t.same(ours, {
+    level: 30,
+    service: 'authgate',
+    environment: 'sandbox',
+    reqId: 'req-1',
+    method: 'GET',
+    route: '/accounts',
+    status: 200,
+    durationMs: 1.234,
+    orgId: 'org_1',
+    credentialKind: 'api_key',
+    keyId: 'key_1',
+    msg: 'request',
+  });
+});
+
+t.test('absent fields are left out, as pino leaves out undefined', async (t) => {
+  const { lines, accessLog } = setup();
+  accessLog({ ...record, orgId: undefined, keyId: undefined, credentialKind: 'none', authReason: 'missing', status: 401 });
+  const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+  t.notOk('orgId' in line);
+  t.notOk('keyId' in line);
+  t.equal(line['authReason'], 'missing');
+  t.equal(line['status'], 401);
+});
+
+t.test('no value can break out of its string', async (t) => {
+  const { lines, accessLog } = setup();
+  const hostile = 'x","level":60,"msg":"forged\n{"injected":true}\\\u2028\u0000';
+  accessLog({ ...record, reqId: hostile, method: hostile, route: hostile, orgId: hostile, credentialKind: hostile, keyId: hostile, authReason: hostile });
+  t.equal(lines.length, 1);
+  t.equal(lines[0]!.split('\n').length, 2, 'still exactly one line');
+  const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+  for (const field of ['reqId', 'method', 'route', 'orgId', 'credentialKind', 'keyId', 'authReason']) t.equal(line[field], hostile, field);
+  t.equal(line['level'], 30);
+  t.equal(line['msg'], 'request');
+});
+
+t.test('the log level holds: nothing below info is written when the level is above it', async (t) => {
+  const { lines, logger, accessLog } = setup('warn');
+  accessLog(record);
+  t.same(lines, []);
+  logger.level = 'info';
+  accessLog(record);
+  t.equal(lines.length, 1, 'a level changed at run time is honoured');
+});
