@@ -196,21 +196,20 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
   });
 
   /** Bounds a method by commandTimeoutMs and turns every failure into StoreUnavailable. */
-  async function guard<T>(operation: string, work: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([
-        work(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timed out')), options.commandTimeoutMs);
-        }),
-      ]);
-    } catch (error) {
-      // Name and message only: an ioredis error carries the command's arguments (password hashes).
-      throw new StoreUnavailable(`credential store unavailable (${operation})`, { cause: sanitize(error) });
-    } finally {
-      clearTimeout(timer);
-    }
+  function guard<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    // One promise and one timer: a cold credential lookup runs this on every request.
+    return new Promise<T>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        clearTimeout(timer);
+        // Name and message only: an ioredis error carries the command's arguments (password hashes).
+        reject(new StoreUnavailable(`credential store unavailable (${operation})`, { cause: sanitize(error) }));
+      };
+      const timer = setTimeout(fail, options.commandTimeoutMs, new Error('timed out'));
+      work().then((value) => {
+        clearTimeout(timer);
+        resolve(value);
+      }, fail);
+    });
   }
 
   async function readOrganization(orgId: string): Promise<Organization | undefined> {
@@ -387,6 +386,18 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
   return { store, bus };
 }
 
+/**
+ * Commands issued in the same event-loop turn leave in one write: under load many requests
+ * miss the cache in one turn, and their reads then share a round trip and a syscall. The Lua
+ * scripts stay out of it: they are writes, off the request path, and ioredis sends a pipelined
+ * script differently (SCRIPT EXISTS/LOAD first, remembered per connection) from a plain call's
+ * EVALSHA with its EVAL fallback, which is what the failover tests exercise.
+ */
+const autoPipelining = {
+  enableAutoPipelining: true,
+  autoPipeliningIgnoredCommands: Object.keys(scripts),
+} satisfies RedisOptions & ClusterOptions;
+
 function connect(options: RedisConnectionOptions): Client {
   const ways = [options.url, options.sentinels, options.clusterNodes].filter((way) => way !== undefined);
   if (ways.length !== 1) {
@@ -405,6 +416,7 @@ function connect(options: RedisConnectionOptions): Client {
     maxRetriesPerRequest: 1,
     // After a failover the old master may still take our connection, read-only: reconnect.
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
+    ...autoPipelining,
   };
   // Reconnect forever, never faster than every 100 ms nor slower than every 2 s.
   const retryStrategy = (attempt: number) => Math.min(attempt * 100, 2000);
@@ -412,6 +424,7 @@ function connect(options: RedisConnectionOptions): Client {
   if (options.clusterNodes !== undefined) {
     const clusterOptions: ClusterOptions = {
       enableOfflineQueue: false,
+      ...autoPipelining,
       clusterRetryStrategy: retryStrategy,
       scaleReads: 'master',
       redisOptions: { ...connection, ...auth, ...(options.tls === true ? { tls: {} } : {}) },
