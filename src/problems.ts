@@ -54,7 +54,12 @@ export class Problem extends Error {
     /** For 429 and 503: when to come back. */
     readonly retryAfterSeconds?: number,
   ) {
+    // A problem is an answer, not a fault: its stack would never be read (an internal error
+    // logs the error it came from), and capturing one was most of the cost of refusing a request.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(problem);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'Problem';
   }
 }

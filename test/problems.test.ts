@@ -160,3 +160,12 @@ t.test('the error handler renders problem+json', async (t) => {
   t.same(internal.json(), problemBody('internalError'));
   t.notOk(internal.body.includes('hunter2'));
 });
+
+t.test('a Problem captures no stack, and leaves the stack limit as it found it', async (t) => {
+  const limit = Error.stackTraceLimit;
+  const problem = new Problem('credentialInvalid', 'detail', 'unknown_key');
+  t.ok(problem instanceof Error);
+  t.equal(problem.stack?.split('\n').length, 1, 'only the message line: no frames were captured');
+  t.equal(Error.stackTraceLimit, limit);
+  t.ok((new Error('x').stack ?? '').split('\n').length > 1, 'other errors still have their frames');
+});
