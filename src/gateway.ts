@@ -51,7 +51,7 @@ export type Gateway = Readonly<{
  */
 export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = {}): Promise<Gateway> {
   const now = deps.now ?? Date.now;
-  const logDestination = deps.logDestination ?? createLogSink({ fd: 1, sync: true });
+  const logDestination = deps.logDestination ?? createLogSink(1);
   const logger = createLogger(config.log.level, logDestination).child({ environment: config.environment });
   const metrics = createMetrics(config.environment);
   const storage = deps.storage ?? (await openStorage(config, logger, now));

@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   }
   const { config } = loaded;
 
-  const logSink = createLogSink({ fd: 1, sync: true });
+  const logSink = createLogSink(1);
   // Whatever way the process ends, the lines of its last turn still reach stdout.
   process.on('exit', () => logSink.flushSync());
 

@@ -7,27 +7,21 @@ export type LogSink = DestinationStream & {
   flush(callback?: (error?: Error) => void): void;
 };
 
-export type LogSinkOptions = {
-  /** Where the lines go: 1 (stdout) in production. */
-  fd: number;
-  /** Write each turn's batch with a synchronous write (true) or through libuv's thread pool. */
-  sync: boolean;
-};
-
 /**
  * The gateway's stdout, written once per event-loop turn.
  *
  * The access log is one line per request, and the gateway answers many requests in one turn of
- * the event loop. Handed to stdout one at a time, each line was a write of its own (through
- * libuv's thread pool: a thread hand-off and a wake-up per line on the gateway's own core), and
- * that cost more than all of authgate's own work on a request (docs/performance.md). Here the
- * lines of a turn are collected and leave together in one write as soon as the turn ends
- * (setImmediate), so a line is never held back longer than the turn that made it, and nothing
- * waits for a timer. sonic-boom (pino's own destination) does the writing: partial writes,
- * EAGAIN and flush-on-exit are its job.
+ * the event loop. Here the lines of a turn are collected and leave together in one write as
+ * soon as the turn ends (setImmediate), so a line is never held back longer than the turn that
+ * made it, and no timer is involved.
+ *
+ * The write is synchronous (sonic-boom, pino's own destination, does it: partial writes and
+ * EAGAIN are its job). A log reader that falls behind therefore slows the gateway down rather
+ * than making it drop lines or buffer without bound; and the order of lines is the order they
+ * were logged in, also on the way out of the process (main.ts flushes on exit).
  */
-export function createLogSink(options: LogSinkOptions): LogSink {
-  const out = pino.destination({ fd: options.fd, sync: options.sync });
+export function createLogSink(fd: number): LogSink {
+  const out = pino.destination({ fd, sync: true });
   let pending: string[] = [];
   let scheduled = false;
 
@@ -47,20 +41,10 @@ export function createLogSink(options: LogSinkOptions): LogSink {
         setImmediate(writePending);
       }
     },
-    flushSync() {
-      writePending();
-      // An asynchronous sonic-boom may still hold a write in flight; flushSync writes what is left.
-      if (!options.sync) {
-        try {
-          out.flushSync();
-        } catch {
-          // Nothing pending (sonic-boom throws while not yet open): nothing to flush.
-        }
-      }
-    },
+    flushSync: writePending,
     flush(callback) {
       writePending();
-      out.flush(callback);
+      callback?.();
     },
   };
 }
