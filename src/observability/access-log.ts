@@ -19,6 +19,14 @@ export type AccessLog = (record: AccessRecord) => void;
 /** pino's number for info: the access line is an info line like any other. */
 const INFO = 30;
 
+/** Nothing JSON would escape: printable ASCII without `"` and `\`. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** A JSON string; almost every value is plain, and that check is cheaper than JSON.stringify. */
+function quote(value: string): string {
+  return PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
 /**
  * The one line per request, written straight to the log's destination in pino's own format
  * (`level`, `time`, the logger's bindings, the fields, `msg: "request"`), so it reads and parses
@@ -28,8 +36,8 @@ const INFO = 30;
  * objects of every shape the gateway logs), and once per request that walk cost more than all
  * of authgate's own work on the request, partly through what it does to the engine's shared
  * property caches (docs/performance.md). Here the shape is fixed and the line is one template.
- * Every value goes through JSON.stringify, so no value (a client's request id, a record from
- * Redis) can break out of its string; numbers are the gateway's own.
+ * Every string is quoted as JSON (quote() below), so no value (a client's request id, a record
+ * from Redis) can break out of its string; numbers are the gateway's own.
  *
  * The fields are the gateway's own values, never a header or a body: nothing here is for
  * pino's redaction to find, and nothing may be added that would be.
@@ -42,15 +50,15 @@ export function createAccessLog(logger: Logger, destination: DestinationStream):
     if (!logger.isLevelEnabled('info')) return;
     let line =
       head + isoTimeNow() + afterTime +
-      ',"reqId":' + JSON.stringify(r.reqId) +
-      ',"method":' + JSON.stringify(r.method) +
-      ',"route":' + JSON.stringify(r.route) +
+      ',"reqId":' + quote(r.reqId) +
+      ',"method":' + quote(r.method) +
+      ',"route":' + quote(r.route) +
       ',"status":' + r.status +
       ',"durationMs":' + r.durationMs;
-    if (r.orgId !== undefined) line += ',"orgId":' + JSON.stringify(r.orgId);
-    if (r.credentialKind !== undefined) line += ',"credentialKind":' + JSON.stringify(r.credentialKind);
-    if (r.keyId !== undefined) line += ',"keyId":' + JSON.stringify(r.keyId);
-    if (r.authReason !== undefined) line += ',"authReason":' + JSON.stringify(r.authReason);
+    if (r.orgId !== undefined) line += ',"orgId":' + quote(r.orgId);
+    if (r.credentialKind !== undefined) line += ',"credentialKind":' + quote(r.credentialKind);
+    if (r.keyId !== undefined) line += ',"keyId":' + quote(r.keyId);
+    if (r.authReason !== undefined) line += ',"authReason":' + quote(r.authReason);
     destination.write(line + ',"msg":"request"}\n');
   };
 }

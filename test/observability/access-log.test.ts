@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createAccessLog, type AccessRecord } from '../../src/observability/access-log.js';
-import { createLogger } from '../../src/observability/logging.js';
+import { createLogger, isoTimeNow } from '../../src/observability/logging.js';
 
 function setup(level = 'info') {
   const lines: string[] = [];
@@ -78,4 +78,17 @@ t.test('the log level holds: nothing below info is written when the level is abo
   logger.level = 'info';
   accessLog(record);
   t.equal(lines.length, 1, 'a level changed at run time is honoured');
+});
+
+t.test('isoTimeNow writes what Date#toISOString writes, across seconds and milliseconds', async (t) => {
+  const realNow = Date.now;
+  t.teardown(() => void (Date.now = realNow));
+  let mismatches = 0;
+  const start = Date.UTC(2026, 11, 31, 23, 59, 58, 990); // across a second, a minute and a year
+  for (let ms = start; ms < start + 2500; ms += 3) {
+    Date.now = () => ms;
+    if (isoTimeNow() !== new Date(ms).toISOString()) mismatches++;
+    if (isoTimeNow() !== new Date(ms).toISOString()) mismatches++; // and again, from the cache
+  }
+  t.equal(mismatches, 0);
 });
