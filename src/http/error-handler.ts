@@ -12,10 +12,15 @@ const PROBLEM_TYPE_BASE = 'urn:authgate:problem:';
 
 export type ProblemBody = { type: string; title: string; status: number; detail?: string; code: number };
 
+/** `credentialInvalid` → `urn:authgate:problem:credential-invalid`, made once per problem, not per answer. */
+const PROBLEM_TYPES = Object.fromEntries(
+  Object.keys(problems).map((name) => [name, PROBLEM_TYPE_BASE + name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)]),
+) as Record<ProblemName, string>;
+
 export function problemBody(name: ProblemName, detail?: string): ProblemBody {
   const spec = problems[name];
   return {
-    type: PROBLEM_TYPE_BASE + name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
+    type: PROBLEM_TYPES[name],
     title: spec.title,
     status: spec.status,
     ...(detail !== undefined && { detail }),
