@@ -205,7 +205,14 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         reject(new StoreUnavailable(`credential store unavailable (${operation})`, { cause: sanitize(error) }));
       };
       const timer = setTimeout(fail, options.commandTimeoutMs, new Error('timed out'));
-      work().then((value) => {
+      let pending: Promise<T>;
+      try {
+        pending = work();
+      } catch (error) {
+        fail(error); // a method that throws before its first await is a failure like any other
+        return;
+      }
+      pending.then((value) => {
         clearTimeout(timer);
         resolve(value);
       }, fail);

@@ -33,20 +33,8 @@ t.test('an access line is the line pino itself writes for the same fields', asyn
   delete pinos!['time'];
   t.same(ours, pinos, 'same fields, same values');
   t.same(Object.keys(ours!), Object.keys(pinos!), 'in the same order');
-  t.same(ours, {
-    level: 30,
-    service: 'authgate',
-    environment: 'sandbox',
-    reqId: 'req-1',
-    method: 'GET',
-    route: '/accounts',
-    status: 200,
-    durationMs: 1.234,
-    orgId: 'org_1',
-    credentialKind: 'api_key',
-    keyId: 'key_1',
-    msg: 'request',
-  });
+  const { authReason: _absent, ...fields } = record;
+  t.same(ours, { level: 30, service: 'authgate', environment: 'sandbox', ...fields, msg: 'request' }, 'what it says');
 });
 
 t.test('absent fields are left out, as pino leaves out undefined', async (t) => {
