@@ -6,8 +6,13 @@ export type RecordingUpstream = {
   url: string;
   port: number;
   requests: RecordedRequest[];
-  /** Milliseconds to wait before answering; for timeout and shutdown tests. */
+  /** Milliseconds to wait before answering; for timeout tests. */
   delayMs: number;
+  /**
+   * Holds every answer from now on until the returned function is called: for tests that need
+   * requests in flight for as long as a condition takes, on a machine of any speed.
+   */
+  holdAnswers(): () => void;
   close(): Promise<void>;
 };
 
@@ -16,7 +21,22 @@ export type RecordingUpstream = {
  * (method, url, organization) and a few headers, so tests can check both directions.
  */
 export async function startRecordingUpstream(): Promise<RecordingUpstream> {
-  const upstream: RecordingUpstream = { url: '', port: 0, requests: [], delayMs: 0, close: async () => {} };
+  let held: Promise<void> | undefined;
+  const upstream: RecordingUpstream = {
+    url: '',
+    port: 0,
+    requests: [],
+    delayMs: 0,
+    holdAnswers() {
+      let release!: () => void;
+      held = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        held = undefined;
+        release();
+      };
+    },
+    close: async () => {},
+  };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -40,7 +60,8 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
         });
         response.end(JSON.stringify({ method: recorded.method, url: recorded.url, orgId: request.headers['x-organization-id'] ?? null, bodyLength: recorded.body.length }));
       };
-      if (upstream.delayMs > 0) setTimeout(answer, upstream.delayMs);
+      if (held !== undefined) void held.then(answer);
+      else if (upstream.delayMs > 0) setTimeout(answer, upstream.delayMs);
       else answer();
     });
   });

@@ -245,15 +245,16 @@ t.test("the loader's ttlMs is honoured, and capped by the cache TTL", async (t) 
   const principal: Principal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_short' };
   const load = async (): Promise<Loaded> => {
     calls++;
-    return { principal, ttlMs: 150 };
+    return { principal, ttlMs: 1500 };
   };
   const key = sessionCacheKey('sess_short');
+  // Generous against a stalled machine: the second ask follows the first at once.
+  const loadedAt = Date.now();
   t.same(await cache.principal(key, load), principal);
   t.same(await cache.principal(key, load), principal);
   t.equal(calls, 1, 'cached within its ttl');
-  await sleep(250);
-  t.same(await cache.principal(key, load), principal);
-  t.equal(calls, 2, 'loaded again after its ttl');
+  t.ok(await waitFor(async () => (await cache.principal(key, load), calls === 2), 10_000), 'loaded again after its ttl');
+  t.ok(Date.now() - loadedAt >= 1450, 'not before it');
 
   const capped = createCredentialCache({ ...SETTINGS, ttlSeconds: 1 });
   let cappedCalls = 0;
@@ -309,13 +310,14 @@ t.test('stats count hits, misses and evictions', async (t) => {
 
 t.test('verified-token memos are returned until their ttl', async (t) => {
   const cache = createCredentialCache(SETTINGS);
-  const memo = { sessionId: 'sess_1', expiresAtMs: Date.now() + 150 };
+  const memo = { sessionId: 'sess_1', expiresAtMs: Date.now() + 1500 };
   t.equal(cache.verifiedToken('digest'), undefined);
-  cache.rememberVerifiedToken('digest', memo, 150);
+  const rememberedAt = Date.now();
+  cache.rememberVerifiedToken('digest', memo, 1500);
   t.same(cache.verifiedToken('digest'), memo);
   t.equal(cache.verifiedToken('other'), undefined);
-  await sleep(250);
-  t.equal(cache.verifiedToken('digest'), undefined, 'expired with its ttl');
+  t.ok(await waitFor(() => cache.verifiedToken('digest') === undefined, 10_000), 'expired with its ttl');
+  t.ok(Date.now() - rememberedAt >= 1450, 'not before it');
 
   cache.rememberVerifiedToken('zero', memo, 0);
   t.equal(cache.verifiedToken('zero'), undefined, 'a ttl of 0 is not remembered');
