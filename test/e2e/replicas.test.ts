@@ -33,18 +33,20 @@ t.test('two replicas on one Redis share credentials and revocations', async (t) 
   const deleted = await send(`${a.publicUrl}/auth/api-key/${key.id}`, { method: 'DELETE', headers: { ...UA, authorization: `Bearer ${token}` } });
   t.equal(deleted.status, 204);
   const startedAt = Date.now();
-  const revokedOnB = await eventually(async () => (await b.get('/accounts', { authorization: `Bearer ${key.apiKey}` })).status === 401, 1000, 5);
-  t.ok(revokedOnB, `deleted on A → 401 on B within 1 s (${Date.now() - startedAt} ms)`);
+  // Bounded far below the cache TTL (60 s), so only the revocation message can explain it, and far
+  // above what a loaded machine takes: the benchmark, not this test, measures how fast it is.
+  const revokedOnB = await eventually(async () => (await b.get('/accounts', { authorization: `Bearer ${key.apiKey}` })).status === 401, 15_000, 5);
+  t.ok(revokedOnB, `deleted on A → 401 on B long before the cache TTL (${Date.now() - startedAt} ms)`);
 
   t.equal((await b.get('/accounts', { authorization: `Bearer ${token}` })).status, 200, 'the token is cached on B');
   t.equal((await send(`${a.publicUrl}/auth/logout`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}` } })).status, 204);
-  t.ok(await eventually(async () => (await b.get('/accounts', { authorization: `Bearer ${token}` })).status === 401, 1000, 5), 'logout on A → 401 on B within 1 s');
+  t.ok(await eventually(async () => (await b.get('/accounts', { authorization: `Bearer ${token}` })).status === 401, 15_000, 5), 'logout on A → 401 on B long before the cache TTL');
 
   const second = await a.login(org.email, org.password);
   const key2 = await a.createApiKey(second);
   t.equal((await b.get('/accounts', { authorization: `Bearer ${key2.apiKey}` })).status, 200);
   t.equal((await send(`${b.opsUrl}/admin/organizations/${org.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status, 204);
-  t.ok(await eventually(async () => (await a.get('/accounts', { authorization: `Bearer ${key2.apiKey}` })).status === 401, 1000, 5), 'organization deleted on B → its key 401 on A');
+  t.ok(await eventually(async () => (await a.get('/accounts', { authorization: `Bearer ${key2.apiKey}` })).status === 401, 15_000, 5), 'organization deleted on B → its key 401 on A');
   t.equal((await a.get('/accounts', { authorization: `Bearer ${second}` })).status, 401, 'and its token');
 });
 
@@ -83,7 +85,7 @@ t.test('fail closed when Redis is down, recover by itself when it returns', asyn
   // AOF, so the data is still there when the same server comes back.
   const redis = await startRedis({ appendonly: true, args: ['--appendfsync', 'always'] });
   t.teardown(() => redis.stop());
-  const [a] = await twoReplicas(t, redis, { AUTHGATE_CACHE_TTL_SECONDS: '2' });
+  const [a] = await twoReplicas(t, redis, { AUTHGATE_CACHE_TTL_SECONDS: '6' }); // room for the checks below on a loaded machine
   await ready(a);
   const org = await a.createOrganization();
   const token = await a.login(org.email, org.password);
@@ -96,7 +98,8 @@ t.test('fail closed when Redis is down, recover by itself when it returns', asyn
   const started = Date.now();
   const uncached = await a.get('/accounts', { authorization: `Bearer ${uncachedKey.apiKey}` });
   t.equal(uncached.status, 503, 'a credential not in the cache: 503, never 401 or 200');
-  t.ok(Date.now() - started < 2000, `no hang (${Date.now() - started} ms)`);
+  // Redis stays down far longer than this bound: a command queued for the reconnect would hang.
+  t.ok(Date.now() - started < 10_000, `no hang (${Date.now() - started} ms)`);
   t.equal(uncached.json().code, 1503);
   t.ok(Number(uncached.headers['retry-after']) >= 1);
   t.equal((await a.get('/accounts', { authorization: `Bearer ${cachedKey.apiKey}` })).status, 200, 'a cached credential is served within its cache TTL');
@@ -105,8 +108,8 @@ t.test('fail closed when Redis is down, recover by itself when it returns', asyn
   t.equal((await send(`${a.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}` } })).status, 503, 'key creation needs the store');
   t.equal((await a.get('/auth/api-key', { authorization: `Bearer ${token}` })).status, 503, 'so does listing');
   t.equal((await send(`${a.publicUrl}/auth/api-key/${uncachedKey.id}`, { method: 'DELETE', headers: { ...UA, authorization: `Bearer ${token}` } })).status, 503);
-  t.ok(await eventually(async () => (await send(`${a.opsUrl}/readyz`)).status === 503, 5000, 100), 'not ready while the store is down');
-  t.ok(await eventually(async () => (await a.get('/accounts', { authorization: `Bearer ${cachedKey.apiKey}` })).status === 503, 5000, 100), 'after the cache TTL, cached credentials are 503 too');
+  t.ok(await eventually(async () => (await send(`${a.opsUrl}/readyz`)).status === 503, 20_000, 100), 'not ready while the store is down');
+  t.ok(await eventually(async () => (await a.get('/accounts', { authorization: `Bearer ${cachedKey.apiKey}` })).status === 503, 30_000, 100), 'after the cache TTL, cached credentials are 503 too');
   const seen = a.upstream.requests.length;
   t.equal((await a.get('/accounts', { authorization: `Bearer ${uncachedKey.apiKey}` })).status, 503);
   t.equal((await a.get('/accounts', { authorization: `Bearer ${token}x` })).status, 401, 'a token that fails its signature needs no store: still 401');
@@ -116,7 +119,7 @@ t.test('fail closed when Redis is down, recover by itself when it returns', asyn
   await redis.restart();
   const recovered = await eventually(async () => (await a.get('/accounts', { authorization: `Bearer ${uncachedKey.apiKey}` })).status === 200, 10_000, 100);
   t.ok(recovered, 'recovers within 10 s without a restart');
-  t.ok(await eventually(async () => (await send(`${a.opsUrl}/readyz`)).status === 200, 5000, 100), 'ready again');
+  t.ok(await eventually(async () => (await send(`${a.opsUrl}/readyz`)).status === 200, 20_000, 100), 'ready again');
   t.ok(!a.logs.text().includes(cachedKey.apiKey), 'no secret in the outage log lines');
 });
 
@@ -146,5 +149,5 @@ t.test('a Redis that may evict credentials is warned about at start', async (t) 
   t.teardown(() => redis.stop());
   const [a] = await twoReplicas(t, redis);
   await ready(a);
-  t.ok(await eventually(async () => a.logs.records().some((r) => r['event'] === 'redis_eviction_risk' && r['policy'] === 'allkeys-lru'), 5000), 'warned');
+  t.ok(await eventually(async () => a.logs.records().some((r) => r['event'] === 'redis_eviction_risk' && r['policy'] === 'allkeys-lru'), 20_000), 'warned');
 });

@@ -94,14 +94,14 @@ t.test('Sentinel: master, replica, three Sentinels', async (t) => {
     });
     t.pass('a write succeeded against the new master');
     const successesBefore = successes;
-    await pollUntil(5_000, () => successes > successesBefore);
+    await pollUntil(20_000, () => successes > successesBefore);
     running = false;
     await loop;
 
     t.strictSame(unexpected, [], 'only StoreUnavailable during the failover, never a raw error');
     t.ok(successes > 0, `${successes} writes and reads succeeded, ${unavailable} were refused`);
     t.strictSame(await a.store.findOrganizationById(org.id), org, 'data written before the failover is there');
-    await pollUntil(5_000, async () => (await b.store.findApiKeyByHash(after.hash).catch(() => undefined)) !== undefined);
+    await pollUntil(20_000, async () => (await b.store.findApiKeyByHash(after.hash).catch(() => undefined)) !== undefined);
     t.strictSame(await b.store.findApiKeyByHash(after.hash), after, 'the other storage follows too');
     await delivered(t, a, b);
   });

@@ -81,10 +81,13 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.equal(await store.deleteSession(session.id), undefined, 'only once');
     t.equal(await store.deleteSession(randomUUID()), undefined);
 
-    const brief = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 800 };
+    const brief = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 2000 };
     t.equal(await store.createSession(brief), 'created');
-    t.strictSame(await store.findSession(brief.id), brief, 'alive before expiresAt');
-    const goneAt = await pollUntil(5_000, async () => (await store.findSession(brief.id)) === undefined);
+    const found = await store.findSession(brief.id);
+    // On a stalled machine the find may only answer after expiresAt; then undefined is right.
+    if (Date.now() < brief.expiresAt) t.strictSame(found, brief, 'alive before expiresAt');
+    else t.ok(found === undefined || found.id === brief.id, 'found late: gone or still itself');
+    const goneAt = await pollUntil(20_000, async () => (await store.findSession(brief.id)) === undefined);
     t.ok(goneAt >= brief.expiresAt - 5, `forgotten at expiresAt, not before (${goneAt - brief.expiresAt} ms)`);
     t.equal(await store.deleteSession(brief.id), undefined, 'an expired session is nothing to revoke');
   });
@@ -174,7 +177,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.equal((await store.readCounters([c]))[0]?.count, 50);
 
     await store.incrementCounters([d], 300);
-    await pollUntil(5_000, async () => (await store.readCounters([d]))[0]?.count === 0);
+    await pollUntil(20_000, async () => (await store.readCounters([d]))[0]?.count === 0);
     t.strictSame((await store.incrementCounters([d], 60_000)).map((state) => state.count), [1], 'a new window');
   });
 
