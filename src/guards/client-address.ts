@@ -9,7 +9,9 @@ import { isIPv4, isIPv6 } from 'node:net';
  * share counters. Anything that is not an address (a trusted proxy may forward junk) is counted
  * under a short hash of its text, so a key never grows with what a client sent.
  */
-export function throttleAddress(ip: string): string {
+export function throttleAddress(ip: string | undefined): string {
+  // undefined: node reports no remote address for a socket that is already gone.
+  if (ip === undefined) return 'other:none';
   if (isIPv4(ip)) return ip;
   const zoneless = ip.split('%', 1)[0]!; // fe80::1%eth0: the zone names an interface, not a host
   if (isIPv6(zoneless)) {

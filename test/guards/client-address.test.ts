@@ -45,4 +45,5 @@ t.test('anything else is a short hash of its text', async (t) => {
   }
   t.equal(seen.size, junk.length, 'different texts, different counters');
   t.equal(throttleAddress('unknown'), throttleAddress('unknown'));
+  t.equal(throttleAddress(undefined), 'other:none', 'a socket already gone');
 });
