@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { Problem } from '../problems.js';
 
 /**
  * argon2id at OWASP's recommended minimum (19 MiB, 2 passes, 1 lane). @node-rs/argon2 runs on
@@ -17,31 +18,66 @@ export const MAX_PASSWORD_LENGTH = 1024;
  * slot; docs/performance.md). Logins queue instead; their throughput does not change.
  */
 const HASH_SLOTS = Math.max(1, availableParallelism() - 1);
-let busy = 0;
-const waiting: Array<() => void> = [];
+/**
+ * And at most this many waiting for a slot. Unbounded, one burst could park any number of guesses
+ * and sockets, each waiting longer than the last. One hash takes ~13 ms of a core (77 logins/s
+ * per slot in docs/performance.md), so 32 per slot is about half a second of work queued: a
+ * person logging in never notices, and past that the client is told at once to come back.
+ */
+export const QUEUE_PER_SLOT = 32;
+/** Retry-After of a refusal: the queue drains within it at the measured rate. */
+const QUEUE_RETRY_AFTER_SECONDS = 1;
 
-async function inSlot<T>(work: () => Promise<T>): Promise<T> {
-  if (busy >= HASH_SLOTS) await new Promise<void>((resolve) => waiting.push(resolve));
-  else busy++;
-  try {
-    return await work();
-  } finally {
-    const next = waiting.shift();
-    if (next !== undefined) next(); // the slot passes straight to the next waiter
-    else busy--;
-  }
+export type SlotQueue = Readonly<{
+  /** Runs work when a slot is free; throws the 503 `overloaded` problem at once if the queue is full. */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  /** Running and waiting right now. */
+  readonly busy: number;
+  readonly waiting: number;
+}>;
+
+/** A FIFO of at most `slots` running and `maxWaiting` waiting; exported for its tests. */
+export function createSlotQueue(slots: number, maxWaiting: number): SlotQueue {
+  let busy = 0;
+  const waiting: Array<() => void> = [];
+  return {
+    get busy() {
+      return busy;
+    },
+    get waiting() {
+      return waiting.length;
+    },
+    async run<T>(work: () => Promise<T>): Promise<T> {
+      if (busy < slots) busy++;
+      else if (waiting.length < maxWaiting) await new Promise<void>((resolve) => waiting.push(resolve));
+      else throw new Problem('overloaded', 'Too many logins at once; try again shortly.', 'login_queue_full', QUEUE_RETRY_AFTER_SECONDS);
+      try {
+        return await work();
+      } finally {
+        const next = waiting.shift();
+        if (next !== undefined) next(); // the slot passes straight to the next waiter
+        else busy--;
+      }
+    },
+  };
 }
+
+/** The process's one queue: the cores it shares are the process's. */
+const queue = createSlotQueue(HASH_SLOTS, QUEUE_PER_SLOT * HASH_SLOTS);
 
 export function hashPassword(password: string): Promise<string> {
-  return inSlot(() => hash(password, OPTIONS));
+  return queue.run(() => hash(password, OPTIONS));
 }
 
-export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
-  try {
-    return await inSlot(() => verify(passwordHash, password));
-  } catch {
-    return false; // a corrupt hash is a failed login, not a crash
-  }
+/** False for a wrong password or a corrupt hash; throws the 503 problem when the queue is full. */
+export function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
+  return queue.run(async () => {
+    try {
+      return await verify(passwordHash, password);
+    } catch {
+      return false; // a corrupt hash is a failed login, not a crash
+    }
+  });
 }
 
 /**

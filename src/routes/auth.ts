@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
 import { normalizeEmail } from '../services/organizations.js';
@@ -14,22 +15,24 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
     schema: {
       summary: 'Log in with the organization\'s e-mail and password; returns a 1-hour token.',
       body: LoginBody,
-      response: { 200: LoginResponse, 400: ProblemSchema, 401: ProblemSchema, 415: ProblemSchema, 429: ProblemSchema },
+      response: { 200: LoginResponse, 400: ProblemSchema, 401: ProblemSchema, 415: ProblemSchema, 429: ProblemSchema, 503: ProblemSchema },
     },
     handler: async (request, reply) => {
       const email = normalizeEmail(request.body.email);
-      await throttle.check(email, request.ip);
+      const address = throttleAddress(request.ip);
+      // Counted before the password is judged (429 here when a limit is spent): see login-throttle.ts.
+      const attempt = await throttle.attempt(email, address);
       let token: string;
       try {
         ({ token } = await sessions.login(email, request.body.password));
       } catch (error) {
-        if (error instanceof Problem && error.problem === 'loginFailed') {
-          const { limited } = await throttle.recordFailure(email, request.ip);
-          if (limited) request.log.warn({ event: 'login.throttled', address: request.ip }, 'repeated failed logins');
+        if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
+        if (error instanceof Problem && error.problem === 'loginFailed' && attempt.exhausted) {
+          request.log.warn({ event: 'login.throttled', address }, 'repeated failed logins');
         }
         throw error;
       }
-      await throttle.recordSuccess(email, request.ip);
+      await attempt.succeeded();
       return reply.header('cache-control', 'no-store').send({ token });
     },
   });

@@ -1,4 +1,5 @@
 import {
+  type AttemptVerdict,
   type CounterState,
   type CounterStore,
   type ApiKeyRecord,
@@ -25,18 +26,35 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
   const sessions = new Map<string, Session>();
   const sessionIdsByOrg = new Map<string, Set<string>>();
   const counters = new Map<string, { count: number; resetAt: number }>();
+  /**
+   * Known set → member → when last remembered (epoch ms), oldest first (a Map keeps insertion
+   * order); the whole set is forgotten ttlMs after its last remember, as a Redis PEXPIRE does.
+   */
+  const knownSets = new Map<string, { seen: Map<string, number>; expiresAt: number }>();
 
   // Sessions of tokens nobody logs out of would otherwise stay forever.
   const sweeper = setInterval(() => {
     const t = now();
     for (const session of sessions.values()) if (session.expiresAt <= t) forgetSession(session);
     for (const [key, counter] of counters) if (counter.resetAt <= t) counters.delete(key);
+    for (const [name, known] of knownSets) if (known.expiresAt <= t) knownSets.delete(name);
   }, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
 
   function forgetSession(session: Session): void {
     sessions.delete(session.id);
     sessionIdsByOrg.get(session.orgId)?.delete(session.id);
+  }
+
+  function liveCounter(name: string, t: number): { count: number; resetAt: number } | undefined {
+    const counter = counters.get(name);
+    return counter === undefined || counter.resetAt <= t ? undefined : counter;
+  }
+
+  function isKnownMember(name: string, member: string, seenAfter: number, t: number): boolean {
+    const set = knownSets.get(name);
+    const seenAt = set === undefined || set.expiresAt <= t ? undefined : set.seen.get(member);
+    return seenAt !== undefined && seenAt > seenAfter;
   }
 
   function liveSession(sessionId: string): Session | undefined {
@@ -138,29 +156,55 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       return { kind: 'session', cacheKey: sessionId };
     },
 
-    async incrementCounters(keys, windowMs) {
+    // Synchronous from start to end: no other attempt can run between the check and the count.
+    async countAttempt({ counters: limited, windowMs, known }): Promise<AttemptVerdict> {
       const t = now();
-      return keys.map((key): CounterState => {
-        let counter = counters.get(key);
-        if (counter === undefined || counter.resetAt <= t) {
+      const isKnown = known !== undefined && isKnownMember(known.set, known.member, t - known.knownTtlMs, t);
+      const applying = limited.filter((counter) => !(isKnown && counter.exemptWhenKnown === true));
+      let retryInMs = 0;
+      for (const { name, limit } of applying) {
+        const counter = liveCounter(name, t);
+        if ((counter?.count ?? 0) >= limit) retryInMs = Math.max(retryInMs, counter === undefined ? windowMs : counter.resetAt - t);
+      }
+      if (retryInMs > 0) return { allowed: false, retryInMs };
+      let exhausted = false;
+      for (const { name, limit } of applying) {
+        let counter = liveCounter(name, t);
+        if (counter === undefined) {
           counter = { count: 0, resetAt: t + windowMs };
-          counters.set(key, counter);
+          counters.set(name, counter);
         }
         counter.count++;
-        return { count: counter.count, resetInMs: counter.resetAt - t };
-      });
+        if (counter.count >= limit) exhausted = true;
+      }
+      return { allowed: true, known: isKnown, counted: applying.map((counter) => counter.name), exhausted };
     },
 
-    async readCounters(keys) {
+    async settleAttempt({ reset = [], giveBack = [], remember }) {
       const t = now();
-      return keys.map((key): CounterState => {
-        const counter = counters.get(key);
-        return counter === undefined || counter.resetAt <= t ? { count: 0, resetInMs: 0 } : { count: counter.count, resetInMs: counter.resetAt - t };
-      });
+      for (const name of reset) counters.delete(name);
+      for (const name of giveBack) {
+        const counter = liveCounter(name, t);
+        if (counter !== undefined && counter.count > 0) counter.count--;
+      }
+      if (remember !== undefined) {
+        let known = knownSets.get(remember.set);
+        if (known === undefined || known.expiresAt <= t) knownSets.set(remember.set, (known = { seen: new Map(), expiresAt: 0 }));
+        known.expiresAt = t + remember.ttlMs;
+        known.seen.delete(remember.member); // re-inserted last: the most recent
+        known.seen.set(remember.member, t);
+        for (const [member, seenAt] of known.seen) {
+          if (known.seen.size > remember.max || seenAt <= t - remember.ttlMs) known.seen.delete(member);
+        }
+      }
     },
 
-    async resetCounters(keys) {
-      for (const key of keys) counters.delete(key);
+    async readCounters(names) {
+      const t = now();
+      return names.map((name): CounterState => {
+        const counter = liveCounter(name, t);
+        return counter === undefined ? { count: 0, resetInMs: 0 } : { count: counter.count, resetInMs: counter.resetAt - t };
+      });
     },
 
     async ping() {},

@@ -27,8 +27,10 @@ export type RedisKeys = Readonly<{
   session(sessionId: string): string;
   /** Sorted set: session id scored by expiresAt, for one organization. */
   organizationSessions(orgId: string): string;
-  /** String with a PX TTL: a fixed-window counter (failed logins), named by the caller. */
+  /** String with a PX TTL: a fixed-window counter (login attempts), named by the caller. */
   counter(name: string): string;
+  /** Sorted set of members scored by when last seen (epoch ms), named by the caller: a login's known addresses. */
+  knownSet(name: string): string;
   /** The pub/sub channel revocations travel on. */
   invalidationChannel: string;
   /** The beginnings Lua scripts append an id to, to name keys they find in an index. */
@@ -56,6 +58,7 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
     session: `${base}session:`,
     organizationSessions: `${base}org-sessions:`,
     counter: `${base}counter:`,
+    knownSet: `${base}known:`,
   } as const;
 
   return Object.freeze({
@@ -67,6 +70,7 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
     session: (sessionId: string) => stems.session + sessionId,
     organizationSessions: (orgId: string) => stems.organizationSessions + orgId,
     counter: (name: string) => stems.counter + name,
+    knownSet: (name: string) => stems.knownSet + name,
     invalidationChannel: `${base}invalidations`,
     stems: Object.freeze({
       organizationIdByEmail: stems.organizationIdByEmail,

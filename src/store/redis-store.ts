@@ -7,8 +7,10 @@ import {
   StoreUnavailable,
   type ApiKeyRecord,
   type ApiKeySummary,
+  type AttemptVerdict,
   type CounterState,
   type CounterStore,
+  type LimitedCounter,
   type Organization,
   type Revoked,
   type Session,
@@ -112,23 +114,72 @@ redis.call('PEXPIRE', KEYS[2], ARGV[4])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
 return 'created'`,
   },
-  // KEYS: counters. ARGV: windowMs. Reply: {count, ms left} per counter. A counter's window
-  // starts at its first increment; one found without a TTL (never expected) gets a fresh one.
-  incrementCounters: {
+  // KEYS: n counters, then the known set (optional). ARGV: n, windowMs, then per counter
+  // its limit and 1 if exempt when known, then (with the set) member and known-after (epoch ms).
+  // Reply: {1, known, exhausted, indexes counted} when allowed, {0, ms to wait} when refused.
+  // Checks every counter first and counts only if all are below their limits, so a window never
+  // admits more than its limit. A counter found without a TTL (never expected) gets one, so
+  // nothing stays locked forever.
+  countAttempt: {
     keys: 'any',
     lua: `
-local out = {}
-for i, key in ipairs(KEYS) do
-  local count = redis.call('INCR', key)
-  if count == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
-  local ttl = redis.call('PTTL', key)
-  if ttl < 0 then
-    redis.call('PEXPIRE', key, ARGV[1])
-    ttl = tonumber(ARGV[1])
-  end
-  out[i] = {count, ttl}
+local n = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local known = false
+if #KEYS > n then
+  local seen = redis.call('ZSCORE', KEYS[n + 1], ARGV[3 + 2 * n])
+  known = seen ~= false and tonumber(seen) > tonumber(ARGV[4 + 2 * n])
 end
-return out`,
+local applying = {}
+local retry = 0
+for i = 1, n do
+  if not (known and ARGV[2 + 2 * i] == '1') then
+    applying[#applying + 1] = i
+    local count = tonumber(redis.call('GET', KEYS[i]) or '0') or 0
+    if count >= tonumber(ARGV[1 + 2 * i]) then
+      local ttl = redis.call('PTTL', KEYS[i])
+      if ttl < 0 then
+        redis.call('PEXPIRE', KEYS[i], window)
+        ttl = window
+      end
+      if ttl > retry then retry = ttl end
+    end
+  end
+end
+if retry > 0 then return {0, retry} end
+local exhausted = 0
+local counted = {}
+for _, i in ipairs(applying) do
+  local count = redis.call('INCR', KEYS[i])
+  if count == 1 or redis.call('PTTL', KEYS[i]) < 0 then redis.call('PEXPIRE', KEYS[i], window) end
+  if count >= tonumber(ARGV[1 + 2 * i]) then exhausted = 1 end
+  counted[#counted + 1] = i
+end
+return {1, known and 1 or 0, exhausted, counted}`,
+  },
+  // KEYS: r counters to reset, g counters to give one back, then the known set (optional).
+  // ARGV: r, g, then (with the set) member, now, ttlMs, max. A give-back never goes below zero
+  // nor makes a counter that is not there (DECR keeps the TTL).
+  settleAttempt: {
+    keys: 'any',
+    lua: `
+local r = tonumber(ARGV[1])
+local g = tonumber(ARGV[2])
+for i = 1, r do redis.call('DEL', KEYS[i]) end
+for i = r + 1, r + g do
+  local count = tonumber(redis.call('GET', KEYS[i]) or '0') or 0
+  if count > 0 then redis.call('DECR', KEYS[i]) end
+end
+if #KEYS > r + g then
+  local set = KEYS[r + g + 1]
+  local now = tonumber(ARGV[4])
+  local ttl = tonumber(ARGV[5])
+  redis.call('ZADD', set, now, ARGV[3])
+  redis.call('ZREMRANGEBYSCORE', set, '-inf', now - ttl)
+  redis.call('ZREMRANGEBYRANK', set, 0, -(tonumber(ARGV[6]) + 1))
+  redis.call('PEXPIRE', set, ttl)
+end
+return 1`,
   },
   // KEYS: counters. Reply: {count, ms left} per counter; {0, 0} for one that is not there.
   readCounters: {
@@ -239,6 +290,21 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       if (typeof value !== 'number' || typeof resetInMs !== 'number') throw unexpected('counters');
       return { count: value, resetInMs };
     });
+  }
+
+  function attemptVerdict(reply: unknown, counters: readonly LimitedCounter[]): AttemptVerdict {
+    if (!Array.isArray(reply)) throw unexpected('countAttempt');
+    const [allowed, second, exhausted, counted] = reply as unknown[];
+    if (allowed === 0 && typeof second === 'number') return { allowed: false, retryInMs: second };
+    if (allowed !== 1 || typeof second !== 'number' || typeof exhausted !== 'number' || !Array.isArray(counted)) {
+      throw unexpected('countAttempt');
+    }
+    const names = (counted as unknown[]).map((index) => {
+      const counter = typeof index === 'number' ? counters[index - 1] : undefined;
+      if (counter === undefined) throw unexpected('countAttempt');
+      return counter.name;
+    });
+    return { allowed: true, known: second === 1, counted: names, exhausted: exhausted === 1 };
   }
 
   const store: Store & CounterStore = {
@@ -359,22 +425,33 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return { kind: 'session', cacheKey: sessionId };
       }),
 
-    incrementCounters: (names, windowMs) =>
-      guard('incrementCounters', async () => {
-        if (names.length === 0) return [];
-        const reply = await run.incrementCounters(names.map(keys.counter), [Math.max(1, Math.ceil(windowMs))]);
-        return counterStates(reply, names.length);
+    countAttempt: ({ counters, windowMs, known }) =>
+      guard('countAttempt', async () => {
+        const keyNames = counters.map((counter) => keys.counter(counter.name));
+        const args: (string | number)[] = [counters.length, Math.max(1, Math.ceil(windowMs))];
+        for (const counter of counters) args.push(counter.limit, counter.exemptWhenKnown === true ? 1 : 0);
+        if (known !== undefined) {
+          keyNames.push(keys.knownSet(known.set));
+          args.push(known.member, now() - known.knownTtlMs);
+        }
+        return attemptVerdict(await run.countAttempt(keyNames, args), counters);
+      }),
+
+    settleAttempt: ({ reset = [], giveBack = [], remember }) =>
+      guard('settleAttempt', async () => {
+        const keyNames = [...reset, ...giveBack].map(keys.counter);
+        const args: (string | number)[] = [reset.length, giveBack.length];
+        if (remember !== undefined) {
+          keyNames.push(keys.knownSet(remember.set));
+          args.push(remember.member, now(), Math.max(1, Math.ceil(remember.ttlMs)), Math.max(1, remember.max));
+        }
+        if (keyNames.length > 0) await run.settleAttempt(keyNames, args);
       }),
 
     readCounters: (names) =>
       guard('readCounters', async () => {
         if (names.length === 0) return [];
         return counterStates(await run.readCounters(names.map(keys.counter), []), names.length);
-      }),
-
-    resetCounters: (names) =>
-      guard('resetCounters', async () => {
-        if (names.length > 0) await client.del(...names.map(keys.counter));
       }),
 
     ping: () =>

@@ -88,3 +88,39 @@ t.test('the limit holds across replicas on one Redis', async (t) => {
   t.equal((await login(a, org.password)).status, 429, 'five failures on each replica add up');
   t.equal((await login(b, org.password)).status, 429);
 });
+
+t.test('the throttle itself: counts first, settles after', async (t) => {
+  const { createMemoryStore } = await import('../../src/store/memory-store.js');
+  const { createLoginThrottle } = await import('../../src/guards/login-throttle.js');
+  const { Problem } = await import('../../src/problems.js');
+  const store = createMemoryStore();
+  t.teardown(() => store.close());
+  const throttle = createLoginThrottle(store, { perPair: 3, perAddress: 5, perEmail: 4, windowSeconds: 60 });
+  const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
+
+  const attempts = await Promise.all([0, 1, 2].map(() => throttle.attempt('a@example.test', '192.0.2.1')));
+  t.strictSame(attempts.map((a) => a.exhausted), [false, false, true], 'the third took the pair\'s last');
+  const refused = await refusal(throttle.attempt('a@example.test', '192.0.2.1'));
+  t.ok(refused instanceof Problem && refused.problem === 'tooManyLoginAttempts', '429 at the pair limit');
+  t.ok(refused instanceof Problem && (refused.retryAfterSeconds ?? 0) > 0 && (refused.retryAfterSeconds ?? 0) <= 60);
+
+  await attempts[0]!.notJudged();
+  const given = await throttle.attempt('a@example.test', '192.0.2.1');
+  t.pass('an attempt that was never judged gave its place back');
+  t.ok(await refusal(throttle.attempt('a@example.test', '192.0.2.1')) instanceof Problem, 'and only one');
+
+  await given.succeeded();
+  t.equal((await throttle.attempt('a@example.test', '192.0.2.1')).known, true, 'a success resets the pair and makes the address known');
+
+  // The e-mail limit (4) from unknown addresses; 192.0.2.1 is exempt from it now.
+  await throttle.attempt('a@example.test', '192.0.2.2');
+  await throttle.attempt('a@example.test', '192.0.2.3');
+  await throttle.attempt('a@example.test', '192.0.2.4');
+  await throttle.attempt('a@example.test', '192.0.2.5');
+  t.ok(await refusal(throttle.attempt('a@example.test', '192.0.2.6')) instanceof Problem, 'the e-mail limit refuses a stranger');
+  t.equal((await throttle.attempt('a@example.test', '192.0.2.1')).known, true, 'but not the known address');
+  t.equal((await throttle.attempt('a@example.test', '192.0.2.1')).exhausted, true, 'its third since the reset');
+  t.ok(await refusal(throttle.attempt('a@example.test', '192.0.2.1')) instanceof Problem, 'which keeps its pair limit');
+  t.strictSame((await store.readCounters(['login:addr:192.0.2.1'])).map((c) => c.count), [5], 'its address count: the success gave its one back');
+  t.ok(await refusal(throttle.attempt('b@example.test', '192.0.2.1')) instanceof Problem, 'and its address limit, for every e-mail');
+});

@@ -68,9 +68,9 @@ function everyMethod(store: Store & CounterStore): [string, () => Promise<unknow
     ['createSession', () => store.createSession({ id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 60_000 })],
     ['findSession', () => store.findSession(randomUUID())],
     ['deleteSession', () => store.deleteSession(randomUUID())],
-    ['incrementCounters', () => store.incrementCounters(['login:x'], 60_000)],
+    ['countAttempt', () => store.countAttempt({ counters: [{ name: 'login:x', limit: 10 }], windowMs: 60_000, known: { set: 'login:x', member: '192.0.2.1', knownTtlMs: 60_000 } })],
+    ['settleAttempt', () => store.settleAttempt({ reset: ['login:x'], giveBack: ['login:y'], remember: { set: 'login:x', member: '192.0.2.1', ttlMs: 60_000, max: 10 } })],
     ['readCounters', () => store.readCounters(['login:x'])],
-    ['resetCounters', () => store.resetCounters(['login:x'])],
     ['ping', () => store.ping()],
   ];
 }
@@ -314,3 +314,32 @@ async function checkEveryMethodFails(t: Test, store: Store & CounterStore, comma
     t.ok(took <= commandTimeoutMs + 5_000, `${name} gave up after ${took} ms`);
   }
 }
+
+t.test('login limit keys: under the hash tag, counters with the window, the known set bounded in time', async (t) => {
+  const { createLoginThrottle, DEFAULT_LIMITS, KNOWN_ADDRESS_TTL_MS } = await import('../../src/guards/login-throttle.js');
+  const environment = `env-${randomUUID()}`;
+  const { store } = await open(t, { environment });
+  const keys = redisKeys(PREFIX, environment);
+  const throttle = createLoginThrottle(store);
+  await (await throttle.attempt('owner@example.com', '192.0.2.1')).succeeded();
+  await throttle.attempt('owner@example.com', '2001:db8:1:2::/64');
+
+  const names = ((await redisCommand(server.port, 'KEYS', `*${environment}*`)) as string[]).sort();
+  t.ok(names.length > 0);
+  for (const name of names) {
+    t.ok(name.startsWith(keys.base), `${name} is under the environment's hash tag`);
+    const type = await redisCommand(server.port, 'TYPE', name);
+    const pttl = Number(await redisCommand(server.port, 'PTTL', name));
+    t.notOk(name.includes('owner@example.com'), 'the e-mail is not in key names');
+    if (name.startsWith(keys.counter('login:'))) {
+      t.equal(type, 'string', name);
+      t.ok(pttl > 0 && pttl <= DEFAULT_LIMITS.windowSeconds * 1000, `${name}: PTTL ${pttl}`);
+    } else {
+      t.ok(name.startsWith(keys.knownSet('login:')), `${name} is a known-address set`);
+      t.equal(type, 'zset', name);
+      t.ok(pttl > KNOWN_ADDRESS_TTL_MS - 60_000 && pttl <= KNOWN_ADDRESS_TTL_MS, `${name}: PTTL ${pttl}`);
+      t.strictSame(await redisCommand(server.port, 'ZRANGE', name, '0', '-1'), ['192.0.2.1']);
+    }
+  }
+  t.equal(names.filter((name) => name.startsWith(keys.knownSet(''))).length, 1, 'one known set');
+});

@@ -151,34 +151,112 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     for (const key of second) t.strictSame(await store.findApiKeyByHash(key.hash), key);
   });
 
-  t.test('counters: a fixed window from the first increment, read, reset, expiry', async (t) => {
+  t.test('attempts: counted within limits, a fixed window from the first count, nothing counted when refused', async (t) => {
     const store = await open(t);
-    const [a, b, c, d] = [0, 1, 2, 3].map(() => `test:${randomUUID()}`) as [string, string, string, string];
+    const [a, b, c] = [0, 1, 2].map(() => `test:${randomUUID()}`) as [string, string, string];
     const none = { count: 0, resetInMs: 0 };
     t.strictSame(await store.readCounters([a, b]), [none, none]);
-    t.strictSame(await store.incrementCounters([], 60_000), []);
     t.strictSame(await store.readCounters([]), []);
+    const attempt = (windowMs = 60_000) => store.countAttempt({ counters: [{ name: a, limit: 3 }, { name: b, limit: 5 }], windowMs });
 
-    const first = await store.incrementCounters([a, b], 60_000);
-    t.strictSame(first.map((state) => state.count), [1, 1]);
-    for (const state of first) t.ok(state.resetInMs > 59_000 && state.resetInMs <= 60_000, `${state.resetInMs} ms left`);
-    const [second] = await store.incrementCounters([a], 60_000);
-    t.equal(second?.count, 2);
-    t.ok((second?.resetInMs ?? Infinity) <= first[0]!.resetInMs, 'the window did not start again');
-    t.strictSame((await store.readCounters([a, b])).map((state) => state.count), [2, 1]);
+    const first = await attempt();
+    t.strictSame(first, { allowed: true, known: false, counted: [a, b], exhausted: false });
+    const states = await store.readCounters([a, b]);
+    t.strictSame(states.map((state) => state.count), [1, 1]);
+    for (const state of states) t.ok(state.resetInMs > 59_000 && state.resetInMs <= 60_000, `${state.resetInMs} ms left`);
+    t.strictSame(await attempt(), { allowed: true, known: false, counted: [a, b], exhausted: false });
+    t.strictSame(await attempt(), { allowed: true, known: false, counted: [a, b], exhausted: true }, 'the third took a\'s last');
+    const refused = await attempt();
+    t.equal(refused.allowed, false, 'a is at its limit');
+    if (!refused.allowed) t.ok(refused.retryInMs > 58_000 && refused.retryInMs <= 60_000, `retry in ${refused.retryInMs} ms: a's window, not a new one`);
+    t.strictSame((await store.readCounters([a, b])).map((state) => state.count), [3, 3], 'the refused attempt counted on neither');
+    t.ok((await store.readCounters([a]))[0]!.resetInMs <= states[0]!.resetInMs, 'the window did not start again');
 
-    await store.resetCounters([a]);
-    t.strictSame((await store.readCounters([a, b])).map((state) => state.count), [0, 1], 'only a was reset');
-    await store.resetCounters([]);
+    t.strictSame(await store.countAttempt({ counters: [{ name: b, limit: 5 }], windowMs: 60_000 }),
+      { allowed: true, known: false, counted: [b], exhausted: false }, 'b alone still admits');
 
-    const parallel = await Promise.all(Array.from({ length: 50 }, () => store.incrementCounters([c], 60_000)));
-    t.strictSame(parallel.map(([state]) => state?.count).sort((x, y) => (x ?? 0) - (y ?? 0)),
-      Array.from({ length: 50 }, (_, i) => i + 1), 'each increment counted once');
-    t.equal((await store.readCounters([c]))[0]?.count, 50);
+    // A short window, and no assertion that two steps fit in it: a loaded machine may take longer.
+    t.strictSame(await store.countAttempt({ counters: [{ name: c, limit: 2 }], windowMs: 300 }), { allowed: true, known: false, counted: [c], exhausted: false });
+    await pollUntil(20_000, async () => (await store.readCounters([c]))[0]?.count === 0);
+    t.strictSame(await store.countAttempt({ counters: [{ name: c, limit: 2 }], windowMs: 60_000 }),
+      { allowed: true, known: false, counted: [c], exhausted: false }, 'a new window after expiry');
+  });
 
-    await store.incrementCounters([d], 300);
-    await pollUntil(20_000, async () => (await store.readCounters([d]))[0]?.count === 0);
-    t.strictSame((await store.incrementCounters([d], 60_000)).map((state) => state.count), [1], 'a new window');
+  t.test('attempts: a parallel burst is admitted exactly up to the limit', async (t) => {
+    const store = await open(t);
+    const [pair, address] = [`test:${randomUUID()}`, `test:${randomUUID()}`];
+    const verdicts = await Promise.all(Array.from({ length: 60 }, () =>
+      store.countAttempt({ counters: [{ name: pair, limit: 10 }, { name: address, limit: 100 }], windowMs: 60_000 })));
+    t.equal(verdicts.filter((verdict) => verdict.allowed).length, 10, 'exactly 10 of 60 allowed');
+    t.equal(verdicts.filter((verdict) => verdict.allowed && verdict.exhausted).length, 1, 'one took the last');
+    t.strictSame((await store.readCounters([pair, address])).map((state) => state.count), [10, 10], 'only the allowed ones counted');
+  });
+
+  t.test('settling: reset, give back (never below zero, never a new counter)', async (t) => {
+    const store = await open(t);
+    const [a, b, c] = [0, 1, 2].map(() => `test:${randomUUID()}`) as [string, string, string];
+    for (let i = 0; i < 3; i++) await store.countAttempt({ counters: [{ name: a, limit: 10 }, { name: b, limit: 10 }], windowMs: 60_000 });
+    await store.settleAttempt({ reset: [a], giveBack: [b, c] });
+    t.strictSame((await store.readCounters([a, b, c])).map((state) => state.count), [0, 2, 0], 'a reset, b one less, c not made');
+    t.ok((await store.readCounters([b]))[0]!.resetInMs > 0, 'b keeps its window');
+    await store.settleAttempt({ giveBack: [b] });
+    await store.settleAttempt({ giveBack: [b] });
+    await store.settleAttempt({ giveBack: [b] });
+    t.strictSame((await store.readCounters([b])).map((state) => state.count), [0], 'never below zero');
+    await store.settleAttempt({});
+  });
+
+  t.test('known members: exempt counters are skipped, at most max kept, forgotten after the TTL', async (t) => {
+    const store = await open(t);
+    const [pair, email, set] = [0, 1, 2].map(() => `test:${randomUUID()}`) as [string, string, string];
+    const attempt = (member: string, knownTtlMs = 60_000) =>
+      store.countAttempt({
+        counters: [{ name: pair, limit: 100 }, { name: email, limit: 2, exemptWhenKnown: true }],
+        windowMs: 60_000,
+        known: { set, member, knownTtlMs },
+      });
+    // Each on a later millisecond: members remembered within one are equally recent (Redis then
+    // orders them by name), and the test wants a strict order.
+    const remember = async (member: string, max = 3, ttlMs = 60_000) => {
+      const before = Date.now();
+      await pollUntil(1_000, () => Date.now() > before);
+      await store.settleAttempt({ remember: { set, member, ttlMs, max } });
+    };
+
+    t.strictSame(await attempt('192.0.2.1'), { allowed: true, known: false, counted: [pair, email], exhausted: false });
+    t.strictSame(await attempt('192.0.2.2'), { allowed: true, known: false, counted: [pair, email], exhausted: true });
+    t.equal((await attempt('192.0.2.3')).allowed, false, 'the e-mail counter is spent for unknown members');
+    await remember('192.0.2.3');
+    t.strictSame(await attempt('192.0.2.3'), { allowed: true, known: true, counted: [pair], exhausted: false },
+      'a known member skips the e-mail counter: neither checked nor counted');
+    t.strictSame((await store.readCounters([pair, email])).map((state) => state.count), [3, 2]);
+    t.equal((await attempt('192.0.2.4')).allowed, false, 'still spent for the others');
+
+    for (const member of ['192.0.2.10', '192.0.2.11', '192.0.2.12']) await remember(member);
+    t.equal((await attempt('192.0.2.3')).allowed, false, 'pushed out by three newer: only max are kept');
+    t.equal((await attempt('192.0.2.12')).allowed, true, 'the newest is kept');
+    await remember('192.0.2.10');
+    await remember('192.0.2.13');
+    t.equal((await attempt('192.0.2.10')).allowed, true, 'remembering again makes a member the newest');
+    t.equal((await attempt('192.0.2.11')).allowed, false, 'so the oldest went instead');
+
+    t.equal((await attempt('192.0.2.13', 0)).allowed, false, 'seen longer ago than knownTtlMs: not known');
+    await remember('192.0.2.20', 3, 300);
+    await pollUntil(20_000, async () => !(await attempt('192.0.2.20')).allowed);
+    t.pass('a set remembered with a short TTL forgets');
+  });
+
+  t.test('known members: parallel attempts of a known member are still bounded by their other counters', async (t) => {
+    const store = await open(t);
+    const [pair, email, set] = [0, 1, 2].map(() => `test:${randomUUID()}`) as [string, string, string];
+    await store.settleAttempt({ remember: { set, member: '2001:db8::/64', ttlMs: 60_000, max: 10 } });
+    const verdicts = await Promise.all(Array.from({ length: 30 }, () => store.countAttempt({
+      counters: [{ name: pair, limit: 10 }, { name: email, limit: 1, exemptWhenKnown: true }],
+      windowMs: 60_000,
+      known: { set, member: '2001:db8::/64', knownTtlMs: 60_000 },
+    })));
+    t.equal(verdicts.filter((verdict) => verdict.allowed).length, 10, 'the pair limit holds');
+    t.strictSame((await store.readCounters([email])).map((state) => state.count), [0], 'the e-mail counter untouched');
   });
 
   t.test('concurrent sign-ups with one e-mail: exactly one wins', async (t) => {
