@@ -68,6 +68,32 @@ async function refusedOverTls(t: Test, what: string, output: () => string, env: 
   t.notOk(gw.logs.text().includes('redis connection ready'), `${what}: no connection was ever ready`);
 }
 
+t.test('rediss:// to a server of a private CA: AUTHGATE_REDIS_TLS_CA_FILE, not NODE_EXTRA_CA_CERTS', async (t) => {
+  const ca = makeCertificateAuthority();
+  t.teardown(ca.cleanup);
+  const tls = { caFile: ca.caFile, ...ca.issue('redis', { dns: ['localhost'] }), serverName: 'localhost' };
+  const redis = await startRedis({ tls });
+  t.teardown(() => redis.stop());
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const env: Env = { AUTHGATE_REDIS_URL: `rediss://localhost:${redis.port}`, AUTHGATE_REDIS_TLS_CA_FILE: ca.caFile };
+  const gw = await startGateway(t, { upstream, env });
+  t.ok(await ready(gw), 'ready over TLS, trusting the CA file');
+  const org = await gw.createOrganization();
+  t.ok(await gw.login(org.email, org.password), 'login works');
+
+  const other = makeCertificateAuthority(undefined, 'other-ca');
+  t.teardown(other.cleanup);
+  // The switch that turns verification off process-wide must not reach the Redis connections.
+  const saved = process.env['NODE_TLS_REJECT_UNAUTHORIZED'];
+  process.env['NODE_TLS_REJECT_UNAUTHORIZED'] = '0';
+  t.teardown(() => {
+    if (saved === undefined) delete process.env['NODE_TLS_REJECT_UNAUTHORIZED'];
+    else process.env['NODE_TLS_REJECT_UNAUTHORIZED'] = saved;
+  });
+  await refusedOverTls(t, 'a CA that did not sign it, with NODE_TLS_REJECT_UNAUTHORIZED=0', redis.output, { ...env, AUTHGATE_REDIS_TLS_CA_FILE: other.caFile }, upstream);
+});
+
 t.test('Sentinel over TLS only, the Sentinels with their own password', async (t) => {
   const ca = makeCertificateAuthority();
   t.teardown(ca.cleanup);
