@@ -3,14 +3,30 @@ export type Environment = 'production' | 'sandbox';
 
 export type HostPort = Readonly<{ host: string; port: number }>;
 
+/**
+ * TLS towards Redis, on every connection of the topology (Sentinels, master, cluster nodes).
+ * Certificates are always verified; these only say what to verify against.
+ */
+export type RedisTlsConfig = Readonly<{
+  /** PEM CA bundle trusted instead of Node's built-in CAs (read from the file at start). */
+  ca?: string;
+  /** The name certificates must carry, where nodes are reached by addresses they do not name. */
+  serverName?: string;
+}>;
+
 export type RedisStoreConfig = Readonly<{
   kind: 'redis';
   url?: string;
   sentinels?: readonly HostPort[];
   sentinelName?: string;
+  /** The Sentinels' own credentials (requirepass / ACL user on the Sentinels). */
+  sentinelUsername?: string;
+  sentinelPassword?: string;
   clusterNodes?: readonly HostPort[];
   username?: string;
   password?: string;
+  /** Present: TLS on (AUTHGATE_REDIS_TLS=on, or a rediss:// URL). */
+  tls?: RedisTlsConfig;
   prefix: string;
   commandTimeoutMs: number;
 }>;

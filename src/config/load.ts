@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Config, Environment, HostPort, StoreConfig } from './config.js';
+import { readFileSync } from 'node:fs';
+import type { Config, Environment, HostPort, RedisTlsConfig, StoreConfig } from './config.js';
 import type { SettingName } from './settings.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -105,7 +106,7 @@ export function loadConfig(env: Env): LoadResult {
       secret: jwtSecret,
       previousSecrets,
       issuer: read('AUTHGATE_JWT_ISSUER') ?? 'authgate',
-      ttlSeconds: integer('AUTHGATE_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
+      ttlSeconds: integer('AUTHGATE_TOKEN_TTL_SECONDS', 3600, 1, 86_400),
       generated: jwtGenerated,
     },
     admin: { token: adminToken, generated: adminGenerated },
@@ -149,17 +150,68 @@ export function loadConfig(env: Env): LoadResult {
       fail('AUTHGATE_STORE', 'redis needs exactly one of AUTHGATE_REDIS_URL, AUTHGATE_REDIS_SENTINELS, AUTHGATE_REDIS_CLUSTER_NODES');
     }
     if (url !== undefined && !/^rediss?:\/\//.test(url)) fail('AUTHGATE_REDIS_URL', 'must start with redis:// or rediss://');
+    const sentinelUsername = read('AUTHGATE_REDIS_SENTINEL_USERNAME');
+    const sentinelPassword = read('AUTHGATE_REDIS_SENTINEL_PASSWORD');
+    if (sentinels === undefined) {
+      if (sentinelUsername !== undefined) fail('AUTHGATE_REDIS_SENTINEL_USERNAME', 'is only used with AUTHGATE_REDIS_SENTINELS');
+      if (sentinelPassword !== undefined) fail('AUTHGATE_REDIS_SENTINEL_PASSWORD', 'is only used with AUTHGATE_REDIS_SENTINELS');
+    } else if (sentinelUsername !== undefined && sentinelPassword === undefined) {
+      fail('AUTHGATE_REDIS_SENTINEL_USERNAME', 'needs AUTHGATE_REDIS_SENTINEL_PASSWORD');
+    }
+    const tls = readRedisTls(url);
     const optional = <T>(value: T | undefined) => (value === undefined ? {} : value);
     return {
       kind: 'redis',
       ...optional(url && { url }),
       ...optional(sentinels && { sentinels, sentinelName: read('AUTHGATE_REDIS_SENTINEL_NAME') ?? 'mymaster' }),
+      ...optional(sentinelUsername !== undefined && sentinels !== undefined && { sentinelUsername }),
+      ...optional(sentinelPassword !== undefined && sentinels !== undefined && { sentinelPassword }),
       ...optional(clusterNodes && { clusterNodes }),
       ...optional(read('AUTHGATE_REDIS_USERNAME') !== undefined && { username: read('AUTHGATE_REDIS_USERNAME')! }),
       ...optional(read('AUTHGATE_REDIS_PASSWORD') !== undefined && { password: read('AUTHGATE_REDIS_PASSWORD')! }),
+      ...optional(tls && { tls }),
       prefix: read('AUTHGATE_REDIS_PREFIX') ?? 'authgate:',
       commandTimeoutMs: integer('AUTHGATE_REDIS_TIMEOUT_MS', 500, 10, 60_000),
     };
+  }
+
+  /**
+   * One switch for every connection of the topology. A standalone URL already says it with its
+   * scheme, so a setting that contradicts the scheme is refused rather than one of them ignored.
+   * There is no way to turn certificate verification off: a private CA is trusted with the CA file.
+   */
+  function readRedisTls(url: string | undefined): RedisTlsConfig | undefined {
+    const mode = read('AUTHGATE_REDIS_TLS');
+    const caFile = read('AUTHGATE_REDIS_TLS_CA_FILE');
+    const serverName = read('AUTHGATE_REDIS_TLS_SERVER_NAME');
+    if (mode !== undefined && mode !== 'on' && mode !== 'off') fail('AUTHGATE_REDIS_TLS', 'must be on or off');
+    const secureUrl = url !== undefined && url.startsWith('rediss://');
+    if (url !== undefined && mode === 'on' && !secureUrl) fail('AUTHGATE_REDIS_TLS', 'is on but AUTHGATE_REDIS_URL is redis://: use rediss://');
+    if (secureUrl && mode === 'off') fail('AUTHGATE_REDIS_TLS', 'is off but AUTHGATE_REDIS_URL is rediss://');
+    const on = mode === 'on' || (mode === undefined && secureUrl);
+    if (!on) {
+      for (const name of ['AUTHGATE_REDIS_TLS_CA_FILE', 'AUTHGATE_REDIS_TLS_SERVER_NAME'] as const) {
+        if (read(name) !== undefined) fail(name, 'needs Redis TLS: AUTHGATE_REDIS_TLS=on or a rediss:// AUTHGATE_REDIS_URL');
+      }
+      return undefined;
+    }
+    // A host name only: Node sends no SNI for an IP address, and the address is what is checked anyway.
+    if (serverName !== undefined && !/^(?=.{1,253}$)(?!\d+(\.\d+){3}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(serverName)) {
+      fail('AUTHGATE_REDIS_TLS_SERVER_NAME', 'must be a DNS host name');
+    }
+    let ca: string | undefined;
+    if (caFile !== undefined) {
+      try {
+        ca = readFileSync(caFile, 'utf8');
+      } catch {
+        fail('AUTHGATE_REDIS_TLS_CA_FILE', 'cannot be read');
+      }
+      if (ca !== undefined && !ca.includes('-----BEGIN CERTIFICATE-----')) {
+        ca = undefined;
+        fail('AUTHGATE_REDIS_TLS_CA_FILE', 'holds no PEM certificate');
+      }
+    }
+    return { ...(ca === undefined ? {} : { ca }), ...(serverName === undefined ? {} : { serverName }) };
   }
 
   function readTls(): Config['tls'] {

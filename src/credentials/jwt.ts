@@ -64,7 +64,9 @@ export async function createTokenService(settings: TokenSettings): Promise<Token
 
     async sign(sessionId, nowMs) {
       const iat = Math.floor(nowMs / 1000);
-      const exp = iat + settings.ttlSeconds;
+      // exp is in whole seconds: rounded up, a token lives at least ttlSeconds. Rounded down,
+      // a 1-second token issued late in a second would be expired before its first use.
+      const exp = Math.ceil(nowMs / 1000) + settings.ttlSeconds;
       const token = await new SignJWT({})
         .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: signingKid })
         .setSubject(sessionId)

@@ -26,13 +26,22 @@ export type RedisConnectionOptions = {
   url?: string;
   sentinels?: readonly Address[];
   sentinelName?: string;
-  /** Password of the Sentinels themselves, when they ask for one. */
+  /** User and password of the Sentinels themselves, when they ask for them. */
+  sentinelUsername?: string;
   sentinelPassword?: string;
   clusterNodes?: readonly Address[];
   username?: string;
   password?: string;
-  /** TLS for Sentinel and Cluster (a standalone URL says it with rediss://). */
-  tls?: boolean;
+  /**
+   * TLS on every connection: to the Sentinels and the master they name, to every Cluster node.
+   * A standalone rediss:// url turns it on by itself. Certificates are always verified.
+   */
+  tls?: Readonly<{
+    /** PEM CA bundle trusted instead of Node's built-in CAs. */
+    ca?: string;
+    /** Name checked in certificates (and sent as SNI) instead of the address connected to. */
+    serverName?: string;
+  }>;
   /** How long a store method may take before it throws StoreUnavailable. */
   commandTimeoutMs: number;
 };
@@ -504,6 +513,15 @@ function connect(options: RedisConnectionOptions): Client {
   };
   // Reconnect forever, never faster than every 100 ms nor slower than every 2 s.
   const retryStrategy = (attempt: number) => Math.min(attempt * 100, 2000);
+  // rejectUnauthorized is explicit so NODE_TLS_REJECT_UNAUTHORIZED=0 cannot turn verification off.
+  const tls: RedisOptions['tls'] =
+    options.tls === undefined
+      ? undefined
+      : {
+          rejectUnauthorized: true,
+          ...(options.tls.ca === undefined ? {} : { ca: options.tls.ca }),
+          ...(options.tls.serverName === undefined ? {} : { servername: options.tls.serverName }),
+        };
 
   if (options.clusterNodes !== undefined) {
     const clusterOptions: ClusterOptions = {
@@ -511,7 +529,7 @@ function connect(options: RedisConnectionOptions): Client {
       ...autoPipelining,
       clusterRetryStrategy: retryStrategy,
       scaleReads: 'master',
-      redisOptions: { ...connection, ...auth, ...(options.tls === true ? { tls: {} } : {}) },
+      redisOptions: { ...connection, ...auth, ...(tls === undefined ? {} : { tls }) },
     };
     return new Cluster(options.clusterNodes.map((node) => ({ ...node })), clusterOptions);
   }
@@ -527,11 +545,14 @@ function connect(options: RedisConnectionOptions): Client {
       sentinelRetryStrategy: retryStrategy,
       // Listen for +switch-master on the Sentinels, so a failover moves us at once.
       failoverDetector: true,
+      ...(options.sentinelUsername === undefined ? {} : { sentinelUsername: options.sentinelUsername }),
       ...(options.sentinelPassword === undefined ? {} : { sentinelPassword: options.sentinelPassword }),
-      ...(options.tls === true ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+      // tls is for the master the Sentinels name, sentinelTLS for the Sentinels themselves.
+      ...(tls === undefined ? {} : { tls, enableTLSForSentinelMode: true, sentinelTLS: tls }),
     });
   }
-  return new Redis(options.url ?? '', { ...connection, ...auth, retryStrategy });
+  // The url's own settings win over these (ioredis); rediss:// turns TLS on, tls says how to verify.
+  return new Redis(options.url ?? '', { ...connection, ...auth, retryStrategy, ...(tls === undefined ? {} : { tls }) });
 }
 
 /** Logs the connection's ups and downs once each, and checks the server's settings on each up. */

@@ -61,6 +61,7 @@ const SECRET_ENV = [
   'AUTHGATE_JWT_PREVIOUS_SECRETS',
   'AUTHGATE_ADMIN_TOKEN',
   'AUTHGATE_REDIS_PASSWORD',
+  'AUTHGATE_REDIS_SENTINEL_PASSWORD',
   'AUTHGATE_REDIS_URL',
 ];
 
@@ -135,7 +136,7 @@ function deploymentOf(docs: K8sObject[]): { dep: IDeployment; container: IContai
 function secretValues(values: Values): string[] {
   const s = values.secrets ?? {};
   const r = values.store?.redis ?? {};
-  return [s.jwtSecret, s.adminToken, ...(s.jwtPreviousSecrets ?? []), r.url, r.password].filter(
+  return [s.jwtSecret, s.adminToken, ...(s.jwtPreviousSecrets ?? []), r.url, r.password, r.sentinelPassword].filter(
     (v): v is string => typeof v === 'string' && v.length > 0,
   );
 }
@@ -476,7 +477,9 @@ t.test('the schema rejects bad values', async (t) => {
     ['an unknown store', ['store.type=postgres']],
     ['a JWT secret under 32 bytes', ['secrets.jwtSecret=too-short']],
     ['an admin token under 16 characters', ['secrets.adminToken=short']],
-    ['a token lifetime under a minute', ['config.tokenTtlSeconds=30']],
+    ['a token lifetime under a second', ['config.tokenTtlSeconds=0']],
+    ['a Redis TLS server name that is no host name', ['store.redis.tls.serverName=redis internal']],
+    ['an unknown Redis TLS key', ['store.redis.tls.verify=false']],
     ['a malformed sentinel address', ['store.type=redis', 'store.redis.sentinels={sentinel-0}', 'store.redis.sentinelName=m']],
     ['a non-URL upstream', ['config.upstreamUrl=upstream:8080']],
     ['an unknown log level', ['config.logLevel=verbose']],
@@ -501,6 +504,11 @@ t.test('the chart refuses inconsistent values', async (t) => {
     ['sentinels and cluster nodes', ['store.type=redis', 'store.redis.sentinels={s:26379}', 'store.redis.sentinelName=m', 'store.redis.clusterNodes={c:6379}'], /exactly one/],
     ['a URL and sentinels', ['store.type=redis', 'store.redis.url=redis://r:6379', 'store.redis.sentinels={s:26379}', 'store.redis.sentinelName=m'], /exactly one/],
     ['existingSecret and a secret value', ['existingSecret=mine', `secrets.jwtSecret=${FAKE_JWT}`], /existingSecret is set/],
+    ['existingSecret and a Sentinel password', ['existingSecret=mine', 'store.type=redis', 'store.redis.sentinels={s:26379}', 'store.redis.sentinelName=m', 'store.redis.sentinelPassword=x'], /existingSecret is set/],
+    ['a Sentinel password without Sentinels', ['store.type=redis', 'store.redis.clusterNodes={c:6379}', 'store.redis.sentinelPassword=x'], /need store\.redis\.sentinels/],
+    ['Redis TLS on with a redis:// url', ['store.type=redis', 'store.redis.url=redis://r:6379', 'store.redis.tls.enabled=true'], /use rediss/],
+    ['a Redis CA with TLS off', ['store.type=redis', 'store.redis.clusterNodes={c:6379}', 'store.redis.tls.ca.secretName=ca'], /need store\.redis\.tls\.enabled/],
+    ['a Redis CA from two places', ['store.type=redis', 'store.redis.clusterNodes={c:6379}', 'store.redis.tls.enabled=true', 'store.redis.tls.ca.secretName=ca', 'store.redis.tls.ca.configMapName=ca'], /not both/],
     ['the same port twice', ['ports.ops=8080'], /must differ/],
   ];
   await Promise.all(
@@ -509,6 +517,43 @@ t.test('the chart refuses inconsistent values', async (t) => {
       t.match(stderr, message, `refuses ${what}`);
     }),
   );
+});
+
+t.test('Redis over TLS: the switch, the server name, the CA bundle mounted from a Secret', async (t) => {
+  const docs = await renderChart({
+    release: RELEASE,
+    namespace: NAMESPACE,
+    set: [
+      'store.type=redis',
+      'store.redis.sentinels={s:26379}',
+      'store.redis.sentinelName=m',
+      'store.redis.sentinelUsername=watcher',
+      'store.redis.sentinelPassword=FAKE-SENTINEL-PASSWORD-tls',
+      'store.redis.tls.enabled=true',
+      'store.redis.tls.serverName=redis.internal',
+      'store.redis.tls.ca.secretName=redis-ca',
+      'store.redis.tls.ca.key=bundle.pem',
+    ],
+  });
+  const cm = one<any>(docs, 'ConfigMap');
+  t.equal(cm.data.AUTHGATE_REDIS_TLS, 'on');
+  t.equal(cm.data.AUTHGATE_REDIS_TLS_SERVER_NAME, 'redis.internal');
+  t.equal(cm.data.AUTHGATE_REDIS_SENTINEL_USERNAME, 'watcher');
+  const { dep, container } = deploymentOf(docs);
+  const volume = dep.spec!.template.spec!.volumes!.find((v) => v.name === 'redis-ca');
+  t.same(volume?.secret, { secretName: 'redis-ca', items: [{ key: 'bundle.pem', path: 'bundle.pem' }] }, 'only the bundle is projected');
+  const mount = container.volumeMounts!.find((m) => m.name === 'redis-ca');
+  t.ok(mount?.readOnly, 'mounted read-only');
+  t.equal(cm.data.AUTHGATE_REDIS_TLS_CA_FILE, `${mount?.mountPath}/bundle.pem`, 'AUTHGATE_REDIS_TLS_CA_FILE is the mounted file');
+  const secret = one<any>(docs, 'Secret');
+  t.equal(Buffer.from(secret.data.AUTHGATE_REDIS_SENTINEL_PASSWORD, 'base64').toString(), 'FAKE-SENTINEL-PASSWORD-tls', 'the Sentinel password is in the Secret');
+  const ref = (container.env ?? []).find((e) => e.name === 'AUTHGATE_REDIS_SENTINEL_PASSWORD')?.valueFrom?.secretKeyRef;
+  t.equal(ref?.key, 'AUTHGATE_REDIS_SENTINEL_PASSWORD', 'and the pods read it from there');
+
+  const plain = await renderChart({ release: RELEASE, namespace: NAMESPACE, set: ['store.type=redis', 'store.redis.clusterNodes={c:6379}'] });
+  const plainCm = one<any>(plain, 'ConfigMap');
+  t.notOk('AUTHGATE_REDIS_TLS' in plainCm.data, 'TLS is not rendered when off');
+  t.notOk(deploymentOf(plain).dep.spec!.template.spec!.volumes!.some((v) => v.name === 'redis-ca'), 'no CA volume without a CA');
 });
 
 t.test('existingSecret: no Secret, and the pods read the named one', async (t) => {

@@ -1,4 +1,7 @@
 import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadConfig, type Env, type LoadResult } from '../../src/config/load.js';
 import type { Config } from '../../src/config/config.js';
 
@@ -136,12 +139,15 @@ t.test('ports and integers are checked', async (t) => {
   t.equal(ok(t, loadConfig({ AUTHGATE_PORT: '65535' })).publicListener.port, 65535);
   t.same(names(errorsOf(t, loadConfig({ AUTHGATE_OPS_PORT: '8080' }))), ['AUTHGATE_OPS_PORT'], 'ops port may not equal the public port');
   t.same(names(errorsOf(t, loadConfig({ AUTHGATE_CACHE_MAX: '1e3' }))), ['AUTHGATE_CACHE_MAX']);
-  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '59' }))), ['AUTHGATE_TOKEN_TTL_SECONDS']);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '0' }))), ['AUTHGATE_TOKEN_TTL_SECONDS']);
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '1.5' }))), ['AUTHGATE_TOKEN_TTL_SECONDS']);
   t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '86401' }))), ['AUTHGATE_TOKEN_TTL_SECONDS']);
   t.same(names(errorsOf(t, loadConfig({ AUTHGATE_UPSTREAM_TIMEOUT_MS: '0' }))), ['AUTHGATE_UPSTREAM_TIMEOUT_MS']);
   t.same(names(errorsOf(t, loadConfig({ AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS: 'five' }))), ['AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS']);
   t.same(names(errorsOf(t, loadConfig({ AUTHGATE_CACHE_TTL_SECONDS: '99999999999999999999' }))), ['AUTHGATE_CACHE_TTL_SECONDS']);
   t.equal(ok(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '60' })).jwt.ttlSeconds, 60);
+  t.equal(ok(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '1' })).jwt.ttlSeconds, 1, 'lifetimes of seconds, for testing expiry');
+  t.equal(ok(t, loadConfig({ AUTHGATE_TOKEN_TTL_SECONDS: '86400' })).jwt.ttlSeconds, 86_400);
   t.equal(ok(t, loadConfig({ AUTHGATE_CACHE_MAX: '0' })).cache.max, 0);
 });
 
@@ -154,7 +160,7 @@ t.test('redis settings', async (t) => {
   t.test('a URL without a scheme', async (t) => {
     t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_URL: 'redis.internal:6379' }))), ['AUTHGATE_REDIS_URL']);
     const tls = ok(t, loadConfig({ AUTHGATE_REDIS_URL: 'rediss://r:6380' }));
-    t.same(tls.store, { kind: 'redis', url: 'rediss://r:6380', prefix: 'authgate:', commandTimeoutMs: 500 });
+    t.same(tls.store, { kind: 'redis', url: 'rediss://r:6380', tls: {}, prefix: 'authgate:', commandTimeoutMs: 500 }, 'rediss:// is TLS on');
   });
 
   t.test('two topologies at once', async (t) => {
@@ -182,6 +188,66 @@ t.test('redis settings', async (t) => {
     for (const bad of ['s1', 's1:', 's1:0', 's1:65536', ':26379', 's1:26379,', 's1:26379;s2:26379', 'redis://s1:26379']) {
       t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_SENTINELS: bad }))), ['AUTHGATE_REDIS_SENTINELS'], bad);
     }
+  });
+
+  t.test('TLS and the Sentinels\' own credentials', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'authgate-load-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const caFile = join(dir, 'ca.pem');
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    writeFileSync(caFile, pem);
+    const notPem = join(dir, 'not.pem');
+    writeFileSync(notPem, 'hello');
+    const sentinels = { AUTHGATE_REDIS_SENTINELS: 's1:26379' };
+
+    const config = ok(t, loadConfig({
+      ...sentinels,
+      AUTHGATE_REDIS_TLS: 'on',
+      AUTHGATE_REDIS_TLS_CA_FILE: caFile,
+      AUTHGATE_REDIS_TLS_SERVER_NAME: 'redis.internal',
+      AUTHGATE_REDIS_SENTINEL_USERNAME: 'watcher',
+      AUTHGATE_REDIS_SENTINEL_PASSWORD: 'sentinel-secret',
+    }));
+    t.same(config.store, {
+      kind: 'redis',
+      sentinels: [{ host: 's1', port: 26379 }],
+      sentinelName: 'mymaster',
+      sentinelUsername: 'watcher',
+      sentinelPassword: 'sentinel-secret',
+      tls: { ca: pem, serverName: 'redis.internal' },
+      prefix: 'authgate:',
+      commandTimeoutMs: 500,
+    }, 'the CA is read at start');
+    const cluster = ok(t, loadConfig({ AUTHGATE_REDIS_CLUSTER_NODES: 'c1:7000', AUTHGATE_REDIS_TLS: 'on' }));
+    t.same(cluster.store.kind === 'redis' && cluster.store.tls, {}, 'Cluster over TLS with the built-in CAs');
+    const off = ok(t, loadConfig({ AUTHGATE_REDIS_CLUSTER_NODES: 'c1:7000', AUTHGATE_REDIS_TLS: 'off' }));
+    t.equal(off.store.kind === 'redis' && off.store.tls, undefined, 'off is off');
+    const standalone = ok(t, loadConfig({ AUTHGATE_REDIS_URL: 'rediss://r:6380', AUTHGATE_REDIS_TLS: 'on', AUTHGATE_REDIS_TLS_CA_FILE: caFile }));
+    t.same(standalone.store.kind === 'redis' && standalone.store.tls, { ca: pem }, 'a CA for rediss:// too');
+
+    const refused: [Env, string][] = [
+      [{ ...sentinels, AUTHGATE_REDIS_TLS: 'yes' }, 'AUTHGATE_REDIS_TLS'],
+      [{ AUTHGATE_REDIS_URL: 'redis://r:6379', AUTHGATE_REDIS_TLS: 'on' }, 'AUTHGATE_REDIS_TLS'],
+      [{ AUTHGATE_REDIS_URL: 'rediss://r:6380', AUTHGATE_REDIS_TLS: 'off' }, 'AUTHGATE_REDIS_TLS'],
+      [{ ...sentinels, AUTHGATE_REDIS_TLS_CA_FILE: caFile }, 'AUTHGATE_REDIS_TLS_CA_FILE'],
+      [{ AUTHGATE_REDIS_URL: 'redis://r:6379', AUTHGATE_REDIS_TLS_CA_FILE: caFile }, 'AUTHGATE_REDIS_TLS_CA_FILE'],
+      [{ ...sentinels, AUTHGATE_REDIS_TLS: 'off', AUTHGATE_REDIS_TLS_SERVER_NAME: 'redis.internal' }, 'AUTHGATE_REDIS_TLS_SERVER_NAME'],
+      [{ ...sentinels, AUTHGATE_REDIS_TLS: 'on', AUTHGATE_REDIS_TLS_CA_FILE: join(dir, 'missing.pem') }, 'AUTHGATE_REDIS_TLS_CA_FILE'],
+      [{ ...sentinels, AUTHGATE_REDIS_TLS: 'on', AUTHGATE_REDIS_TLS_CA_FILE: notPem }, 'AUTHGATE_REDIS_TLS_CA_FILE'],
+      [{ ...sentinels, AUTHGATE_REDIS_TLS: 'on', AUTHGATE_REDIS_TLS_SERVER_NAME: '127.0.0.1' }, 'AUTHGATE_REDIS_TLS_SERVER_NAME'],
+      [{ ...sentinels, AUTHGATE_REDIS_TLS: 'on', AUTHGATE_REDIS_TLS_SERVER_NAME: 'redis internal' }, 'AUTHGATE_REDIS_TLS_SERVER_NAME'],
+      [{ AUTHGATE_REDIS_URL: 'redis://r:6379', AUTHGATE_REDIS_SENTINEL_PASSWORD: 'sentinel-secret' }, 'AUTHGATE_REDIS_SENTINEL_PASSWORD'],
+      [{ AUTHGATE_REDIS_CLUSTER_NODES: 'c1:7000', AUTHGATE_REDIS_SENTINEL_USERNAME: 'watcher', AUTHGATE_REDIS_SENTINEL_PASSWORD: 'sentinel-secret' }, 'AUTHGATE_REDIS_SENTINEL_USERNAME'],
+      [{ ...sentinels, AUTHGATE_REDIS_SENTINEL_USERNAME: 'watcher' }, 'AUTHGATE_REDIS_SENTINEL_USERNAME'],
+    ];
+    for (const [env, setting] of refused) {
+      const errors = errorsOf(t, loadConfig(env));
+      t.equal(names(errors)[0], setting, errors.join(' | '));
+      t.notOk(errors.join(' ').includes('sentinel-secret'), 'never the secret');
+    }
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_CLUSTER_NODES: 'c1:7000', AUTHGATE_REDIS_SENTINEL_USERNAME: 'watcher', AUTHGATE_REDIS_SENTINEL_PASSWORD: 'sentinel-secret' }))).sort(), ['AUTHGATE_REDIS_SENTINEL_PASSWORD', 'AUTHGATE_REDIS_SENTINEL_USERNAME'], 'each named');
+    const unread = errorsOf(t, loadConfig({ ...sentinels, AUTHGATE_REDIS_TLS: 'on', AUTHGATE_REDIS_TLS_CA_FILE: join(dir, 'missing.pem') }));
+    t.notOk(unread.join(' ').includes(dir), 'the path is not echoed either');
   });
 
   t.test('cluster nodes', async (t) => {

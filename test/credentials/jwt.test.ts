@@ -50,6 +50,16 @@ t.test('sign then verify round trip', async (t) => {
   t.same(await tokens.verify(await forge({}), NOW), { ok: true, sessionId: 'sess_forged', expiresAtMs: NOW + 3600 * 1000 });
 });
 
+t.test('a token lives at least its TTL, whatever the millisecond it was issued at', async (t) => {
+  const tokens = await createTokenService(settings({ ttlSeconds: 1 }));
+  for (const issuedAt of [NOW, NOW + 1, NOW + 500, NOW + 999]) {
+    const { token, expiresAtMs } = await tokens.sign('sess_short', issuedAt);
+    t.ok(expiresAtMs >= issuedAt + 1000 && expiresAtMs < issuedAt + 2000, `issued at +${issuedAt - NOW} ms: expires within [1 s, 2 s)`);
+    t.equal((await tokens.verify(token, issuedAt + 999)).ok, true, 'valid 999 ms later');
+    t.same(await tokens.verify(token, issuedAt + 2000), { ok: false, reason: 'expired' }, 'expired 2 s later');
+  }
+});
+
 t.test('the token carries only sub, jti, iss, aud, iat, exp; HS256 with a kid', async (t) => {
   const tokens = await createTokenService(settings({ ttlSeconds: 600 }));
   const { token } = await tokens.sign('sess_abc', NOW);

@@ -87,7 +87,8 @@ t.test('the token is an opaque JWT with the standard claims', async (t) => {
   t.same(JSON.parse(Buffer.from(header!, 'base64url').toString()).alg, 'HS256');
   const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as Record<string, unknown>;
   t.same(Object.keys(claims).sort(), ['aud', 'exp', 'iat', 'iss', 'jti', 'sub']);
-  t.equal((claims['exp'] as number) - (claims['iat'] as number), 3600, '1 hour by default');
+  // iat is rounded down and exp up (a token lives at least its TTL), so the difference may be 3601.
+  t.ok([3600, 3601].includes((claims['exp'] as number) - (claims['iat'] as number)), '1 hour by default');
   const decoded = Buffer.from(payload!, 'base64url').toString();
   for (const secret of [org.id, org.email, 'Opaque Org Name', org.id.replace('org_', '')]) {
     t.notOk(decoded.includes(secret), `token does not carry ${secret}`);

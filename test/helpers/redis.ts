@@ -4,11 +4,28 @@
  * redis-server, redis-cli must be on PATH (CI installs them); nothing here is skipped without.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { Redis } from 'ioredis';
+
+/**
+ * TLS-only Redis: the plain port is 0, so nothing can reach it without TLS. Clients are not asked
+ * for certificates (tls-auth-clients no); nodes verify each other against the CA.
+ */
+export type RedisTls = {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  /** The name in the servers' certificate, which the harness's own clients check. */
+  serverName: string;
+};
+
+/** How the harness reaches one server: its port, and TLS and a password when it has them. */
+export type RedisTarget = { port: number; tls?: RedisTls; password?: string };
 
 export type RedisServer = {
   port: number;
@@ -24,6 +41,10 @@ export type RedisServer = {
   pause(): void;
   /** SIGCONT after pause(). */
   resume(): void;
+  /** What the server printed since it (re)started, e.g. its refused TLS handshakes. */
+  output(): string;
+  /** Port, TLS and password, for redisCommandOn. */
+  target: RedisTarget;
 };
 
 export type RedisOptions = {
@@ -32,6 +53,10 @@ export type RedisOptions = {
   dir?: string;
   /** More redis-server arguments, e.g. ['--maxmemory-policy', 'allkeys-lru']. */
   args?: string[];
+  /** TLS only: the port is the TLS port and plain connections are impossible. */
+  tls?: RedisTls;
+  /** requirepass, and masterauth for when it replicates. */
+  password?: string;
 };
 
 const running = new Set<ChildProcess>();
@@ -76,15 +101,19 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
   const port = options.port ?? (await freePort());
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'authgate-redis-')));
+  const { tls, password } = options;
+  const target: RedisTarget = { port, ...(tls ? { tls } : {}), ...(password !== undefined ? { password } : {}) };
   const args = [
-    '--port', String(port),
+    ...(tls ? ['--port', '0', '--tls-port', String(port), ...tlsArgs(tls)] : ['--port', String(port)]),
+    ...(password !== undefined ? ['--requirepass', password, '--masterauth', password] : []),
     '--bind', '127.0.0.1',
     '--save', '',
     '--appendonly', options.appendonly === true ? 'yes' : 'no',
     '--dir', dir,
     ...(options.args ?? []),
   ];
-  let child: ChildProcess | undefined = await launch('redis-server', args, port);
+  let launched: Launched | undefined = await launch('redis-server', args, target);
+  let child: ChildProcess | undefined = launched.child;
 
   async function halt(signal: NodeJS.Signals): Promise<void> {
     const current = child;
@@ -96,8 +125,10 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
 
   return {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: tls ? `rediss://${tls.serverName}:${port}` : `redis://127.0.0.1:${port}`,
     dir,
+    target,
+    output: () => launched?.output() ?? '',
     async stop() {
       await halt('SIGTERM');
       if (ownDir) await rm(dir, { recursive: true, force: true });
@@ -105,7 +136,8 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
     kill: () => halt('SIGKILL'),
     async restart() {
       await halt('SIGTERM');
-      child = await launch('redis-server', args, port);
+      launched = await launch('redis-server', args, target);
+      child = launched.child;
     },
     pause: () => void child?.kill('SIGSTOP'),
     resume: () => void child?.kill('SIGCONT'),
@@ -115,21 +147,36 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
 export type SentinelTopology = {
   name: string;
   sentinels: { host: string; port: number }[];
+  /** How the harness reaches each Sentinel (TLS, the Sentinels' password). */
+  sentinelTargets: RedisTarget[];
   master: RedisServer;
   replica: RedisServer;
+  /** Everything the master, the replica and the Sentinels printed. */
+  output(): string;
   stop(): Promise<void>;
 };
 
+export type SentinelOptions = {
+  /** TLS only, everywhere: clients, replication, Sentinel to Sentinel and to the data nodes. */
+  tls?: RedisTls;
+  /** requirepass of master and replica (the Sentinels get it as auth-pass). */
+  password?: string;
+  /** requirepass of the Sentinels themselves. */
+  sentinelPassword?: string;
+};
+
 /** A master, one replica and three Sentinels (quorum 2) that already know each other. */
-export async function startSentinelTopology(): Promise<SentinelTopology> {
+export async function startSentinelTopology(options: SentinelOptions = {}): Promise<SentinelTopology> {
   requireRedis();
   const name = 'authgate-test';
-  const master = await startRedis();
-  const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
+  const { tls, password, sentinelPassword } = options;
+  const data = { ...(tls ? { tls } : {}), ...(password !== undefined ? { password } : {}) };
+  const master = await startRedis(data);
+  const replica = await startRedis({ ...data, args: ['--replicaof', '127.0.0.1', String(master.port)] });
   const dir = await mkdtemp(join(tmpdir(), 'authgate-sentinel-'));
-  const sentinels: { host: string; port: number; child: ChildProcess }[] = [];
+  const sentinels: { host: string; port: number; launched: Launched; target: RedisTarget }[] = [];
   const stop = async () => {
-    await Promise.all(sentinels.map((s) => terminate(s.child, 'SIGKILL')));
+    await Promise.all(sentinels.map((s) => terminate(s.launched.child, 'SIGKILL')));
     await Promise.all([master.stop(), replica.stop()]);
     await rm(dir, { recursive: true, force: true });
   };
@@ -140,42 +187,67 @@ export async function startSentinelTopology(): Promise<SentinelTopology> {
       await writeFile(
         conf,
         [
-          `port ${port}`,
+          // With TLS the Sentinel announces its TLS port in its hellos (tls-replication yes).
+          ...(tls
+            ? ['port 0', `tls-port ${port}`, ...pairsToLines(tlsArgs(tls))]
+            : [`port ${port}`]),
           'bind 127.0.0.1',
           `dir ${dir}`,
+          // Without sentinel-pass, a Sentinel uses its own requirepass towards the other Sentinels.
+          ...(sentinelPassword !== undefined ? [`requirepass ${sentinelPassword}`] : []),
           `sentinel monitor ${name} 127.0.0.1 ${master.port} 2`,
+          ...(password !== undefined ? [`sentinel auth-pass ${name} ${password}`] : []),
           `sentinel down-after-milliseconds ${name} 1000`,
           `sentinel failover-timeout ${name} 4000`,
           `sentinel parallel-syncs ${name} 1`,
           '',
         ].join('\n'),
       );
-      sentinels.push({ host: '127.0.0.1', port, child: await launch('redis-server', [conf, '--sentinel'], port) });
+      const target: RedisTarget = { port, ...(tls ? { tls } : {}), ...(sentinelPassword !== undefined ? { password: sentinelPassword } : {}) };
+      sentinels.push({ host: '127.0.0.1', port, target, launched: await launch('redis-server', [conf, '--sentinel'], target) });
     }
     // Failover needs Sentinels that see each other and the replica; hellos take a few seconds.
     await waitFor('sentinels to discover each other and the replica', 20_000, async () => {
       for (const sentinel of sentinels) {
-        const state = pairs(await redisCommand(sentinel.port, 'SENTINEL', 'MASTER', name));
+        const state = pairs(await redisCommandOn(sentinel.target, 'SENTINEL', 'MASTER', name));
         if (Number(state['num-other-sentinels']) < 2 || Number(state['num-slaves']) < 1) return false;
       }
-      return String(await redisCommand(replica.port, 'INFO', 'replication')).includes('master_link_status:up');
+      return String(await redisCommandOn(replica.target, 'INFO', 'replication')).includes('master_link_status:up');
     });
   } catch (error) {
     await stop();
     throw error;
   }
-  return { name, sentinels: sentinels.map(({ host, port }) => ({ host, port })), master, replica, stop };
+  return {
+    name,
+    sentinels: sentinels.map(({ host, port }) => ({ host, port })),
+    sentinelTargets: sentinels.map((s) => s.target),
+    master,
+    replica,
+    output: () => [master.output(), replica.output(), ...sentinels.map((s) => s.launched.output())].join('\n'),
+    stop,
+  };
 }
 
 export type RedisCluster = {
   nodes: { host: string; port: number }[];
   servers: RedisServer[];
+  /** Everything the nodes printed. */
+  output(): string;
   stop(): Promise<void>;
 };
 
+export type ClusterOptions = {
+  /** TLS only, the cluster bus included (tls-cluster yes). */
+  tls?: RedisTls;
+  /** requirepass (and masterauth) of every node. */
+  password?: string;
+};
+
 /** Three masters, no replicas, every slot assigned, cluster_state:ok on each node. */
-export async function startCluster(): Promise<RedisCluster> {
+export async function startCluster(options: ClusterOptions = {}): Promise<RedisCluster> {
   requireRedis();
+  const { tls, password } = options;
   const servers: RedisServer[] = [];
   const stop = async () => {
     await Promise.all(servers.map((server) => server.stop()));
@@ -186,16 +258,21 @@ export async function startCluster(): Promise<RedisCluster> {
       const busPort = await freePort();
       servers.push(
         await startRedis({
+          ...(tls ? { tls } : {}),
+          ...(password !== undefined ? { password } : {}),
           args: [
             '--cluster-enabled', 'yes',
             '--cluster-config-file', 'nodes.conf',
             '--cluster-node-timeout', '2000',
             '--cluster-port', String(busPort),
+            ...(tls ? ['--tls-cluster', 'yes'] : []),
           ],
         }),
       );
     }
     const create = await run('redis-cli', [
+      ...(tls ? ['--tls', '--cacert', tls.caFile, '--sni', tls.serverName] : []),
+      ...(password !== undefined ? ['-a', password, '--no-auth-warning'] : []),
       '--cluster', 'create',
       ...servers.map((server) => `127.0.0.1:${server.port}`),
       '--cluster-replicas', '0',
@@ -204,7 +281,7 @@ export async function startCluster(): Promise<RedisCluster> {
     if (create.code !== 0) throw new Error(`redis-cli --cluster create failed:\n${create.output}`);
     await waitFor('cluster_state:ok on every node', 20_000, async () => {
       for (const server of servers) {
-        const info = String(await redisCommand(server.port, 'CLUSTER', 'INFO'));
+        const info = String(await redisCommandOn(server.target, 'CLUSTER', 'INFO'));
         if (!info.includes('cluster_state:ok') || !info.includes('cluster_known_nodes:3')) return false;
       }
       return true;
@@ -213,14 +290,26 @@ export async function startCluster(): Promise<RedisCluster> {
     await stop();
     throw error;
   }
-  return { nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })), servers, stop };
+  return {
+    nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })),
+    servers,
+    output: () => servers.map((server) => server.output()).join('\n'),
+    stop,
+  };
 }
 
 /** One command on a fresh connection, for tests to look at or poke a server directly. */
 export async function redisCommand(port: number, command: string, ...args: (string | number)[]): Promise<unknown> {
+  return redisCommandOn({ port }, command, ...args);
+}
+
+/** redisCommand for a server that speaks TLS only or asks for a password. */
+export async function redisCommandOn(target: RedisTarget, command: string, ...args: (string | number)[]): Promise<unknown> {
   const client = new Redis({
     host: '127.0.0.1',
-    port,
+    port: target.port,
+    ...(target.password !== undefined ? { password: target.password } : {}),
+    ...(target.tls ? { tls: harnessTls(target.tls) } : {}),
     lazyConnect: true,
     enableReadyCheck: false,
     maxRetriesPerRequest: 0,
@@ -262,13 +351,16 @@ function pairs(reply: unknown): Record<string, string> {
   return out;
 }
 
+type Launched = { child: ChildProcess; output: () => string };
+
 /** Spawns a server and resolves once it answers PING (and is done loading its data). */
-async function launch(binary: string, args: string[], port: number): Promise<ChildProcess> {
+async function launch(binary: string, args: string[], target: RedisTarget): Promise<Launched> {
+  const { port } = target;
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
   const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
+    output = (output + chunk.toString()).slice(-200_000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -283,19 +375,25 @@ async function launch(binary: string, args: string[], port: number): Promise<Chi
   try {
     await waitFor(`${binary} on port ${port}`, 10_000, async () => {
       if (exited !== undefined) throw new Error(`${binary} ${exited}:\n${output}`);
-      return (await rawPing(port)) === '+PONG';
+      return (await rawPing(target)) === '+PONG';
     });
   } catch (error) {
     await terminate(child, 'SIGKILL');
-    throw new Error(`${binary} ${args.join(' ')} did not start: ${String(error)}\n${output}`);
+    throw new Error(`${binary} ${args.join(' ')} did not start: ${String(error)}\n${output.slice(-4000)}`);
   }
-  return child;
+  return { child, output: () => output };
 }
 
-/** PING without a client library, so a server still loading (-LOADING) counts as not ready. */
-function rawPing(port: number): Promise<string> {
+/**
+ * PING without a client library, so a server still loading (-LOADING) counts as not ready; over
+ * TLS and after AUTH when the server needs them. Resolves with the PING's reply line.
+ */
+function rawPing(target: RedisTarget): Promise<string> {
   return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
+    const address = { host: '127.0.0.1', port: target.port };
+    const socket: Socket = target.tls ? tlsConnect({ ...address, ...harnessTls(target.tls) }) : createConnection(address);
+    const request = (target.password !== undefined ? `AUTH ${target.password}\r\n` : '') + 'PING\r\n';
+    const lines = target.password !== undefined ? 2 : 1;
     let reply = '';
     const done = (value: string) => {
       socket.destroy();
@@ -303,12 +401,36 @@ function rawPing(port: number): Promise<string> {
     };
     socket.setTimeout(1000, () => done('timeout'));
     socket.on('error', () => done('error'));
-    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on(target.tls ? 'secureConnect' : 'connect', () => socket.write(request));
     socket.on('data', (chunk) => {
       reply += chunk.toString();
-      if (reply.includes('\r\n')) done(reply.trim());
+      const got = reply.split('\r\n');
+      if (got.length > lines) done(got[lines - 1]!.trim());
     });
   });
+}
+
+/** The harness's own TLS: the test CA, and the name in the servers' certificate. */
+function harnessTls(tls: RedisTls) {
+  return { ca: readFileSync(tls.caFile), servername: tls.serverName, rejectUnauthorized: true };
+}
+
+/** redis-server arguments of a TLS-only node; also used (as config lines) for Sentinels. */
+function tlsArgs(tls: RedisTls): string[] {
+  return [
+    '--tls-cert-file', tls.certFile,
+    '--tls-key-file', tls.keyFile,
+    '--tls-ca-cert-file', tls.caFile,
+    '--tls-auth-clients', 'no',
+    '--tls-replication', 'yes',
+  ];
+}
+
+/** ['--a', 'x', '--b', 'y'] to ['a x', 'b y'], for a config file. */
+function pairsToLines(args: string[]): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i + 1 < args.length; i += 2) lines.push(`${args[i]!.replace(/^--/, '')} ${args[i + 1]}`);
+  return lines;
 }
 
 async function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {

@@ -99,10 +99,22 @@ Checks across values that the schema cannot express. Included by the Deployment.
 {{- if and (not .Values.existingSecret) (not (or $redis.url $redis.sentinels $redis.clusterNodes)) }}
 {{- fail "store.type=redis needs store.redis.url, store.redis.sentinels or store.redis.clusterNodes (or AUTHGATE_REDIS_URL in existingSecret)" }}
 {{- end }}
+{{- if and (or $redis.sentinelUsername $redis.sentinelPassword) (not $redis.sentinels) }}
+{{- fail "store.redis.sentinelUsername and sentinelPassword are the Sentinels' own: they need store.redis.sentinels" }}
+{{- end }}
+{{- if and $redis.tls.enabled $redis.url (not (hasPrefix "rediss://" $redis.url)) }}
+{{- fail "store.redis.tls.enabled with a redis:// url: use rediss://" }}
+{{- end }}
+{{- if and (or $redis.tls.serverName $redis.tls.ca.secretName $redis.tls.ca.configMapName) (not $redis.tls.enabled) }}
+{{- fail "store.redis.tls.serverName and tls.ca need store.redis.tls.enabled" }}
+{{- end }}
+{{- if and $redis.tls.ca.secretName $redis.tls.ca.configMapName }}
+{{- fail "store.redis.tls.ca: set secretName or configMapName, not both" }}
+{{- end }}
 {{- end }}
 {{- if .Values.existingSecret }}
-{{- if or .Values.secrets.jwtSecret .Values.secrets.adminToken .Values.secrets.jwtPreviousSecrets $redis.url $redis.password }}
-{{- fail "existingSecret is set: put AUTHGATE_JWT_SECRET, AUTHGATE_ADMIN_TOKEN, AUTHGATE_JWT_PREVIOUS_SECRETS, AUTHGATE_REDIS_URL and AUTHGATE_REDIS_PASSWORD in that Secret, and leave secrets.* and store.redis.url/password empty" }}
+{{- if or .Values.secrets.jwtSecret .Values.secrets.adminToken .Values.secrets.jwtPreviousSecrets $redis.url $redis.password $redis.sentinelPassword }}
+{{- fail "existingSecret is set: put AUTHGATE_JWT_SECRET, AUTHGATE_ADMIN_TOKEN, AUTHGATE_JWT_PREVIOUS_SECRETS, AUTHGATE_REDIS_URL, AUTHGATE_REDIS_PASSWORD and AUTHGATE_REDIS_SENTINEL_PASSWORD in that Secret, and leave secrets.* and store.redis.url/password/sentinelPassword empty" }}
 {{- end }}
 {{- end }}
 {{- if and .Values.secrets.jwtSecret (lt (len .Values.secrets.jwtSecret) 32) }}
