@@ -146,5 +146,6 @@ t.test('Cluster: three masters', async (t) => {
 
     await delivered(t, a, b, org.id);
     await delivered(t, b, a, org.id);
+    t.ok(a.bus.subscribed && b.bus.subscribed, 'both subscriptions confirmed: their caches are in use');
   });
 });
