@@ -143,6 +143,7 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
       // The answer confirms the subscription only if its connection has not dropped since.
       if (!closed && !subscribed && epoch === connectionEpoch) recovered('subscribed');
     } catch (error) {
+      if (epoch !== connectionEpoch) return; // the connection dropped under it: not a refusal
       refusals++;
       nextAttemptAt = Date.now() + Math.min(heartbeatMs * 2 ** (refusals - 1), 8 * heartbeatMs);
       if (refusals === 1) {
@@ -153,6 +154,8 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
       }
     } finally {
       subscribing = false;
+      // A new connection that became ready meanwhile found this attempt running: its turn now.
+      if (epoch !== connectionEpoch && !closed && subscriber.status === 'ready') void subscribe();
     }
   }
 
