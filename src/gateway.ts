@@ -12,7 +12,7 @@ import { createHealth, type Health } from './observability/health.js';
 import { instrumentStore } from './observability/instrument-store.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
-import { createMetrics, registerCacheMetrics, type Metrics } from './observability/metrics.js';
+import { createMetrics, registerCacheMetrics, registerSubscriptionMetric, type Metrics } from './observability/metrics.js';
 import { createApiKeyService } from './services/api-keys.js';
 import { createOrganizationService } from './services/organizations.js';
 import { createSessionService } from './services/sessions.js';
@@ -64,12 +64,18 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     if (invalidation === 'all') metrics.invalidationsReceived.inc({ kind: 'all' });
     else metrics.invalidationsReceived.inc({ kind: 'credential' }, invalidation.length);
   });
+  // A replica not sure to hear revocations made elsewhere must not trust its cache: until the
+  // bus confirms its subscription, every credential is read from the store.
+  bus.onSubscriptionChange((subscribed) => cache.setCaching(subscribed));
+  cache.setCaching(bus.subscribed);
   registerCacheMetrics(metrics, cache);
-  const countingBus: InvalidationBus = {
-    ...bus,
-    publish: async (revoked) => {
+  registerSubscriptionMetric(metrics, () => bus.subscribed);
+  // The store's revoking step announced it to the other replicas (on Redis, inside its script);
+  // what is counted here is what this replica committed and so announced.
+  const countingBus: Pick<InvalidationBus, 'applyLocally'> = {
+    applyLocally: (revoked) => {
       metrics.invalidationsSent.inc(revoked.length);
-      await bus.publish(revoked);
+      bus.applyLocally(revoked);
     },
   };
 
@@ -79,7 +85,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const apiKeys = createApiKeyService({ store, bus: countingBus, environment: config.environment, now });
   const organizations = createOrganizationService({ store, bus: countingBus, now });
 
-  const health = createHealth(store, (up) => metrics.storeUp.set(up ? 1 : 0));
+  const health = createHealth(store, (up) => metrics.storeUp.set(up ? 1 : 0), { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
 
@@ -136,7 +142,7 @@ async function openStorage(config: Config, logger: Logger, now: () => number): P
     logger,
     onEvictionRisk: (policy) =>
       logger.warn({ event: 'redis_eviction_risk', policy }, `Redis maxmemory-policy is ${policy}: it may evict credentials (a deleted key's revocation, a live session); set noeviction`),
-    onSubscriptionLost: () => logger.warn({ event: 'invalidation_subscription_lost' }, 'revocation channel lost; the credential cache is cleared when it returns'),
+    onSubscriptionLost: () => logger.warn({ event: 'invalidation_subscription_lost' }, 'revocation channel lost; every credential is read from Redis (no cache) until it returns'),
   });
 }
 

@@ -41,7 +41,7 @@ export const settings = [
   { name: 'AUTHGATE_REDIS_PREFIX', doc: 'Prefix of every Redis key; the environment is added after it.', default: 'authgate:' },
   { name: 'AUTHGATE_REDIS_TIMEOUT_MS', doc: 'Timeout of each Redis command; past it the request gets 503.', default: '500' },
   { name: 'AUTHGATE_CACHE_MAX', doc: 'Most credentials kept in the in-process cache.', default: '100000' },
-  { name: 'AUTHGATE_CACHE_TTL_SECONDS', doc: 'How long a resolved credential is trusted from the cache (also the most a cached credential is served during a Redis outage).', default: '60' },
+  { name: 'AUTHGATE_CACHE_TTL_SECONDS', doc: 'How long a resolved credential is trusted from the cache (while the revocation channel is confirmed), and the most a cached credential is served while Redis does not answer.', default: '60' },
   { name: 'AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS', doc: 'How long an unknown credential is remembered as unknown.', default: '5' },
   { name: 'AUTHGATE_TRUST_PROXY', doc: 'Which hops\' X-Forwarded-For to believe: `false`, `true`, a hop count, or comma-separated addresses/CIDRs.', default: 'false' },
   { name: 'AUTHGATE_TLS', doc: '`on` (set by the two files below), `offloaded` (an ingress terminates TLS; silences the production warning) or `off`.', default: '`on` when the files are set, else `off`' },

@@ -44,8 +44,9 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/livez', hidden, async () => ({ status: 'alive' }));
   app.get('/readyz', hidden, async (_request, reply) => {
     const { health } = deps;
-    if (health.ready) return { status: 'ready' };
-    return reply.code(503).header('retry-after', '1').send({ status: health.storeUp ? 'draining' : 'store_unavailable' });
+    const invalidation = health.invalidationSubscribed ? 'subscribed' : 'unsubscribed (serving from Redis without cache)';
+    if (health.ready) return { status: 'ready', invalidation };
+    return reply.code(503).header('retry-after', '1').send({ status: health.storeUp ? 'draining' : 'store_unavailable', invalidation });
   });
   app.get('/metrics', hidden, async (_request, reply) => {
     const body = await deps.metrics.registry.metrics();

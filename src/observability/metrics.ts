@@ -85,6 +85,18 @@ export function createMetrics(environment: string) {
   return metrics;
 }
 
+/** 1 while this replica's revocation channel is confirmed (its cache is trusted), read at scrape time. */
+export function registerSubscriptionMetric(metrics: Metrics, subscribed: () => boolean): void {
+  new Gauge({
+    name: 'authgate_invalidation_subscribed',
+    help: '1 while revocations from other replicas reach this one (subscription confirmed) and the credential cache is used; 0 while every credential is read from the store.',
+    registers: [metrics.registry],
+    collect() {
+      this.set(subscribed() ? 1 : 0);
+    },
+  });
+}
+
 /** Cache numbers are read at scrape time, so a cache hit costs no metric update. */
 export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number }): void {
   const { registry } = metrics;

@@ -6,7 +6,7 @@ import type { ApiKeySummary, Store } from '../store/store.js';
 
 export type ApiKeyView = Readonly<{ id: string; prefix: string; createdAt: string }>;
 
-export function createApiKeyService(deps: { store: Store; bus: InvalidationBus; environment: Environment; now: () => number }) {
+export function createApiKeyService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; environment: Environment; now: () => number }) {
   const { store, bus, environment, now } = deps;
   const view = (key: ApiKeySummary): ApiKeyView => ({ id: key.id, prefix: key.displayPrefix, createdAt: key.createdAt });
 
@@ -33,7 +33,7 @@ export function createApiKeyService(deps: { store: Store; bus: InvalidationBus; 
     async revoke(orgId: string, keyId: string): Promise<void> {
       const revoked = await store.deleteApiKeyIfOwned(orgId, keyId);
       if (revoked === undefined) throw new Problem('apiKeyNotFound');
-      await bus.publish([revoked]);
+      bus.applyLocally([revoked]);
     },
   };
 }

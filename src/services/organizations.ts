@@ -11,7 +11,7 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function createOrganizationService(deps: { store: Store; bus: InvalidationBus; now: () => number }) {
+export function createOrganizationService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; now: () => number }) {
   const { store, bus, now } = deps;
   const view = (org: Organization): OrganizationView => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt });
 
@@ -35,11 +35,11 @@ export function createOrganizationService(deps: { store: Store; bus: Invalidatio
       return view(org);
     },
 
-    /** Deletes it with every key and session, and tells every replica they are gone. */
+    /** Deletes it with every key and session; the store announces them to every replica in the same step. */
     async delete(orgId: string): Promise<{ revoked: number }> {
       const revoked = await store.deleteOrganization(orgId);
       if (revoked === undefined) throw new Problem('organizationNotFound');
-      await bus.publish(revoked);
+      bus.applyLocally(revoked);
       return { revoked: revoked.length };
     },
   };

@@ -8,7 +8,7 @@ import { normalizeEmail } from './organizations.js';
 
 export type LoginOutcome = Readonly<{ token: string; orgId: string }>;
 
-export async function createSessionService(deps: { store: Store; bus: InvalidationBus; tokens: TokenService; now: () => number }) {
+export async function createSessionService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; tokens: TokenService; now: () => number }) {
   const { store, bus, tokens, now } = deps;
   const dummyVerify = await createDummyVerifier();
 
@@ -28,7 +28,7 @@ export async function createSessionService(deps: { store: Store; bus: Invalidati
 
     async logout(sessionId: string): Promise<void> {
       const revoked = await store.deleteSession(sessionId);
-      if (revoked !== undefined) await bus.publish([revoked]);
+      if (revoked !== undefined) bus.applyLocally([revoked]);
     },
   };
 }

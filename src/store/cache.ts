@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Principal } from '../credentials/principal.js';
 import type { Invalidation } from './invalidation.js';
+import { StoreUnavailable } from './store.js';
 
 /**
  * The in-process cache in front of the store, so the hot path rarely leaves the process.
@@ -10,6 +11,17 @@ import type { Invalidation } from './invalidation.js';
  * - verified JWTs by token digest, until the token's own `exp`, so a signature is checked once.
  * Revocations delete entries (which also aborts a read in flight, so a racing revocation wins);
  * 'all' clears the principals, for a replica that may have missed revocations.
+ *
+ * The cache is only as good as the revocations that reach it: while this replica is not sure to
+ * hear them (no confirmed subscription to the revocation channel), setCaching(false) makes every
+ * lookup read the store; a cached principal is not an answer then. What the cache holds (and
+ * what those reads find) stays only as a reserve for a store that does not answer at all: a
+ * revocation needs the store too, so while it is down for this replica the reserve is served,
+ * within the cache TTL, exactly as during an outage with the channel up. Unknown credentials are
+ * still remembered briefly (a credential's creation is never announced anyway, so that entry
+ * means the same with or without the channel, and it keeps a garbage flood off the store).
+ * setCaching(true) starts again from an empty cache. A generation counter, bumped on every
+ * switch, keeps a read that started before a switch from filling the cache after it.
  */
 export type CacheSettings = Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number }>;
 
@@ -31,11 +43,18 @@ export interface CredentialCache {
   verifiedToken(digest: string): VerifiedTokenMemo | undefined;
   rememberVerifiedToken(digest: string, memo: VerifiedTokenMemo, ttlMs: number): void;
   invalidate(invalidation: Invalidation): void;
+  /**
+   * Off: principals are read from the store on every lookup; cached ones answer only when the
+   * store does not (StoreUnavailable). On: from empty.
+   */
+  setCaching(on: boolean): void;
   readonly stats: Readonly<CacheStats>;
   size(): number;
 }
 
 const UNKNOWN = Object.freeze({ unknown: true as const });
+const STALE = 'stale';
+type FetchContext = { load: Loader; generation: number };
 type Entry = Principal | typeof UNKNOWN;
 
 export const apiKeyCacheKey = (hash: string) => `a${hash}`;
@@ -49,14 +68,20 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
 
   if (!enabled) return uncached(stats);
 
-  const principals = new LRUCache<string, Entry, Loader>({
+  /** Whether a principal read now may be cached; the one check the hot path pays for it. */
+  let caching = true;
+  let generation = 0;
+  const principals = new LRUCache<string, Entry, FetchContext>({
     max: settings.max,
     ttl: ttlMs,
     dispose: (_value, _key, reason) => {
       if (reason === 'evict') stats.evictions++;
     },
-    fetchMethod: async (_key, _stale, { options, context: load }) => {
-      const loaded = await load();
+    fetchMethod: async (_key, _stale, { options, context }) => {
+      const loaded = await context.load();
+      // Caching was switched off or on since the read began: what it read may predate a
+      // revocation this replica never heard of. Its caller reads again.
+      if (context.generation !== generation) throw new Error(STALE);
       if (loaded === undefined) {
         if (negativeTtlMs === 0) options.ttl = 1; // remembered for a millisecond: shares the read only
         else options.ttl = negativeTtlMs;
@@ -68,6 +93,30 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
   });
   const tokens = new LRUCache<string, VerifiedTokenMemo>({ max: settings.max, ttl: ttlMs });
 
+  /**
+   * A read while caching is off: the store's answer wins and refreshes the reserve; only when
+   * the store does not answer is the reserve served.
+   */
+  async function loadUncached(key: string, load: Loader): Promise<Principal | undefined> {
+    const started = generation;
+    let loaded: Loaded;
+    try {
+      loaded = await load();
+    } catch (error) {
+      const reserve = principals.get(key);
+      if (reserve !== undefined && reserve !== UNKNOWN && isStoreUnavailable(error)) return reserve as Principal;
+      throw error;
+    }
+    if (started !== generation) return loaded?.principal; // a switch since: keep nothing
+    if (loaded !== undefined) {
+      principals.set(key, loaded.principal, { ttl: Math.max(1, Math.min(ttlMs, loaded.ttlMs ?? ttlMs)) });
+      return loaded.principal;
+    }
+    if (negativeTtlMs > 0) principals.set(key, UNKNOWN, { ttl: negativeTtlMs });
+    else principals.delete(key);
+    return undefined;
+  }
+
   return {
     stats,
     size: () => principals.size,
@@ -75,31 +124,45 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
     peek(key) {
       const cached = principals.get(key);
       if (cached === undefined) return undefined;
+      if (cached === UNKNOWN) {
+        stats.hits++;
+        return null;
+      }
+      if (!caching) return undefined; // a reserve, not an answer: ask principal()
       stats.hits++;
-      return cached === UNKNOWN ? null : (cached as Principal);
+      return cached as Principal;
     },
 
     async principal(key, load) {
       const cached = principals.get(key);
-      if (cached !== undefined) {
+      if (cached === UNKNOWN || (cached !== undefined && caching)) {
         stats.hits++;
         return cached === UNKNOWN ? undefined : (cached as Principal);
       }
       stats.misses++;
       // A revocation arriving mid-read aborts the fetch; read again so the revocation wins.
-      for (let attempt = 1; ; attempt++) {
+      // After three such races, one read that nothing caches settles it.
+      for (let attempt = 1; attempt <= 3 && caching; attempt++) {
         try {
-          const entry = await principals.fetch(key, { context: load });
+          const entry = await principals.fetch(key, { context: { load, generation } });
           return entry === undefined || entry === UNKNOWN ? undefined : (entry as Principal);
         } catch (error) {
-          if (attempt >= 3 || !isAbort(error)) throw error;
+          if (!isAbort(error)) throw error;
         }
       }
+      return loadUncached(key, load);
     },
 
     verifiedToken: (digest) => tokens.get(digest),
     rememberVerifiedToken: (digest, memo, memoTtlMs) => {
       if (memoTtlMs > 0) tokens.set(digest, memo, { ttl: memoTtlMs });
+    },
+
+    setCaching(on) {
+      generation++;
+      // Off keeps what is cached as the outage reserve; on must forget it (missed revocations).
+      if (on) principals.clear();
+      caching = on;
     },
 
     invalidate(invalidation) {
@@ -127,13 +190,18 @@ function uncached(stats: CacheStats): CredentialCache {
     verifiedToken: () => undefined,
     rememberVerifiedToken: () => {},
     invalidate: () => {},
+    setCaching: () => {},
   };
 }
 
-const ABORT_REASONS = new Set(['deleted', 'evicted', 'replaced']);
+const ABORT_REASONS = new Set(['deleted', 'evicted', 'replaced', STALE]);
+
+function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof StoreUnavailable;
+}
 
 function isAbort(error: unknown): boolean {
-  // lru-cache rejects an aborted fetch with the abort reason; the loader itself only ever
-  // throws StoreUnavailable (or a bug), which carry names of their own.
+  // lru-cache rejects an aborted fetch with the abort reason (and a stale read with STALE); the
+  // loader itself only ever throws StoreUnavailable (or a bug), which carry names of their own.
   return error instanceof Error && error.name === 'Error' && ABORT_REASONS.has(error.message);
 }

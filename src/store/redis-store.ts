@@ -69,6 +69,24 @@ type ScriptSource = Readonly<{ keys: number | 'any'; lua: string }>;
  * shares the deployment's hash tag (redis-keys.ts), which is what lets a script name keys it finds
  * in an index (ARGV stems) and still run on Redis Cluster.
  */
+/**
+ * The revoking scripts announce what they revoke on the invalidation channel themselves, in the
+ * same atomic step as the write: a revocation is then announced exactly when it is committed
+ * (a separate PUBLISH after the script could fail and leave a committed revocation unannounced),
+ * and on Cluster a PUBLISH from a script still reaches every node. The last two ARGV are the
+ * channel and the message head from the bus (origin and seq, redis-invalidation.ts); the script
+ * appends what it revoked. Each script PUBLISHes exactly once, also when it revokes nothing, so
+ * the sequence has no holes, and it does so after its reads and BEFORE its writes: Redis does
+ * not roll a script back, and a refused PUBLISH (an ACL user without the channel) must stop the
+ * script while it has changed nothing. Nobody sees the gap: the script runs alone.
+ */
+const announce = `
+local function announce(channel, head, revoked)
+  local items = {}
+  for i, item in ipairs(revoked) do items[i] = cjson.encode(item) end
+  redis.call('PUBLISH', channel, head .. '[' .. table.concat(items, ',') .. ']}')
+end`;
+
 const scripts = {
   // KEYS: email, org. ARGV: id, name, email, passwordHash, createdAt.
   createOrganizationIfEmailFree: {
@@ -100,12 +118,17 @@ for _, hash in ipairs(redis.call('HVALS', KEYS[1])) do
 end
 return out`,
   },
-  // KEYS: org's key index. ARGV: keyId, apiKey stem. Reply: the deleted key's hash, or nil.
+  // KEYS: org's key index. ARGV: keyId, apiKey stem, channel, message head.
+  // Reply: the deleted key's hash, or nil.
   deleteApiKeyIfOwned: {
     keys: 1,
-    lua: `
+    lua: `${announce}
 local hash = redis.call('HGET', KEYS[1], ARGV[1])
-if not hash then return false end
+if not hash then
+  announce(ARGV[3], ARGV[4], {})
+  return false
+end
+announce(ARGV[3], ARGV[4], {{kind = 'api_key', cacheKey = hash}})
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('DEL', ARGV[2] .. hash)
 return hash`,
@@ -202,29 +225,42 @@ for i, key in ipairs(KEYS) do
 end
 return out`,
   },
-  // KEYS: session. ARGV: org sessions stem, sessionId, now. Reply: 1 if a live session went.
+  // KEYS: session. ARGV: org sessions stem, sessionId, now, channel, message head.
+  // Reply: 1 if a live session went.
   deleteSession: {
     keys: 1,
-    lua: `
+    lua: `${announce}
 local record = redis.call('HMGET', KEYS[1], 'orgId', 'expiresAt')
-if not record[1] then return 0 end
+if not record[1] then
+  announce(ARGV[4], ARGV[5], {})
+  return 0
+end
+local expiresAt = tonumber(record[2])
+local live = expiresAt ~= nil and expiresAt > tonumber(ARGV[3])
+announce(ARGV[4], ARGV[5], live and {{kind = 'session', cacheKey = ARGV[2]}} or {})
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', ARGV[1] .. record[1], ARGV[2])
-local expiresAt = tonumber(record[2])
-if expiresAt == nil or expiresAt <= tonumber(ARGV[3]) then return 0 end
-return 1`,
+if live then return 1 end
+return 0`,
   },
-  // KEYS: org, org's key index, org's sessions. ARGV: orgId, email stem, apiKey stem, session stem.
-  // Reply: nil when there was no org, else {key hashes, session ids}.
+  // KEYS: org, org's key index, org's sessions. ARGV: orgId, email stem, apiKey stem, session stem,
+  // channel, message head. Reply: nil when there was no org, else {key hashes, session ids}.
   deleteOrganization: {
     keys: 3,
-    lua: `
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+    lua: `${announce}
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  announce(ARGV[5], ARGV[6], {})
+  return false
+end
 local email = redis.call('HGET', KEYS[1], 'email')
-if email and redis.call('GET', ARGV[2] .. email) == ARGV[1] then redis.call('DEL', ARGV[2] .. email) end
 local hashes = redis.call('HVALS', KEYS[2])
-for _, hash in ipairs(hashes) do redis.call('DEL', ARGV[3] .. hash) end
 local sessionIds = redis.call('ZRANGE', KEYS[3], 0, -1)
+local revoked = {}
+for _, hash in ipairs(hashes) do revoked[#revoked + 1] = {kind = 'api_key', cacheKey = hash} end
+for _, id in ipairs(sessionIds) do revoked[#revoked + 1] = {kind = 'session', cacheKey = id} end
+announce(ARGV[5], ARGV[6], revoked)
+if email and redis.call('GET', ARGV[2] .. email) == ARGV[1] then redis.call('DEL', ARGV[2] .. email) end
+for _, hash in ipairs(hashes) do redis.call('DEL', ARGV[3] .. hash) end
 for _, id in ipairs(sessionIds) do redis.call('DEL', ARGV[4] .. id) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 return {hashes, sessionIds}`,
@@ -254,6 +290,22 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     onSubscriptionLost: options.onSubscriptionLost,
     logger,
   });
+
+  /**
+   * A revoking step: its script gets this replica's next message to PUBLISH, and the bus learns
+   * whether the caller got the answer (so it knows who applies the revocation locally).
+   */
+  async function announced<T>(work: (channel: string, head: string) => Promise<T>): Promise<T> {
+    const message = bus.nextMessage();
+    try {
+      const result = await work(keys.invalidationChannel, message.head);
+      message.settle(true);
+      return result;
+    } catch (error) {
+      message.settle(false);
+      throw error;
+    }
+  }
 
   /** Bounds a method by commandTimeoutMs and turns every failure into StoreUnavailable. */
   function guard<T>(operation: string, work: () => Promise<T>): Promise<T> {
@@ -339,10 +391,10 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     findOrganizationById: (orgId) => guard('findOrganizationById', () => readOrganization(orgId)),
 
     deleteOrganization: (orgId) =>
-      guard('deleteOrganization', async () => {
+      announced((channel, head) => guard('deleteOrganization', async () => {
         const reply = await run.deleteOrganization(
           [keys.organization(orgId), keys.organizationApiKeys(orgId), keys.organizationSessions(orgId)],
-          [orgId, keys.stems.organizationIdByEmail, keys.stems.apiKey, keys.stems.session],
+          [orgId, keys.stems.organizationIdByEmail, keys.stems.apiKey, keys.stems.session, channel, head],
         );
         if (reply === null) return undefined;
         if (!Array.isArray(reply) || reply.length !== 2) throw unexpected('deleteOrganization');
@@ -351,7 +403,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
           ...strings(hashes, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'api_key', cacheKey })),
           ...strings(sessionIds, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'session', cacheKey })),
         ];
-      }),
+      })),
 
     createApiKey: (key) =>
       guard('createApiKey', async () => {
@@ -392,12 +444,12 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       }),
 
     deleteApiKeyIfOwned: (orgId, keyId) =>
-      guard('deleteApiKeyIfOwned', async () => {
-        const reply = await run.deleteApiKeyIfOwned([keys.organizationApiKeys(orgId)], [keyId, keys.stems.apiKey]);
+      announced((channel, head) => guard('deleteApiKeyIfOwned', async () => {
+        const reply = await run.deleteApiKeyIfOwned([keys.organizationApiKeys(orgId)], [keyId, keys.stems.apiKey, channel, head]);
         if (reply === null) return undefined;
         if (typeof reply !== 'string') throw unexpected('deleteApiKeyIfOwned');
         return { kind: 'api_key', cacheKey: reply };
-      }),
+      })),
 
     createSession: (session) =>
       guard('createSession', async () => {
@@ -424,15 +476,15 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       }),
 
     deleteSession: (sessionId) =>
-      guard('deleteSession', async () => {
+      announced((channel, head) => guard('deleteSession', async () => {
         const reply = await run.deleteSession(
           [keys.session(sessionId)],
-          [keys.stems.organizationSessions, sessionId, now()],
+          [keys.stems.organizationSessions, sessionId, now(), channel, head],
         );
         if (reply === 0) return undefined;
         if (reply !== 1) throw unexpected('deleteSession');
         return { kind: 'session', cacheKey: sessionId };
-      }),
+      })),
 
     countAttempt: ({ counters, windowMs, known }) =>
       guard('countAttempt', async () => {

@@ -452,3 +452,57 @@ function run(binary: string, args: string[]): Promise<{ code: number | null; out
     child.on('exit', (code) => resolve({ code, output }));
   });
 }
+
+export type TcpProxy = {
+  port: number;
+  url: string;
+  /** Connections cut so far because cutWhen() matched what a client sent. */
+  readonly cuts: number;
+  close(): Promise<void>;
+};
+
+/**
+ * A TCP relay to a real Redis that cuts a client's connection (both ways, dropping the bytes) the
+ * moment it sends a chunk that cutWhen() matches: a connection lost between two commands, at a
+ * chosen command, which no timing could hit reliably.
+ */
+export async function startTcpProxy(targetPort: number, cutWhen: (chunk: Buffer) => boolean): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  let cuts = 0;
+  const server = createServer((client) => {
+    const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+    }
+    client.on('data', (chunk: Buffer) => {
+      if (cutWhen(chunk)) {
+        cuts++;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get cuts() {
+      return cuts;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

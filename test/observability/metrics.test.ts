@@ -44,6 +44,7 @@ t.test('metrics: names, labels, and no raw path, secret or e-mail in any label',
   t.match(text, /authgate_auth_decisions_total\{kind="api_key",outcome="denied",reason="unknown_key"/);
   t.match(text, /authgate_auth_decisions_total\{kind="none",outcome="denied",reason="missing"/);
   t.match(text, /authgate_credential_cache_hits_total\{[^}]*\} [1-9]/, 'the second request was a cache hit');
+  t.match(text, /^authgate_invalidation_subscribed\{[^}]*\} 1$/m, 'the embedded store is always "subscribed"');
   t.match(text, /environment="sandbox"/, 'labelled with the environment');
   for (const secret of [apiKey, token, org.email, 'Metric Org Name', org.password, '/accounts/acc_1', org.id]) {
     t.notOk(text.includes(secret), 'no secret, e-mail, name, raw path or organization id in a label');
@@ -67,7 +68,9 @@ t.test('1000 random paths do not grow the series count', async (t) => {
 t.test('health: livez and readyz on the ops port', async (t) => {
   const gw = await startGateway(t);
   t.equal((await send(`${gw.opsUrl}/livez`)).status, 200);
-  t.equal((await send(`${gw.opsUrl}/readyz`)).status, 200);
+  const ready = await send(`${gw.opsUrl}/readyz`);
+  t.equal(ready.status, 200);
+  t.strictSame(ready.json(), { status: 'ready', invalidation: 'subscribed' });
   gw.gateway.startDraining();
   const draining = await send(`${gw.opsUrl}/readyz`);
   t.equal(draining.status, 503, 'not ready while draining');

@@ -211,6 +211,105 @@ t.test('a revocation during a load in flight wins', async (t) => {
   t.equal(calls2, 2);
 });
 
+t.test('caching off (no confirmed revocation channel): every lookup reads the store, nothing known is kept', async (t) => {
+  const { key, counter, loaderFor, expected } = await fixture(t);
+  const cache = createCredentialCache(SETTINGS);
+  const k = apiKeyCacheKey(key.hash);
+  t.same(await cache.principal(k, loaderFor(key.hash)), expected);
+  t.same(cache.peek(k), expected, 'cached while on');
+
+  cache.setCaching(false);
+  t.equal(cache.peek(k), undefined, 'switching off: a cached principal is no answer');
+  for (let i = 1; i <= 3; i++) t.same(await cache.principal(k, loaderFor(key.hash)), expected);
+  t.equal(counter.calls, 4, 'each lookup read the store');
+  t.equal(cache.peek(k), undefined, 'and is still no answer after those reads');
+  t.equal(cache.size(), 1, 'kept only as the reserve for a store that does not answer');
+
+  const ghost = generateApiKey('production');
+  t.equal(await cache.principal(apiKeyCacheKey(ghost.hash), loaderFor(ghost.hash)), undefined);
+  t.equal(cache.peek(apiKeyCacheKey(ghost.hash)), null, 'an unknown credential is still remembered (its creation is never announced anyway)');
+
+  cache.setCaching(true);
+  t.equal(cache.size(), 0, 'switching on starts from an empty cache');
+  t.same(await cache.principal(k, loaderFor(key.hash)), expected);
+  t.same(cache.peek(k), expected, 'and caches again');
+});
+
+t.test('caching off: the reserve answers only when the store does not, and the store\'s answer wins', async (t) => {
+  const { store, key, counter, loaderFor, expected } = await fixture(t);
+  const cache = createCredentialCache(SETTINGS);
+  const k = apiKeyCacheKey(key.hash);
+  const down = async (): Promise<Loaded> => {
+    throw new StoreUnavailable('redis down');
+  };
+  t.same(await cache.principal(k, loaderFor(key.hash)), expected, 'cached while subscribed');
+  cache.setCaching(false);
+  t.same(await cache.principal(k, down), expected, 'the store does not answer: the reserve is served (as in any outage)');
+  const ghost = generateApiKey('production');
+  await t.rejects(cache.principal(apiKeyCacheKey(ghost.hash), down), StoreUnavailable, 'nothing in reserve: still 503');
+
+  await store.deleteApiKeyIfOwned('org_1', key.id); // revoked elsewhere, the message missed
+  t.equal(await cache.principal(k, loaderFor(key.hash)), undefined, 'the store answers: its answer wins');
+  t.equal(counter.calls, 2);
+  t.equal(await cache.principal(k, down), undefined, 'and the revoked credential left the reserve: it is remembered as unknown');
+
+  const fresh = await fixture(t);
+  const k2 = apiKeyCacheKey(fresh.key.hash);
+  t.same(await cache.principal(k2, fresh.loaderFor(fresh.key.hash)), fresh.expected, 'read while off');
+  t.same(await cache.principal(k2, down), fresh.expected, 'a read while off refreshes the reserve');
+  cache.setCaching(true);
+  await t.rejects(cache.principal(k2, down), StoreUnavailable, 'switching on forgets the reserve: it may predate missed revocations');
+});
+
+t.test('a read begun before caching was switched never fills the cache after the switch', async (t) => {
+  // Begun while off, answered after on: it may predate a revocation this replica never heard.
+  const { store, key } = await fixture(t);
+  const cache = createCredentialCache(SETTINGS);
+  const k = apiKeyCacheKey(key.hash);
+  cache.setCaching(false);
+  const gate = deferred();
+  const read = deferred();
+  const slow = async (): Promise<Loaded> => {
+    const record = await store.findApiKeyByHash(key.hash);
+    read.resolve();
+    await gate.promise;
+    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id } };
+  };
+  const pending = cache.principal(k, slow);
+  await read.promise;
+  await store.deleteApiKeyIfOwned('org_1', key.id); // revoked, and the message missed
+  cache.setCaching(true);
+  gate.resolve();
+  t.ok(await pending, 'that caller gets what was read when it asked');
+  t.equal(cache.peek(k), undefined, 'but it is not cached');
+
+  // Begun while on, answered after an off and on again: read again, the revocation wins.
+  const second = await fixture(t);
+  const cache2 = createCredentialCache(SETTINGS);
+  const k2 = apiKeyCacheKey(second.key.hash);
+  const gate2 = deferred();
+  const read2 = deferred();
+  let calls = 0;
+  const slow2 = async (): Promise<Loaded> => {
+    calls++;
+    const record = await second.store.findApiKeyByHash(second.key.hash);
+    if (calls === 1) {
+      read2.resolve();
+      await gate2.promise;
+    }
+    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id } };
+  };
+  const pending2 = cache2.principal(k2, slow2);
+  await read2.promise;
+  await second.store.deleteApiKeyIfOwned('org_1', second.key.id);
+  cache2.setCaching(false);
+  cache2.setCaching(true);
+  gate2.resolve();
+  t.equal(await pending2, undefined, 'the stale answer is not returned');
+  t.equal(calls, 2, 'it was read again');
+  t.equal(cache2.peek(k2), null, 'and what is cached is the fresh answer');
+});
+
 t.test('StoreUnavailable from the loader propagates and is not cached', async (t) => {
   const { key, counter, loaderFor, expected } = await fixture(t);
   const cache = createCredentialCache(SETTINGS);

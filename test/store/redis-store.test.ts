@@ -3,6 +3,7 @@ import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import type { Invalidation } from '../../src/store/invalidation.js';
 import { redisKeys } from '../../src/store/redis-keys.js';
+import type { RedisInvalidationBus } from '../../src/store/redis-invalidation.js';
 import { openRedisStorage, type OpenRedisStorageOptions, type RedisStorage } from '../../src/store/redis-store.js';
 import { StoreUnavailable, type CounterStore, type Revoked, type Store } from '../../src/store/store.js';
 import { redisCommand, startRedis } from '../helpers/redis.js';
@@ -161,6 +162,7 @@ t.test('the invalidation bus', async (t) => {
   const a = await open(t, { environment });
   const b = await open(t, { environment });
   await Promise.all([subscribed(a), subscribed(b)]);
+  t.ok(a.bus.subscribed && b.bus.subscribed, 'both say they are subscribed once SUBSCRIBE was answered');
   const { heard: heardA } = a;
   const { heard: heardB } = b;
 
@@ -170,22 +172,31 @@ t.test('the invalidation bus', async (t) => {
   spy.on('message', (_: string, message: string) => wire.push(message));
   await spy.subscribe(channel);
 
-  const revoked: Revoked[] = [{ kind: 'api_key', cacheKey: sha() }, { kind: 'session', cacheKey: randomUUID() }];
-  const publishing = a.bus.publish(revoked);
-  t.strictSame(heardA, [revoked], "A's listeners heard it before publish() returned");
-  await publishing;
+  const org = newOrganization();
+  const key = newApiKey(org.id);
+  await a.store.createOrganizationIfEmailFree(org);
+  await a.store.createApiKey(key);
+  const revoked = await a.store.deleteApiKeyIfOwned(org.id, key.id);
+  t.strictSame(revoked, { kind: 'api_key', cacheKey: key.hash });
   await pollUntil(20_000, () => heardB.length > 0);
-  t.strictSame(heardB, [revoked], "B's listeners heard it");
+  t.strictSame(heardB, [[revoked]], "B's listeners heard the revocation A's store committed");
+  t.strictSame(heardA, [], "A's store leaves A's own listeners to the caller…");
+  a.bus.applyLocally([revoked!]);
+  t.strictSame(heardA, [[revoked]], '…who tells them synchronously');
 
-  await new Promise((resolve) => setTimeout(resolve, 800)); // a few heartbeats and A's own echo
-  t.strictSame(heardA, [revoked], 'A ignored its own echo, and heartbeats told nobody anything');
-  t.strictSame(heardB, [revoked]);
+  await pollUntil(20_000, () => wire.length >= 5); // a few heartbeats and A's own echo
+  t.strictSame(heardA, [[revoked]], 'A ignored its own echo, and heartbeats told nobody anything');
+  t.strictSame(heardB, [[revoked]]);
 
   const sent = wire.map((text) => JSON.parse(text) as { origin: string; seq: number; revoked: Revoked[] });
   const carrying = sent.filter((message) => message.revoked.length > 0);
   t.equal(carrying.length, 1);
   t.strictSame(Object.keys(carrying[0] ?? {}).sort(), ['origin', 'revoked', 'seq'], 'only an origin, a seq and what was revoked');
-  t.strictSame(carrying[0]?.revoked, revoked);
+  t.strictSame(carrying[0]?.revoked, [revoked]);
+  for (const origin of new Set(sent.map((message) => message.origin))) {
+    const seqs = sent.filter((message) => message.origin === origin).map((message) => message.seq).sort((x, y) => x - y);
+    t.strictSame(seqs, seqs.map((_, i) => seqs[0]! + i), 'scripts and heartbeats share one gapless sequence per origin');
+  }
 
   heardB.length = 0;
   for (const garbage of [
@@ -207,6 +218,172 @@ t.test('the invalidation bus', async (t) => {
   await redisCommand(server.port, 'PUBLISH', channel, fromPeer(3, 's3'));
   await pollUntil(20_000, () => heardB.length >= 2);
   t.strictSame(heardB, [[{ kind: 'session', cacheKey: 's3' }], 'all'], 'a gap in a peer\'s seq clears everything');
+});
+
+t.test('a revocation and its announcement are one step: the PUBLISH runs inside the script, before its writes', async (t) => {
+  const environment = `env-${randomUUID()}`;
+  const keys = redisKeys(PREFIX, environment);
+  const a = await open(t, { environment, invalidationHeartbeatMs: 60_000 });
+  const b = await open(t, { environment });
+  await Promise.all([subscribed(a), subscribed(b)]);
+  const org = newOrganization();
+  const key = newApiKey(org.id);
+  const session = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 3_600_000 };
+  const lastKey = newApiKey(org.id);
+  await a.store.createOrganizationIfEmailFree(org);
+  await a.store.createApiKey(key);
+  await a.store.createApiKey(lastKey);
+  await a.store.createSession(session);
+
+  // MONITOR shows every command in the order Redis ran it, those run by a script marked 'lua'.
+  const client = new Redis(server.port, '127.0.0.1');
+  const monitor = await client.monitor();
+  t.teardown(() => {
+    monitor.disconnect();
+    client.disconnect();
+  });
+  const ran: { args: string[]; lua: boolean }[] = [];
+  monitor.on('monitor', (_time: string, args: string[], source: string) => ran.push({ args, lua: source === 'lua' }));
+  const marker = `marker-${randomUUID()}`;
+  await redisCommand(server.port, 'ECHO', marker);
+  await pollUntil(20_000, () => ran.some((r) => r.args[1] === marker));
+
+  const revokedKey = await a.store.deleteApiKeyIfOwned(org.id, key.id);
+  const revokedSession = await a.store.deleteSession(session.id);
+  const revokedAll = await a.store.deleteOrganization(org.id);
+  t.equal(await a.store.deleteApiKeyIfOwned(org.id, key.id), undefined, 'nothing left to revoke');
+  await pollUntil(20_000, () => b.heard.length >= 3);
+  t.strictSame(b.heard, [[revokedKey], [revokedSession], revokedAll], 'B heard each revocation, in order');
+
+  const end = `marker-${randomUUID()}`;
+  await redisCommand(server.port, 'ECHO', end);
+  await pollUntil(20_000, () => ran.some((r) => r.args[1] === end));
+  const steps = ran.slice(ran.findIndex((r) => r.args[1] === marker) + 1, ran.findIndex((r) => r.args[1] === end));
+  const publishes = steps.filter((r) => r.args[0]?.toLowerCase() === 'publish');
+  const revoking = publishes.filter((r) => /"revoked":\[\{/.test(r.args[2] ?? ''));
+  t.equal(revoking.length, 3, 'three messages carried revocations');
+  t.ok(revoking.every((r) => r.lua), 'each ran inside its script: there is no separate PUBLISH');
+  t.equal(publishes.filter((r) => r.lua).length, 4, 'and the script that revoked nothing published too (B\'s heartbeats are the others)');
+  const scripts = steps.filter((r) => !r.lua && /^eval/i.test(r.args[0] ?? ''));
+  t.equal(scripts.length, 4, 'four revoking scripts ran');
+  for (const script of scripts) {
+    const body = steps.slice(steps.indexOf(script) + 1);
+    const own = body.slice(0, body.findIndex((r) => !r.lua) === -1 ? body.length : body.findIndex((r) => !r.lua));
+    const names = own.map((r) => r.args[0]?.toLowerCase());
+    t.equal(names.filter((n) => n === 'publish').length, 1, 'each script PUBLISHes exactly once');
+    const writes = names.flatMap((n, i) => (n === 'del' || n === 'hdel' || n === 'zrem' ? [i] : []));
+    t.ok(writes.every((i) => i > names.indexOf('publish')), `the PUBLISH comes before every write (${names.join(' ')})`);
+  }
+  const apiKeyGone = keys.apiKey(key.hash);
+  t.ok(steps.some((r) => r.lua && r.args[0]?.toLowerCase() === 'del' && r.args[1] === apiKeyGone), 'the key record went in the same script');
+});
+
+t.test('a user that may not use the channel: never subscribed, and never revokes without announcing', async (t) => {
+  const user = `nochan-${randomUUID().slice(0, 8)}`;
+  await redisCommand(server.port, 'ACL', 'SETUSER', user, 'on', '>nochan-password', '~*', '+@all', 'resetchannels');
+  t.teardown(() => redisCommand(server.port, 'ACL', 'DELUSER', user));
+  const environment = `env-${randomUUID()}`;
+  const keys = redisKeys(PREFIX, environment);
+  const warnings: string[] = [];
+  const logger = { warn: (_: object, msg: string) => warnings.push(msg), info: () => {} };
+  const events: string[] = [];
+  const storage = await open(t, { environment, username: user, password: 'nochan-password', logger });
+  storage.bus.onSubscriptionChange((value) => events.push(`subscribed:${value}`));
+  storage.bus.onInvalidation((invalidation) => events.push(invalidation === 'all' ? 'all' : 'revoked'));
+
+  // Redis counts each refused SUBSCRIBE in its ACL log: wait for three.
+  const refusals = async () => {
+    const log = (await redisCommand(server.port, 'ACL', 'LOG')) as unknown[][];
+    return log
+      .map((entry) => Object.fromEntries(entry.flatMap((v, i, all) => (i % 2 === 0 ? [[String(v), all[i + 1]]] : []))))
+      .filter((entry) => entry['username'] === user && entry['context'] === 'toplevel' && entry['reason'] === 'channel')
+      .reduce((sum, entry) => sum + Number(entry['count']), 0);
+  };
+  await pollUntil(20_000, async () => (await refusals()) >= 3);
+  t.equal(storage.bus.subscribed, false, 'not subscribed');
+  t.equal(warnings.filter((w) => w.includes('could not subscribe')).length, 1, 'the refusal is logged once, not at each retry');
+
+  const org = newOrganization();
+  const key = newApiKey(org.id);
+  t.strictSame(await storage.store.createOrganizationIfEmailFree(org), org, 'it may still write…');
+  t.equal(await storage.store.createApiKey(key), 'created');
+  t.strictSame(await storage.store.findApiKeyByHash(key.hash), key, '…and read');
+  const error = await failure(storage.store.deleteApiKeyIfOwned(org.id, key.id));
+  t.ok(error instanceof StoreUnavailable, 'a revocation it cannot announce fails…');
+  t.strictSame(await storage.store.findApiKeyByHash(key.hash), key, '…and leaves the key in place: nothing committed unannounced');
+  t.equal(await redisCommand(server.port, 'EXISTS', keys.apiKey(key.hash)), 1);
+
+  events.length = 0;
+  await redisCommand(server.port, 'ACL', 'SETUSER', user, 'allchannels');
+  await pollUntil(20_000, () => storage.bus.subscribed);
+  t.strictSame(events, ['all', 'subscribed:true'], 'once allowed it subscribes, clearing caches first');
+  t.strictSame(await storage.store.deleteApiKeyIfOwned(org.id, key.id), { kind: 'api_key', cacheKey: key.hash }, 'and revokes');
+});
+
+t.test('subscriber connection killed while the command connection lives: unsubscribed at once, back with a clear', async (t) => {
+  const own = await startRedis();
+  t.teardown(() => own.stop());
+  const events: string[] = [];
+  const storage = await open(t, { url: own.url });
+  storage.bus.onSubscriptionChange((value) => events.push(`subscribed:${value}`));
+  storage.bus.onInvalidation((invalidation) => events.push(invalidation === 'all' ? 'all' : 'revoked'));
+  await pollUntil(10_000, () => storage.bus.subscribed);
+  events.length = 0;
+
+  await redisCommand(own.port, 'CLIENT', 'KILL', 'TYPE', 'pubsub');
+  await pollUntil(10_000, () => events.includes('subscribed:false'));
+  t.pass('the dropped subscriber connection made it unsubscribed');
+  await pollUntil(10_000, () => storage.bus.subscribed);
+  t.strictSame(events, ['subscribed:false', 'all', 'subscribed:true'], 'resubscribed: caches cleared, then trusted again');
+  await storage.store.ping();
+});
+
+t.test('a revoking script whose caller got an error is applied locally from its own echo', async (t) => {
+  const environment = `env-${randomUUID()}`;
+  const channel = redisKeys(PREFIX, environment).invalidationChannel;
+  // No heartbeat in between: the sequence below is all this bus sends.
+  const a = await open(t, { environment, invalidationHeartbeatMs: 60_000 });
+  await subscribed(a);
+  const bus = a.bus as RedisInvalidationBus;
+  const publish = (text: string) => redisCommand(server.port, 'PUBLISH', channel, text);
+  /** Messages reach the subscriber in order: once a peer's marker is heard, everything before it was. */
+  const drained = async () => {
+    const marker = randomUUID();
+    await publish(JSON.stringify({ origin: `marker-${marker}`, seq: 1, revoked: [{ kind: 'session', cacheKey: marker }] }));
+    const isMarker = (i: Invalidation) => i !== 'all' && i[0]?.cacheKey === marker;
+    await pollUntil(20_000, () => a.heard.some(isMarker));
+    a.heard.splice(a.heard.findIndex(isMarker), 1);
+  };
+  const item = (): Revoked => ({ kind: 'api_key', cacheKey: sha() });
+
+  // The script ran (its message went out) but its answer never reached the caller: echo first…
+  const first = bus.nextMessage();
+  const one = item();
+  await publish(`${first.head}[${JSON.stringify(one)}]}`);
+  await drained();
+  t.strictSame(a.heard, [], 'an echo of a script still running is held back');
+  first.settle(false);
+  t.strictSame(a.heard, [[one]], 'echo, then the error: applied at the error');
+
+  // …or the error first, then the echo.
+  a.heard.length = 0;
+  const second = bus.nextMessage();
+  const two = item();
+  second.settle(false);
+  await publish(`${second.head}[${JSON.stringify(two)}]}`);
+  await pollUntil(20_000, () => a.heard.length > 0);
+  t.strictSame(a.heard, [[two]], 'the error, then the echo: applied at the echo');
+
+  // Answered in time: the caller applies it; the echo is not applied twice.
+  a.heard.length = 0;
+  const third = bus.nextMessage();
+  third.settle(true);
+  await publish(`${third.head}[${JSON.stringify(item())}]}`);
+  const fourth = bus.nextMessage();
+  await publish(`${fourth.head}[]}`);
+  fourth.settle(true);
+  await drained();
+  t.strictSame(a.heard, [], 'an answered script is not applied again, and our own sequence shows no gap');
 });
 
 t.test('maxmemory-policy: anything but noeviction is reported', async (t) => {
@@ -245,11 +422,11 @@ t.test('Redis killed: every method fails fast with StoreUnavailable; back after 
   await own.kill();
   await checkEveryMethodFails(t, store, 500);
   const revoked: Revoked[] = [{ kind: 'api_key', cacheKey: sha() }];
-  const publishing = bus.publish(revoked);
+  bus.applyLocally(revoked);
   t.strictSame(heard, [revoked], 'applied locally even though Redis is down');
-  t.ok((await failure(publishing)) instanceof StoreUnavailable, 'publish() throws StoreUnavailable');
   await pollUntil(20_000, () => lost.length > 0);
   t.pass('onSubscriptionLost was called');
+  t.equal(bus.subscribed, false, 'not subscribed while Redis is down');
 
   heard.length = 0;
   heardByOther.length = 0;
@@ -261,11 +438,13 @@ t.test('Redis killed: every method fails fast with StoreUnavailable; back after 
   t.strictSame(await store.createOrganizationIfEmailFree(org), org);
   await pollUntil(10_000, () => heard.includes('all') && heardByOther.includes('all'));
   t.pass('both buses told their listeners to clear everything after resubscribing');
+  t.ok(bus.subscribed && other.bus.subscribed, 'and both are subscribed again');
 
   heardByOther.length = 0;
-  const after: Revoked[] = [{ kind: 'session', cacheKey: randomUUID() }];
-  await bus.publish(after);
-  await pollUntil(20_000, () => heardByOther.some((i) => i !== 'all' && i[0]?.cacheKey === after[0]?.cacheKey));
+  const session = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 60_000 };
+  t.equal(await store.createSession(session), 'created');
+  t.strictSame(await store.deleteSession(session.id), { kind: 'session', cacheKey: session.id });
+  await pollUntil(20_000, () => heardByOther.some((i) => i !== 'all' && i[0]?.cacheKey === session.id));
   t.pass('revocations travel again');
 });
 

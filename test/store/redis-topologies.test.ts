@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import type { Invalidation } from '../../src/store/invalidation.js';
 import { redisKeys } from '../../src/store/redis-keys.js';
 import { openRedisStorage, type OpenRedisStorageOptions, type RedisStorage } from '../../src/store/redis-store.js';
-import { StoreUnavailable, type Revoked } from '../../src/store/store.js';
+import { StoreUnavailable } from '../../src/store/store.js';
 import { redisCommand, startCluster, startSentinelTopology } from '../helpers/redis.js';
 import { newApiKey, newOrganization, pollUntil, storeContract } from './store-contract.js';
 
@@ -28,17 +28,22 @@ async function open(t: Test, where: Where, environment = `env-${randomUUID()}`):
 }
 
 /**
- * Publishes on one bus until another hears it (pub/sub is at most once, and after a failover the
- * other's subscriber may still be on its way to the new master).
+ * Revokes a session on one storage (its script publishes the revocation) until another hears it
+ * (pub/sub is at most once, and after a failover the other's subscriber may still be on its way
+ * to the new master). The organization must exist.
  */
-async function delivered(t: Test, from: Opened, to: Opened): Promise<void> {
+async function delivered(t: Test, from: Opened, to: Opened, orgId: string): Promise<void> {
   await pollUntil(15_000, async () => {
-    const revoked: Revoked[] = [{ kind: 'session', cacheKey: randomUUID() }];
-    await from.bus.publish(revoked).catch(() => {});
-    const heard = () => to.heard.some((i) => i !== 'all' && i[0]?.cacheKey === revoked[0]?.cacheKey);
+    const session = { id: randomUUID(), orgId, expiresAt: Date.now() + 60_000 };
+    const revoked = await from.store
+      .createSession(session)
+      .then(() => from.store.deleteSession(session.id))
+      .catch(() => undefined);
+    if (revoked === undefined) return false;
+    const heard = () => to.heard.some((i) => i !== 'all' && i[0]?.cacheKey === session.id);
     return pollUntil(1_000, heard).then(() => true, () => false);
   });
-  t.pass('a revocation published on one storage reached the other');
+  t.pass('a revocation committed on one storage reached the other');
 }
 
 t.test('Sentinel: master, replica, three Sentinels', async (t) => {
@@ -59,7 +64,7 @@ t.test('Sentinel: master, replica, three Sentinels', async (t) => {
     const b = await open(t, where, environment);
     const org = newOrganization();
     t.strictSame(await a.store.createOrganizationIfEmailFree(org), org);
-    await delivered(t, a, b);
+    await delivered(t, a, b, org.id);
 
     const unexpected: unknown[] = [];
     let successes = 0;
@@ -103,7 +108,7 @@ t.test('Sentinel: master, replica, three Sentinels', async (t) => {
     t.strictSame(await a.store.findOrganizationById(org.id), org, 'data written before the failover is there');
     await pollUntil(20_000, async () => (await b.store.findApiKeyByHash(after.hash).catch(() => undefined)) !== undefined);
     t.strictSame(await b.store.findApiKeyByHash(after.hash), after, 'the other storage follows too');
-    await delivered(t, a, b);
+    await delivered(t, a, b, org.id);
   });
 });
 
@@ -139,7 +144,8 @@ t.test('Cluster: three masters', async (t) => {
     );
     t.equal(slots.size, 1, 'one slot');
 
-    await delivered(t, a, b);
-    await delivered(t, b, a);
+    await delivered(t, a, b, org.id);
+    await delivered(t, b, a, org.id);
+    t.ok(a.bus.subscribed && b.bus.subscribed, 'both subscriptions confirmed: their caches are in use');
   });
 });
