@@ -27,7 +27,10 @@ export function createHealth(
 ): Health {
   const intervalMs = options.intervalMs ?? 2000;
   const invalidationSubscribed = options.invalidationSubscribed ?? (() => true);
-  let storeUp = true;
+  // Not ready until the store has answered once: a pod must not take traffic before it can check
+  // a credential (a Redis that is unreachable from the start would otherwise look fine until the
+  // first ping failed).
+  let storeUp = false;
   let draining = false;
   const check = async () => {
     try {
