@@ -7,7 +7,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { OrganizationService } from '../services/organizations.js';
 import { createErrorHandler } from './error-handler.js';
 import { useStrictJsonBodies } from './json-body.js';
-import { clientErrorHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, refuseWhileClosing } from './refusals.js';
+import { clientErrorHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
 import { requestIdOf } from './request-id.js';
 
 export type OpsServerDeps = Readonly<{
@@ -42,11 +42,12 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.server.headersTimeout = 10_000;
   app.setErrorHandler(createErrorHandler('authgate-admin'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
+  const shutdown = watchClosing(app);
   app.addHook('onRequest', (request, reply, done) => {
     stampRequestId(request, reply);
-    done();
+    if (shutdown.closing) done(shuttingDown(reply));
+    else done();
   });
-  refuseWhileClosing(app);
   useStrictJsonBodies(app);
   await app.register(swagger, {
     openapi: { openapi: '3.1.0', info: { title: 'authgate admin API', version: '0.1.0' }, components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } }, security: [{ adminToken: [] }] },

@@ -18,7 +18,7 @@ import { createErrorHandler } from './error-handler.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
 import { registerLoadShedding } from './load-shedding.js';
 import { recordRequest } from './record-request.js';
-import { clientErrorHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, refuseWhileClosing } from './refusals.js';
+import { clientErrorHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
 import { requestIdOf } from './request-id.js';
 import routePolicy from './route-policy.js';
 import type { Server as HttpsServer } from 'node:https';
@@ -51,6 +51,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     reply.header('x-request-id', request.id).header('x-authgate-environment', config.environment);
     if (hsts !== undefined) reply.header('strict-transport-security', hsts);
   };
+  // After the reply is on the wire: the metric and the one log line (see step 6).
+  const record = recordRequest(deps.metrics, deps.accessLog);
   const app = Fastify({
     ...(tls && { https: { ...readTlsFiles(tls), minVersion: TLS_MIN_VERSION } }),
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -64,11 +66,11 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     // Refuse what does not fit a schema, rather than quietly trimming or converting it.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     onConstructorPoisoning: 'error',
-    // Its 503 while closing is its own JSON: refuseWhileClosing answers with a problem instead.
+    // Its 503 while closing is its own JSON: the first onRequest hook answers with a problem instead.
     return503OnClosing: false,
     // The router's refusals (an undecodable target) and node's parser's (an oversized header
     // block, a malformed request line) as problems, never echoing the raw target.
-    frameworkErrors: frameworkErrorHandler(stampHeaders),
+    frameworkErrors: frameworkErrorHandler(stampHeaders, record),
     clientErrorHandler: clientErrorHandler(staticHeaders),
     // Slow-loris: a client must send its headers, and its whole request, in bounded time.
     connectionTimeout: 0,
@@ -94,13 +96,14 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     openapi: { openapi: '3.1.0', info: { title: 'authgate public API', version: '0.1.0' }, components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] },
   });
 
-  // 0. Every answer carries the request id, a refusal by the very first check included.
+  // 0. Every answer carries the request id, a refusal by the very first check included. Once
+  // close() has begun, a request on a kept-alive connection is sent elsewhere.
+  const shutdown = watchClosing(app);
   app.addHook('onRequest', (request, reply, done) => {
     stampHeaders(request, reply);
-    done();
+    if (shutdown.closing) done(shuttingDown(reply));
+    else done();
   });
-  // Once close() has begun, a request on a kept-alive connection goes elsewhere.
-  refuseWhileClosing(app);
   // 1. Every request, unknown paths included: User-Agent, before any other check.
   app.addHook('onRequest', userAgentGuard);
   // Under overload, refuse at once rather than queue without bound.
@@ -125,6 +128,6 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.
-  app.addHook('onResponse', recordRequest(deps.metrics, deps.accessLog));
+  app.addHook('onResponse', record);
   return app;
 }

@@ -61,14 +61,19 @@ export function clientErrorHandler(staticHeaders: StaticHeaders) {
   };
 }
 
+type OnAnswered = (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+
 /**
  * fastify's `frameworkErrors`: the router could not decode the target (`/accounts/%zz`) or a
  * parameter is over maxParamLength. fastify's own answer echoes the raw path; this one does not.
- * No hook has run, so the headers every answer carries are set here.
+ * No hook runs for such a request, so the headers every answer carries are set here, and the
+ * server's onResponse work (the metric and the log line) is called when the answer is sent.
  */
-export function frameworkErrorHandler(stamp: (request: FastifyRequest, reply: FastifyReply) => void) {
+export function frameworkErrorHandler(stamp: (request: FastifyRequest, reply: FastifyReply) => void, onAnswered?: OnAnswered) {
+  const nothing = () => {};
   return function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
     stamp(request, reply);
+    if (onAnswered !== undefined) reply.raw.once('finish', () => onAnswered(request, reply, nothing));
     const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment is too long.' : 'The request target is not valid percent-encoding.';
     sendProblem(reply, new Problem('badRequest', detail, 'bad_url'));
   };
@@ -100,20 +105,18 @@ export function notFoundOrMethodNotAllowed(request: FastifyRequest, reply: Fasti
  * Once close() has begun, a request that still arrives on a kept-alive connection (server.close()
  * only ends idle ones) gets a 503 problem with Retry-After and Connection: close, so the client
  * retries on another replica. This replaces fastify's return503OnClosing, whose body is its own.
- * Registered as the first onRequest hook, before any work is done for the request.
+ * The server's first onRequest hook asks `closing`: one boolean per request, no hook of its own.
  */
-export function refuseWhileClosing(app: FastifyInstance): void {
-  let closing = false;
+export function watchClosing(app: FastifyInstance): { readonly closing: boolean } {
+  const state = { closing: false };
   app.addHook('preClose', (done) => {
-    closing = true;
+    state.closing = true;
     done();
   });
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) {
-      done();
-      return;
-    }
-    reply.header('connection', 'close');
-    done(new Problem('shuttingDown', 'The gateway is shutting down; retry on another connection.', 'shutting_down', 1));
-  });
+  return state;
+}
+
+export function shuttingDown(reply: FastifyReply): Problem {
+  reply.header('connection', 'close');
+  return new Problem('shuttingDown', 'The gateway is shutting down; retry on a new connection.', 'shutting_down', 1);
 }

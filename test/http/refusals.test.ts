@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { clientErrorHandler } from '../../src/http/refusals.js';
-import { ADMIN_TOKEN, startGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, eventually, startGateway } from '../helpers/gateway.js';
 import { parseResponse, rawRequest, requestText } from '../helpers/raw-http.js';
 
 /**
@@ -41,6 +41,10 @@ t.test('public port: every refusal at the edges of HTTP is a problem', async (t)
     const answer = await ask(requestText('GET', '/accounts/%zz-marker', [UA]));
     assertProblem(t, answer, 400, 1200, '%zz-marker', '/accounts/%zz-marker');
     t.equal(answer.headers['x-authgate-environment'], 'sandbox', 'with the environment header every answer has');
+    const logged = () => gw.logs.records().find((r) => r['reqId'] === answer.headers['x-request-id']);
+    t.ok(await eventually(async () => logged() !== undefined), 'and the one access-log line, as for any request');
+    t.match(logged(), { route: 'unmatched', status: 400 });
+    t.notOk(gw.logs.text().includes('%zz-marker'), 'the raw path is not logged either');
   });
 
   t.test('a header block over 16 KiB: 431 from node, as a problem, and the connection closes', async (t) => {
