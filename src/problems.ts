@@ -27,6 +27,7 @@ export const problems = {
   notFound: { status: 404, code: 1204, title: 'Not found' },
   methodNotAllowed: { status: 405, code: 1205, title: 'Method not allowed' },
   headersTooLarge: { status: 431, code: 1206, title: 'Request header fields too large' },
+  requestTimeout: { status: 408, code: 1207, title: 'Request timeout' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },
@@ -39,6 +40,7 @@ export const problems = {
   storeUnavailable: { status: 503, code: 1503, title: 'Credential store unavailable' },
   upstreamTimeout: { status: 504, code: 1504, title: 'Upstream timed out' },
   overloaded: { status: 503, code: 1509, title: 'Gateway overloaded' },
+  shuttingDown: { status: 503, code: 1510, title: 'Gateway shutting down' },
 } as const satisfies Record<string, ProblemSpec>;
 
 export type ProblemName = keyof typeof problems;

@@ -49,8 +49,8 @@ export const settings = [
   { name: 'AUTHGATE_TLS_KEY_FILE', doc: 'PEM private key of the certificate.', secret: true },
   { name: 'AUTHGATE_SHUTDOWN_DELAY_SECONDS', doc: 'After SIGTERM, readiness fails at once and listeners stay open this long so load balancers notice.', default: '5 (0 outside production)' },
   { name: 'AUTHGATE_SHUTDOWN_GRACE_SECONDS', doc: 'How long in-flight requests may take to finish after the listeners close.', default: '25' },
-  { name: 'AUTHGATE_SHED_EVENT_LOOP_DELAY_MS', doc: 'Load shedding: above this event-loop delay new requests get 503 with Retry-After; 0 turns it off.', default: '1000' },
-  { name: 'AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT', doc: 'Load shedding: above this event-loop utilization (per 250 ms sample) new requests get 503; 0 turns it off.', default: '0 (off)' },
+  { name: 'AUTHGATE_SHED_EVENT_LOOP_DELAY_MS', doc: 'Load shedding: when the mean event-loop delay is above this in two 250 ms windows in a row, new requests get 503 with Retry-After; 0 turns it off.', default: '1000' },
+  { name: 'AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT', doc: 'Load shedding: when the event-loop utilization is above this in two 250 ms windows in a row, new requests get 503; 0 turns it off.', default: '0 (off)' },
   { name: 'LOG_LEVEL', doc: 'pino level: fatal, error, warn, info, debug, trace or silent.', default: 'info' },
 ] as const satisfies readonly SettingSpec[];
 

@@ -38,6 +38,7 @@ const FASTIFY_CLIENT_ERRORS: Record<string, ProblemName> = {
   FST_ERR_CTP_EMPTY_TYPE: 'unsupportedMediaType',
   FST_ERR_CTP_INVALID_TYPE: 'unsupportedMediaType',
   FST_ERR_BAD_URL: 'badRequest',
+  FST_ERR_MAX_PARAM_LENGTH: 'badRequest',
   FST_ERR_ASYNC_CONSTRAINT: 'badRequest',
 };
 
@@ -86,8 +87,4 @@ export function createErrorHandler(realm: string) {
     if (problem.problem === 'internalError') request.log.error({ err: error }, 'unhandled error');
     return sendProblem(reply, problem, realm);
   };
-}
-
-export function notFound(_request: FastifyRequest, reply: FastifyReply) {
-  return sendProblem(reply, new Problem('notFound', 'No such route.'));
 }

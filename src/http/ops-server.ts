@@ -1,12 +1,13 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { adminRoutes } from '../admin/routes.js';
 import type { Health } from '../observability/health.js';
 import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { OrganizationService } from '../services/organizations.js';
-import { createErrorHandler, notFound } from './error-handler.js';
+import { createErrorHandler } from './error-handler.js';
 import { useStrictJsonBodies } from './json-body.js';
+import { clientErrorHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
 import { requestIdOf } from './request-id.js';
 
 export type OpsServerDeps = Readonly<{
@@ -18,6 +19,8 @@ export type OpsServerDeps = Readonly<{
   /** The public API's OpenAPI document, served here so the public port carries only the API. */
   publicOpenApi: () => unknown;
 }>;
+
+const stampRequestId = (request: FastifyRequest, reply: FastifyReply) => void reply.header('x-request-id', request.id);
 
 /** The ops port: metrics, health, the admin API and the OpenAPI documents. Never public. */
 export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstance> {
@@ -31,10 +34,20 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     onConstructorPoisoning: 'error',
     requestTimeout: 30_000,
+    // The same refusals as the public port's, as problems (http/refusals.ts).
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler(stampRequestId),
+    clientErrorHandler: clientErrorHandler({}),
   });
   app.server.headersTimeout = 10_000;
   app.setErrorHandler(createErrorHandler('authgate-admin'));
-  app.setNotFoundHandler(notFound);
+  app.setNotFoundHandler(notFoundOrMethodNotAllowed);
+  const shutdown = watchClosing(app);
+  app.addHook('onRequest', (request, reply, done) => {
+    stampRequestId(request, reply);
+    if (shutdown.closing) done(shuttingDown(reply));
+    else done();
+  });
   useStrictJsonBodies(app);
   await app.register(swagger, {
     openapi: { openapi: '3.1.0', info: { title: 'authgate admin API', version: '0.1.0' }, components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } }, security: [{ adminToken: [] }] },

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
 import { forwardedRoutes as routeTable } from '../config/forwarded-routes.js';
@@ -14,10 +14,11 @@ import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { SessionService } from '../services/sessions.js';
-import { createErrorHandler, notFound } from './error-handler.js';
+import { createErrorHandler } from './error-handler.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
 import { registerLoadShedding } from './load-shedding.js';
 import { recordRequest } from './record-request.js';
+import { clientErrorHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
 import { requestIdOf } from './request-id.js';
 import routePolicy from './route-policy.js';
 import type { Server as HttpsServer } from 'node:https';
@@ -42,6 +43,16 @@ export type PublicServerDeps = Readonly<{
 export async function buildPublicServer(deps: PublicServerDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const tls = config.tls.mode === 'on' ? config.tls : undefined;
+  // On every answer, whoever gives it: a hook, the router's refusals, node's parser's.
+  const staticHeaders: Record<string, string> = { 'x-authgate-environment': config.environment };
+  if (tls !== undefined) staticHeaders['strict-transport-security'] = 'max-age=31536000; includeSubDomains';
+  const hsts = staticHeaders['strict-transport-security'];
+  const stampHeaders = (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-request-id', request.id).header('x-authgate-environment', config.environment);
+    if (hsts !== undefined) reply.header('strict-transport-security', hsts);
+  };
+  // After the reply is on the wire: the metric and the one log line (see step 6).
+  const record = recordRequest(deps.metrics, deps.accessLog);
   const app = Fastify({
     ...(tls && { https: { ...readTlsFiles(tls), minVersion: TLS_MIN_VERSION } }),
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -55,7 +66,12 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     // Refuse what does not fit a schema, rather than quietly trimming or converting it.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // Its 503 while closing is its own JSON: the first onRequest hook answers with a problem instead.
+    return503OnClosing: false,
+    // The router's refusals (an undecodable target) and node's parser's (an oversized header
+    // block, a malformed request line) as problems, never echoing the raw target.
+    frameworkErrors: frameworkErrorHandler(stampHeaders, record),
+    clientErrorHandler: clientErrorHandler(staticHeaders),
     // Slow-loris: a client must send its headers, and its whole request, in bounded time.
     connectionTimeout: 0,
     requestTimeout: 30_000,
@@ -75,19 +91,21 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.decorateRequest('authDecision', null);
   app.decorateRequest('upstreamStartedAt', 0);
   app.setErrorHandler(createErrorHandler('authgate'));
-  app.setNotFoundHandler(notFound);
+  app.setNotFoundHandler(notFoundOrMethodNotAllowed);
   await app.register(swagger, {
     openapi: { openapi: '3.1.0', info: { title: 'authgate public API', version: '0.1.0' }, components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] },
   });
 
-  // 1. Every request, unknown paths included: User-Agent, before anything else.
-  app.addHook('onRequest', userAgentGuard);
-  const hsts = tls === undefined ? undefined : 'max-age=31536000; includeSubDomains';
+  // 0. Every answer carries the request id, a refusal by the very first check included. Once
+  // close() has begun, a request on a kept-alive connection is sent elsewhere.
+  const shutdown = watchClosing(app);
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id).header('x-authgate-environment', config.environment);
-    if (hsts !== undefined) reply.header('strict-transport-security', hsts);
-    done();
+    stampHeaders(request, reply);
+    if (shutdown.closing) done(shuttingDown(reply));
+    else done();
   });
+  // 1. Every request, unknown paths included: User-Agent, before any other check.
+  app.addHook('onRequest', userAgentGuard);
   // Under overload, refuse at once rather than queue without bound.
   await registerLoadShedding(app, config.shedding);
   // 2-3. Authentication and authorization, fixed per route from its config.auth.
@@ -110,6 +128,6 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.
-  app.addHook('onResponse', recordRequest(deps.metrics, deps.accessLog));
+  app.addHook('onResponse', record);
   return app;
 }

@@ -9,13 +9,37 @@ import { Problem } from '../problems.js';
  */
 const AMBIGUOUS = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|%2f|%5c|\\/i;
 
+/** The path of an origin-form target, without its query. */
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
 export function isAmbiguousPath(url: string): boolean {
   if (url.charCodeAt(0) !== 47 /* '/' */) return true; // absolute-form or asterisk-form
-  const query = url.indexOf('?');
-  return AMBIGUOUS.test(query === -1 ? url : url.slice(0, query));
+  return AMBIGUOUS.test(pathOf(url));
+}
+
+/**
+ * A path that is still ambiguous after one percent-decoding (`/accounts/%252e%252e/x` is
+ * `/accounts/%2e%2e/x` once decoded): an upstream or framework that decodes twice would see
+ * `/accounts/../x`. Refused as Envoy and Kong do. Only a path with a `%` is decoded at all.
+ */
+export function isDoublyEncodedPath(path: string): boolean {
+  if (path.indexOf('%') === -1) return false;
+  let once: string;
+  try {
+    once = decodeURIComponent(path);
+  } catch {
+    return true; // not decodable: the router refuses it before this, but never forward it
+  }
+  return AMBIGUOUS.test(once);
 }
 
 export function pathGuard(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  if (isAmbiguousPath(request.raw.url ?? '')) done(new Problem('notFound', 'No such route.', 'ambiguous_path'));
+  const url = request.raw.url ?? '';
+  const path = pathOf(url);
+  if (url.charCodeAt(0) !== 47 || AMBIGUOUS.test(path)) done(new Problem('notFound', 'No such route.', 'ambiguous_path'));
+  else if (isDoublyEncodedPath(path)) done(new Problem('badRequest', 'The path still holds a percent-encoded dot segment, slash or backslash once decoded.', 'double_encoded_path'));
   else done();
 }

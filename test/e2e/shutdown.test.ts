@@ -1,6 +1,9 @@
+import { createServer } from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import t from 'tap';
 import { UA, eventually, send } from '../helpers/gateway.js';
 import { createOrganizationAndLogin, startGatewayProcess } from '../helpers/gateway-process.js';
+import { parseResponse } from '../helpers/raw-http.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
 t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0', async (t) => {
@@ -45,6 +48,77 @@ t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0
   const exit = await gw.exited;
   t.same(exit, { code: 0, signal: null }, 'exit code 0');
   t.match(gw.output(), /"event":"stopped"/);
+});
+
+t.test('once closing, a request on a kept-alive connection gets a 503 problem with Retry-After', async (t) => {
+  // An upstream that holds every request until the test lets it answer.
+  let arrived = 0;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const held = createServer((request, response) => {
+    arrived++;
+    request.resume();
+    void released.then(() => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    release();
+    held.closeAllConnections();
+    held.close();
+  });
+  const gw = await startGatewayProcess({
+    AUTHGATE_STORE: 'memory',
+    AUTHGATE_UPSTREAM_URL: `http://127.0.0.1:${(held.address() as AddressInfo).port}`,
+    AUTHGATE_SHUTDOWN_DELAY_SECONDS: '0',
+    AUTHGATE_SHUTDOWN_GRACE_SECONDS: '30',
+  });
+  t.teardown(() => {
+    if (gw.child.exitCode === null) gw.child.kill('SIGKILL');
+  });
+  const { loginStatus, token } = await createOrganizationAndLogin(gw, { name: 'Kept', email: 'kept@example.test' });
+  t.equal(loginStatus, 200);
+  const port = Number(new URL(gw.publicUrl).port);
+  const request = `GET /accounts HTTP/1.1\r\nHost: gateway.test\r\nUser-Agent: t\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+
+  // One kept-alive connection, busy with a request the upstream holds: close() leaves it open.
+  let raw = '';
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('data', (chunk: Buffer) => (raw += chunk.toString('latin1')));
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.write(request);
+  t.ok(await eventually(async () => arrived === 1, 10_000), 'the first request is at the upstream');
+
+  gw.child.kill('SIGTERM');
+  const listenerClosed = await eventually(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const probe = net.connect(port, '127.0.0.1');
+        probe.on('connect', () => {
+          probe.destroy();
+          resolve(false);
+        });
+        probe.on('error', () => resolve(true));
+      }),
+    15_000,
+    20,
+  );
+  t.ok(listenerClosed, 'the listener is closed: close() has begun');
+  t.equal(raw, '', 'the first request is still in flight');
+  socket.write(request);
+  release();
+  await closed;
+
+  const [first, second] = raw.split(/(?=HTTP\/1\.1 )/).map(parseResponse);
+  t.equal(first?.status, 200, 'the request in flight is answered');
+  t.equal(second?.status, 503, 'the one after it is refused');
+  t.match(second?.headers['content-type'], /^application\/problem\+json/);
+  t.equal(JSON.parse(second?.body ?? '{}').code, 1510, 'code 1510: shutting down');
+  t.equal(second?.headers['retry-after'], '1');
+  t.equal(second?.headers['connection'], 'close');
+  t.match(second?.headers['x-request-id'], /^[0-9a-f-]{36}$/);
+  t.equal(arrived, 1, 'the refused request never reached the upstream');
+  t.same(await gw.exited, { code: 0, signal: null });
 });
 
 t.test('a bad production configuration stops the start with one line per setting and exit 1', async (t) => {

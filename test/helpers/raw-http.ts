@@ -25,3 +25,21 @@ export function rawRequest(port: number, text: string | Buffer, timeoutMs = 3000
 export function requestText(method: string, target: string, headers: Array<[string, string]>): string {
   return `${method} ${target} HTTP/1.1\r\nHost: gateway.test\r\nConnection: close\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
 }
+
+/** The first answer in a raw reply: status, headers (lower-cased names; repeated ones joined) and body. */
+export function parseResponse(raw: string): { status: number; headers: Record<string, string>; body: string } {
+  const end = raw.indexOf('\r\n\r\n');
+  const head = end === -1 ? raw : raw.slice(0, end);
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon === -1) continue;
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  }
+  const length = Number(headers['content-length'] ?? NaN);
+  const rest = end === -1 ? '' : raw.slice(end + 4);
+  return { status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: Number.isNaN(length) ? rest : rest.slice(0, length) };
+}
