@@ -89,6 +89,9 @@ export function loadConfig(env: Env): LoadResult {
     if (production) fail('AUTHGATE_UPSTREAM_URL', 'is required in production');
   } else if (!isHttpUrl(upstreamUrl)) {
     fail('AUTHGATE_UPSTREAM_URL', 'must be an http:// or https:// URL');
+  } else if (/[?#]/.test(upstreamUrl)) {
+    // A path is forwarded under (proxy/forward.ts); a query or fragment has nowhere to go.
+    fail('AUTHGATE_UPSTREAM_URL', 'must not have a query or fragment (a base path such as /v1 is fine)');
   }
 
   const store = readStore();
