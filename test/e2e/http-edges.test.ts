@@ -168,6 +168,7 @@ t.test('forwarding headers: the upstream gets what the gateway computed, never w
     t.equal(seen['x-forwarded-for'], '127.0.0.1', 'the socket address alone');
     t.equal(seen['x-forwarded-proto'], 'http', 'the connection as the gateway sees it');
     t.equal(seen['x-forwarded-host'], 'gateway.test', 'the Host the client asked for');
+    t.equal(seen['host'], `127.0.0.1:${upstream.port}`, "Host is the upstream's own, not the client's");
     const plain = await through(t, gw, apiKey, []);
     t.equal(plain['x-forwarded-for'], '127.0.0.1', 'written also when the client sent none');
     t.equal(plain['x-forwarded-proto'], 'http');
