@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Config, Environment, HostPort, StoreConfig } from './config.js';
 import type { SettingName } from './settings.js';
 
@@ -186,10 +187,20 @@ export function loadConfig(env: Env): LoadResult {
     if (raw === undefined || raw === 'false') return false;
     if (raw === 'true') return true;
     if (/^\d+$/.test(raw)) return Number(raw);
-    if (/^[0-9a-fA-F.:/,\s]+$/.test(raw)) return raw;
+    if (/^[0-9a-fA-F.:/,\s]+$/.test(raw) && raw.split(',').every(isAddressOrCidr)) return raw;
     fail('AUTHGATE_TRUST_PROXY', 'must be false, true, a hop count, or comma-separated addresses/CIDRs');
     return false;
   }
+}
+
+/** An address or address/prefix that proxy-addr takes (it throws at server start on anything else). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.trim().split('/');
+  const kind = isIP(address);
+  if (kind === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  const prefix = /^\d{1,3}$/.test(bits) ? Number(bits) : 0;
+  return prefix >= 1 && prefix <= (kind === 4 ? 32 : 128);
 }
 
 function isHttpUrl(value: string): boolean {
