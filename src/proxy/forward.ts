@@ -1,7 +1,7 @@
+import type { TLSSocket } from 'node:tls';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
-import type { TLSSocket } from 'node:tls';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
@@ -54,15 +54,15 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // Before authentication (route-level hooks run after this instance-level one).
   app.addHook('onRequest', pathGuard);
 
-  // One upstream client for the whole table. Keep-alive connections to the upstream, up to
-  // 128 at once, one request at a time on each: pipelining would let one slow answer hold up
-  // the requests queued behind it on the same connection.
   // reply-from resolves the request's path against `base` as a URL, so `/accounts` against
   // `http://svc/v1` would be `http://svc/accounts` (and refused by reply-from as leaving the
   // base). So the base is the origin, and the upstream URL's path is put in front of the
   // request's path here: `/accounts` → `/v1/accounts`, with or without a trailing slash.
   const upstream = new URL(opts.upstreamUrl);
   const basePath = upstream.pathname.replace(/\/+$/, '');
+  // One upstream client for the whole table. Keep-alive connections to the upstream, up to
+  // 128 at once, one request at a time on each: pipelining would let one slow answer hold up
+  // the requests queued behind it on the same connection.
   await app.register(replyFrom, {
     base: upstream.origin,
     disableRequestLogging: true,
@@ -119,7 +119,7 @@ function forwardedInfo(request: FastifyRequest, trusted: boolean): ForwardedInfo
     chain = ips[ips.length - 1] ?? 'unknown';
     for (let i = ips.length - 2; i >= 0; i--) chain += `, ${ips[i] ?? 'unknown'}`;
   } else {
-    chain = request.ip ?? 'unknown'; // undefined once the client is gone; the request fails anyway
+    chain = request.ip ?? 'unknown'; // undefined once the client's socket is gone
   }
   const claimed = request.protocol;
   const proto = claimed === 'https' || claimed === 'http' ? claimed : (request.raw.socket as TLSSocket).encrypted === true ? 'https' : 'http';
