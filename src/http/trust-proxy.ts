@@ -3,8 +3,8 @@ export type TrustProxy = boolean | string | ((address: string, hop: number) => b
 
 /**
  * `true`, `false` and address/CIDR lists go to fastify as they are. A hop count does not:
- * fastify 5 now trusts nothing for a number (it cannot check the direct peer), which would
- * silently make every client behind the ingress one address. The documented meaning is kept
+ * recent fastify 5 releases (5.12 here) trust nothing for a number, since it cannot check the
+ * direct peer, which silently made every client behind the ingress one address. The documented meaning is kept
  * with a function: the nearest `hops` proxies are believed, whoever they are, which is only
  * right when nothing but those proxies can reach the public port (the chart's NetworkPolicy).
  */
