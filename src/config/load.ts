@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import type { Config, Environment, HostPort, RedisTlsConfig, StoreConfig } from './config.js';
 import type { SettingName } from './settings.js';
 
@@ -90,6 +91,9 @@ export function loadConfig(env: Env): LoadResult {
     if (production) fail('AUTHGATE_UPSTREAM_URL', 'is required in production');
   } else if (!isHttpUrl(upstreamUrl)) {
     fail('AUTHGATE_UPSTREAM_URL', 'must be an http:// or https:// URL');
+  } else if (/[?#]/.test(upstreamUrl)) {
+    // A path is forwarded under (proxy/forward.ts); a query or fragment has nowhere to go.
+    fail('AUTHGATE_UPSTREAM_URL', 'must not have a query or fragment (a base path such as /v1 is fine)');
   }
 
   const store = readStore();
@@ -235,10 +239,20 @@ export function loadConfig(env: Env): LoadResult {
     if (raw === undefined || raw === 'false') return false;
     if (raw === 'true') return true;
     if (/^\d+$/.test(raw)) return Number(raw);
-    if (/^[0-9a-fA-F.:/,\s]+$/.test(raw)) return raw;
+    if (/^[0-9a-fA-F.:/,\s]+$/.test(raw) && raw.split(',').every(isAddressOrCidr)) return raw;
     fail('AUTHGATE_TRUST_PROXY', 'must be false, true, a hop count, or comma-separated addresses/CIDRs');
     return false;
   }
+}
+
+/** An address or address/prefix that proxy-addr takes (it throws at server start on anything else). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.trim().split('/');
+  const kind = isIP(address);
+  if (kind === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  const prefix = /^\d{1,3}$/.test(bits) ? Number(bits) : 0;
+  return prefix >= 1 && prefix <= (kind === 4 ? 32 : 128);
 }
 
 function isHttpUrl(value: string): boolean {

@@ -24,6 +24,7 @@ import routePolicy from './route-policy.js';
 import type { Server as HttpsServer } from 'node:https';
 import './request-context.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
+import { trustProxyOption } from './trust-proxy.js';
 
 export type PublicServerDeps = Readonly<{
   config: Config;
@@ -53,14 +54,14 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   };
   // After the reply is on the wire: the metric and the one log line (see step 6).
   const record = recordRequest(deps.metrics, deps.accessLog);
+  const trustProxy = trustProxyOption(config.trustProxy);
   const app = Fastify({
     ...(tls && { https: { ...readTlsFiles(tls), minVersion: TLS_MIN_VERSION } }),
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }), // one line per request, in onResponse
     genReqId: requestIdOf,
     requestIdHeader: false,
-    // A hop count is valid for proxy-addr; fastify's types only omit it.
-    trustProxy: config.trustProxy as boolean | string,
+    trustProxy,
     bodyLimit: AUTH_BODY_LIMIT,
     onProtoPoisoning: 'error',
     // Refuse what does not fit a schema, rather than quietly trimming or converting it.
@@ -124,7 +125,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     metrics: deps.metrics,
     upstreamUrl: deps.upstreamUrl,
     timeoutMs: config.upstream.timeoutMs,
-    trustForwarded: config.trustProxy !== false,
+    trustForwarded: trustProxy !== false,
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.

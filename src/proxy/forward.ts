@@ -1,7 +1,8 @@
+import type { TLSSocket } from 'node:tls';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
-import { removeHopByHopHeaders, rewriteIdentityHeaders, type OutgoingHeaders } from './identity-headers.js';
+import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -11,13 +12,15 @@ export type ForwardOptions = Readonly<{
   metrics: Metrics;
   upstreamUrl: string;
   timeoutMs: number;
+  /** Whether the server trusts any proxy hop (AUTHGATE_TRUST_PROXY): then request.ips is the trusted chain. */
   trustForwarded: boolean;
 }>;
 
 /**
  * The route table's rows as routes whose handler forwards with @fastify/reply-from: path and
- * query go to the upstream untouched, bodies stream, identity headers are rewritten from
- * request.principal.
+ * query go to the upstream untouched (below the upstream URL's own path, if it has one),
+ * bodies stream, identity and forwarding headers are rewritten from request.principal and
+ * what the server knows of the client.
  *
  * reply-from directly rather than @fastify/http-proxy over it: the table is fixed and every
  * prefix forwards to itself, so the proxy's per-request rewriting of the path (three URL
@@ -31,7 +34,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     // route-policy guarantees a principal on every forwarded route; this is the last fence.
     if (request.principal === null) throw new Error('forwarded request without a principal');
     request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
-    return rewriteIdentityHeaders(headers, request.principal, request.id, opts.trustForwarded);
+    return rewriteIdentityHeaders(headers, request.principal, request.id, forwardedInfo(request, opts.trustForwarded));
   };
   const onError = (reply: FastifyReply, { error }: { error: Error & { statusCode?: number; code?: string } }) => {
     const problem = upstreamProblem(error);
@@ -51,11 +54,17 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // Before authentication (route-level hooks run after this instance-level one).
   app.addHook('onRequest', pathGuard);
 
+  // reply-from resolves the request's path against `base` as a URL, so `/accounts` against
+  // `http://svc/v1` would be `http://svc/accounts` (and refused by reply-from as leaving the
+  // base). So the base is the origin, and the upstream URL's path is put in front of the
+  // request's path here: `/accounts` → `/v1/accounts`, with or without a trailing slash.
+  const upstream = new URL(opts.upstreamUrl);
+  const basePath = upstream.pathname.replace(/\/+$/, '');
   // One upstream client for the whole table. Keep-alive connections to the upstream, up to
   // 128 at once, one request at a time on each: pipelining would let one slow answer hold up
   // the requests queued behind it on the same connection.
   await app.register(replyFrom, {
-    base: opts.upstreamUrl,
+    base: upstream.origin,
     disableRequestLogging: true,
     undici: {
       connections: 128,
@@ -71,10 +80,18 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   app.addContentTypeParser('application/json', passThrough);
   app.addContentTypeParser('*', passThrough);
 
-  const forward = function (this: unknown, _request: FastifyRequest, reply: FastifyReply) {
-    // No source: reply-from takes the request's own path, and its query as it came.
-    return reply.from(undefined, replyOptions);
-  };
+  const forward =
+    basePath === ''
+      ? function (this: unknown, _request: FastifyRequest, reply: FastifyReply) {
+          // No source: reply-from takes the request's own path, and its query as it came.
+          return reply.from(undefined, replyOptions);
+        }
+      : function (this: unknown, request: FastifyRequest, reply: FastifyReply) {
+          // The path below the base path; reply-from still adds the query as it came.
+          const url = request.raw.url ?? '/';
+          const query = url.indexOf('?');
+          return reply.from(basePath + (query === -1 ? url : url.slice(0, query)), replyOptions);
+        };
   for (const route of opts.routes) {
     // The prefix itself, exactly; with a subtree, also everything below it.
     for (const url of route.subtree ? [route.path, `${route.path}/*`] : [route.path]) {
@@ -86,4 +103,26 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
       });
     }
   }
+}
+
+/**
+ * X-Forwarded-For, -Proto and -Host as the gateway computed them: with trusted hops, fastify's
+ * request.ips is the socket's address, then the trusted proxies' entries nearest first, ending
+ * at the client address it uses (request.ip); X-Forwarded-For lists the same the other way
+ * round, client first. Without trust it is the socket's address alone. A trusted proxy's
+ * X-Forwarded-Proto counts only as `http` or `https`; anything else is the socket's own.
+ */
+function forwardedInfo(request: FastifyRequest, trusted: boolean): ForwardedInfo {
+  let chain: string;
+  if (trusted) {
+    const ips = request.ips ?? [];
+    chain = ips[ips.length - 1] ?? 'unknown';
+    for (let i = ips.length - 2; i >= 0; i--) chain += `, ${ips[i] ?? 'unknown'}`;
+  } else {
+    chain = request.ip ?? 'unknown'; // undefined once the client's socket is gone
+  }
+  const claimed = request.protocol;
+  const proto = claimed === 'https' || claimed === 'http' ? claimed : (request.raw.socket as TLSSocket).encrypted === true ? 'https' : 'http';
+  const host = request.host;
+  return { for: chain, proto, host: host === '' ? undefined : host };
 }

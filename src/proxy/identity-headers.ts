@@ -6,11 +6,23 @@ export type OutgoingHeaders = Record<string, string | string[] | number | undefi
  * Hop-by-hop headers (RFC 9110 §7.6.1) and the gateway's own credentials: never forwarded.
  * (reply-from has already removed `Connection` and every header it names, before this runs,
  * so a client cannot use `Connection: x-organization-id` to strip the header set below.)
+ * Also `Expect`: the gateway's own server has answered `100-continue` already (node does when
+ * nothing listens for 'checkContinue'), and undici refuses to send the header at all.
+ * And `Forwarded` (RFC 7239): the gateway writes X-Forwarded-* of its own instead.
  */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'upgrade', 'transfer-encoding']);
-const ALWAYS_REMOVED = new Set(['authorization', 'proxy-authorization', ...HOP_BY_HOP]);
+const ALWAYS_REMOVED = new Set(['authorization', 'proxy-authorization', 'expect', 'forwarded', ...HOP_BY_HOP]);
 const IDENTITY_PREFIX = 'x-organization-';
 const FORWARDED_PREFIX = 'x-forwarded-';
+
+/** What the gateway itself tells the upstream about the client: X-Forwarded-For, -Proto, -Host. */
+export type ForwardedInfo = Readonly<{
+  /** The client address the gateway used and the trusted proxies after it, in X-Forwarded-For order. */
+  for: string;
+  proto: 'http' | 'https';
+  /** The Host the client asked for (as a trusted proxy reported it); undefined when there was none. */
+  host: string | undefined;
+}>;
 
 /*
  * Both functions copy what passes into a new object rather than `delete` what does not: a
@@ -18,22 +30,30 @@ const FORWARDED_PREFIX = 'x-forwarded-';
  */
 
 /**
- * The upstream request's headers from the client's: without any credential or client-sent
- * identity header, then with the organization. Pure, so it is tested alone.
+ * The upstream request's headers from the client's: without any credential, client-sent
+ * identity or forwarding header, or header name with an underscore; then with the gateway's
+ * X-Forwarded-* and the organization. Pure, so it is tested alone.
+ *
+ * Underscores: CGI-style servers (WSGI, Rack, PHP, nginx with `underscores_in_headers`) turn
+ * `-` into `_`, so `x_organization_id` or `X-Organization_Id` would land in the same variable
+ * as the real `x-organization-id`. Every name with an underscore is dropped, as nginx does by
+ * default: no standard header has one.
  */
 export function rewriteIdentityHeaders(
   headers: OutgoingHeaders,
   principal: Principal,
   requestId: string,
-  trustForwarded: boolean,
+  forwarded: ForwardedInfo,
 ): OutgoingHeaders {
   const out: OutgoingHeaders = {};
   for (const name in headers) {
     // Header names from node are already lower-case.
-    if (ALWAYS_REMOVED.has(name) || name.startsWith(IDENTITY_PREFIX)) continue;
-    if (!trustForwarded && (name.startsWith(FORWARDED_PREFIX) || name === 'forwarded')) continue;
+    if (ALWAYS_REMOVED.has(name) || name.startsWith(IDENTITY_PREFIX) || name.startsWith(FORWARDED_PREFIX) || name.includes('_')) continue;
     out[name] = headers[name];
   }
+  out['x-forwarded-for'] = forwarded.for;
+  out['x-forwarded-proto'] = forwarded.proto;
+  if (forwarded.host !== undefined) out['x-forwarded-host'] = forwarded.host;
   out['x-organization-id'] = principal.orgId;
   out['x-request-id'] = requestId;
   return out;

@@ -484,6 +484,7 @@ t.test('the schema rejects bad values', async (t) => {
     ['a non-URL upstream', ['config.upstreamUrl=upstream:8080']],
     ['an unknown log level', ['config.logLevel=verbose']],
     ['port 0', ['ports.ops=0']],
+    ['a negative trustProxy hop count', ['config.trustProxy=-1']],
   ];
   await Promise.all(
     cases.map(async ([what, set]) => {
@@ -617,6 +618,11 @@ t.test('production and sandbox releases', async (t) => {
   const prodMax = prodValues.autoscaling.enabled ? prodValues.autoscaling.maxReplicas : prodValues.replicaCount;
   const sandMax = sandValues.autoscaling.enabled ? sandValues.autoscaling.maxReplicas : sandValues.replicaCount;
   t.ok(sandMax < prodMax, 'sandbox runs fewer pods');
+  for (const [file, name] of [['values-production.yaml', 'production'], ['values-sandbox.yaml', 'sandbox']] as const) {
+    const cm: any = one(renders.get(file)!, 'ConfigMap', RELEASE);
+    // Behind one ingress hop: a count, not `true` (which would believe a client's own entries).
+    t.equal(cm.data.AUTHGATE_TRUST_PROXY, '1', `${name} trusts exactly the ingress hop`);
+  }
   for (const [name, values] of [['production', prodValues], ['sandbox', sandValues]] as const) {
     t.ok(values.existingSecret, `${name} keeps its secrets out of the values`);
     t.same(secretValues(values), [], `${name} values carry no secret`);

@@ -269,6 +269,26 @@ t.test('trust proxy', async (t) => {
   t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TRUST_PROXY: 'yes' }))), ['AUTHGATE_TRUST_PROXY']);
 });
 
+t.test('trust proxy: an address list proxy-addr would refuse stops the start in one line, not with a stack', async (t) => {
+  for (const list of ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8, 10.0.0.1/32', '::ffff:10.0.0.1']) {
+    t.equal(ok(t, loadConfig({ AUTHGATE_TRUST_PROXY: list })).trustProxy, list);
+  }
+  for (const list of ['999.1.1.1', '10.0.0.0/33', '10.0.0.0/0', '::1/129', '10.0.0.0/8,', ',', '10.0.0.0/255.0.0.0', '10.0.0.1/8/8', '1.2.3']) {
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_TRUST_PROXY: list }))), ['AUTHGATE_TRUST_PROXY'], list);
+  }
+});
+
+t.test('upstream URL: a base path is accepted, a query or fragment refused in one line', async (t) => {
+  t.equal(ok(t, loadConfig({ AUTHGATE_UPSTREAM_URL: 'http://svc/v1' })).upstream.url, 'http://svc/v1');
+  t.equal(ok(t, loadConfig({ AUTHGATE_UPSTREAM_URL: 'https://svc:8443/api/v1/' })).upstream.url, 'https://svc:8443/api/v1/');
+  for (const url of ['http://svc/v1?tenant=a', 'http://svc/#x', 'http://svc?']) {
+    const errors = errorsOf(t, loadConfig({ AUTHGATE_UPSTREAM_URL: url }));
+    t.same(names(errors), ['AUTHGATE_UPSTREAM_URL'], url);
+    t.match(errors[0], /query or fragment/);
+    t.notMatch(errors.join(' '), /tenant/, 'the value is not echoed');
+  }
+});
+
 t.test('the returned config is deep-frozen', async (t) => {
   const config = ok(t, loadConfig({ ...PRODUCTION, AUTHGATE_REDIS_URL: undefined, AUTHGATE_REDIS_SENTINELS: 'a:1,b:2', AUTHGATE_JWT_PREVIOUS_SECRETS: 'p'.repeat(32) }));
   // Every object reachable from the config, including any added later.

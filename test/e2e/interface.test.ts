@@ -207,7 +207,8 @@ t.test('forwarding: path, query, body, headers, status both ways', async (t) => 
   t.equal(seen.rawHeaders.filter((h) => h.toLowerCase().startsWith('x-organization-')).length, 1, 'only the gateway-set identity header');
   t.notOk(seen.headers['x-organization-role']);
   t.notOk(seen.headers['authorization'], 'the credential is not forwarded');
-  t.notOk(seen.headers['x-forwarded-for'], 'untrusted forwarding headers are dropped');
+  t.equal(seen.headers['x-forwarded-for'], '127.0.0.1', "an untrusted client's X-Forwarded-For is replaced by the gateway's");
+  t.equal(seen.headers['x-forwarded-proto'], 'http');
   t.notOk(seen.headers['x-custom'], 'a header named in Connection is hop-by-hop');
   t.ok(seen.headers['x-request-id'], 'the request id goes upstream');
   t.equal(seen.headers['x-request-id'], res.headers['x-request-id']);
