@@ -8,10 +8,11 @@ export type OutgoingHeaders = Record<string, string | string[] | number | undefi
  * so a client cannot use `Connection: x-organization-id` to strip the header set below.)
  * Also `Expect`: the gateway's own server has answered `100-continue` already (node does when
  * nothing listens for 'checkContinue'), and undici refuses to send the header at all.
- * And `Forwarded` (RFC 7239): the gateway writes X-Forwarded-* of its own instead.
+ * And `Forwarded` (RFC 7239) and `X-Real-IP`: client claims of its address that upstream
+ * frameworks read; the gateway writes X-Forwarded-* of its own instead.
  */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'upgrade', 'transfer-encoding']);
-const ALWAYS_REMOVED = new Set(['authorization', 'proxy-authorization', 'expect', 'forwarded', ...HOP_BY_HOP]);
+const ALWAYS_REMOVED = new Set(['authorization', 'proxy-authorization', 'expect', 'forwarded', 'x-real-ip', ...HOP_BY_HOP]);
 const IDENTITY_PREFIX = 'x-organization-';
 const FORWARDED_PREFIX = 'x-forwarded-';
 

@@ -144,6 +144,7 @@ t.test('forwarding headers: the upstream gets what the gateway computed, never w
     ['X-Forwarded-Port', '443'],
     ['X-Forwarded-Prefix', '/admin'],
     ['Forwarded', 'for=6.6.6.6;proto=https;host=evil.example'],
+    ['X-Real-IP', '6.6.6.6'],
   ];
   /** One forwarded request through a gateway with this AUTHGATE_TRUST_PROXY; what the upstream saw. */
   const through = async (t: Test, gw: StartedGateway, apiKey: string, headers: Array<[string, string]>) => {
@@ -158,6 +159,7 @@ t.test('forwarding headers: the upstream gets what the gateway computed, never w
     t.notOk(seen.headers['forwarded'], 'Forwarded is never passed on');
     t.notOk(seen.headers['x-forwarded-port'], 'nor X-Forwarded-Port');
     t.notOk(seen.headers['x-forwarded-prefix'], 'nor X-Forwarded-Prefix');
+    t.notOk(seen.headers['x-real-ip'], 'nor X-Real-IP');
     return seen.headers;
   };
 
