@@ -6,19 +6,33 @@ function busyWait(ms: number): void {
   while (Date.now() < end);
 }
 
+type Started = Awaited<ReturnType<typeof startGateway>>;
+
+/**
+ * Saturates the gateway's event loop (300 ms busy in every 320) until a request is shed; returns
+ * the shed answer, or undefined if none was within the bound. The loop is free again after.
+ */
+async function saturateUntilShed(gw: Started): Promise<Awaited<ReturnType<Started['get']>> | undefined> {
+  // On a machine loaded by other work the loop may itself lag past the limit for a moment.
+  if (!(await eventually(async () => (await gw.get('/accounts')).status === 401, 20_000, 50))) throw new Error('no normal answer first');
+  const blocker = setInterval(() => busyWait(300), 320);
+  let shed: Awaited<ReturnType<Started['get']>> | undefined;
+  try {
+    await eventually(async () => {
+      const res = await gw.get('/accounts');
+      if (res.status === 503) shed = res;
+      return res.status === 503;
+    }, 10_000, 50);
+  } finally {
+    clearInterval(blocker);
+  }
+  return shed;
+}
+
 t.test('a saturated event loop sheds load with 503 and Retry-After, then recovers', async (t) => {
   const gw = await startGateway(t, { env: { AUTHGATE_SHED_EVENT_LOOP_DELAY_MS: '100' } });
-  // On a machine loaded by other work the loop may itself lag past the limit for a moment.
-  t.ok(await eventually(async () => (await gw.get('/accounts')).status === 401, 20_000, 50), 'normal answer first');
-  const blocker = setInterval(() => busyWait(300), 320);
-  let shed: Awaited<ReturnType<typeof gw.get>> | undefined;
-  const sawShedding = await eventually(async () => {
-    const res = await gw.get('/accounts');
-    if (res.status === 503) shed = res;
-    return res.status === 503;
-  }, 10_000, 50);
-  clearInterval(blocker);
-  t.ok(sawShedding, 'requests are refused while the loop is saturated');
+  const shed = await saturateUntilShed(gw);
+  t.ok(shed, 'requests are refused while the loop is saturated');
   t.equal(shed?.json().code, 1509);
   t.ok(Number(shed?.headers['retry-after']) >= 1, 'with Retry-After');
   t.ok(await eventually(async () => (await gw.get('/accounts')).status === 401, 10_000, 100), 'and served again once it recovers');
@@ -27,17 +41,8 @@ t.test('a saturated event loop sheds load with 503 and Retry-After, then recover
 
 t.test('utilization alone: a loop busy for more than its share sheds, then recovers', async (t) => {
   const gw = await startGateway(t, { env: { AUTHGATE_SHED_EVENT_LOOP_DELAY_MS: '0', AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT: '80' } });
-  // On a machine loaded by other work the loop may itself lag past the limit for a moment.
-  t.ok(await eventually(async () => (await gw.get('/accounts')).status === 401, 20_000, 50), 'normal answer first');
-  const blocker = setInterval(() => busyWait(300), 320);
-  let shed: Awaited<ReturnType<typeof gw.get>> | undefined;
-  const sawShedding = await eventually(async () => {
-    const res = await gw.get('/accounts');
-    if (res.status === 503) shed = res;
-    return res.status === 503;
-  }, 10_000, 50);
-  clearInterval(blocker);
-  t.ok(sawShedding, 'requests are refused while the loop is busy');
+  const shed = await saturateUntilShed(gw);
+  t.ok(shed, 'requests are refused while the loop is busy');
   t.equal(shed?.json().code, 1509);
   t.ok(await eventually(async () => (await gw.get('/accounts')).status === 401, 10_000, 100), 'and served again once it is not');
 });
