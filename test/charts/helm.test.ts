@@ -53,6 +53,7 @@ const METRICS = [
   'authgate_credential_cache_hits_total',
   'authgate_credential_cache_misses_total',
   'authgate_store_up',
+  'authgate_invalidation_subscribed',
   'authgate_upstream_request_duration_seconds_bucket',
 ];
 
