@@ -28,6 +28,7 @@ export const problems = {
   methodNotAllowed: { status: 405, code: 1205, title: 'Method not allowed' },
   headersTooLarge: { status: 431, code: 1206, title: 'Request header fields too large' },
   requestTimeout: { status: 408, code: 1207, title: 'Request timeout' },
+  expectationFailed: { status: 417, code: 1208, title: 'Expectation failed' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

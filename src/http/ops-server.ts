@@ -7,7 +7,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { OrganizationService } from '../services/organizations.js';
 import { createErrorHandler } from './error-handler.js';
 import { useStrictJsonBodies } from './json-body.js';
-import { clientErrorHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
+import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
 import { requestIdOf } from './request-id.js';
 
 export type OpsServerDeps = Readonly<{
@@ -40,6 +40,7 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
     clientErrorHandler: clientErrorHandler({}),
   });
   app.server.headersTimeout = 10_000;
+  app.server.on('checkExpectation', expectationFailedHandler({}));
   app.setErrorHandler(createErrorHandler('authgate-admin'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
   const shutdown = watchClosing(app);

@@ -18,7 +18,7 @@ import { createErrorHandler } from './error-handler.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
 import { registerLoadShedding } from './load-shedding.js';
 import { recordRequest } from './record-request.js';
-import { clientErrorHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
+import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
 import { requestIdOf } from './request-id.js';
 import routePolicy from './route-policy.js';
 import type { Server as HttpsServer } from 'node:https';
@@ -81,6 +81,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 200 },
   });
   app.server.headersTimeout = 10_000;
+  app.server.on('checkExpectation', expectationFailedHandler(staticHeaders));
   if (tls !== undefined) {
     const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, tls, (outcome) =>
       deps.logger[outcome === 'reloaded' ? 'info' : 'error']({ event: `tls.${outcome}` }, `TLS certificate ${outcome === 'reloaded' ? 'reloaded' : 'reload failed'}`),

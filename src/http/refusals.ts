@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, type ProblemName } from '../problems.js';
@@ -58,6 +58,26 @@ export function clientErrorHandler(staticHeaders: StaticHeaders) {
       socket.write(rawProblem(clientProblem(error.code), staticHeaders));
     }
     socket.destroy();
+  };
+}
+
+/**
+ * node's 'checkExpectation': a request whose `Expect` is anything but `100-continue` never
+ * reaches fastify; node would answer a bare 417. Here the 417 is a problem like every refusal.
+ * (`100-continue` itself is answered by node and stripped before forwarding: identity-headers.ts.)
+ */
+export function expectationFailedHandler(staticHeaders: StaticHeaders) {
+  return function onCheckExpectation(_request: IncomingMessage, response: ServerResponse): void {
+    const body = JSON.stringify(problemBody('expectationFailed', 'Only Expect: 100-continue is supported.'));
+    response.writeHead(417, {
+      ...staticHeaders,
+      'content-type': PROBLEM_CONTENT_TYPE,
+      'cache-control': 'no-store',
+      'x-request-id': randomUUID(),
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    response.end(body);
   };
 }
 

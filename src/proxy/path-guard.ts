@@ -36,10 +36,22 @@ export function isDoublyEncodedPath(path: string): boolean {
   return AMBIGUOUS.test(once);
 }
 
+/**
+ * A body in a transfer coding other than plain `chunked` (node accepts `gzip, chunked` and takes
+ * off only the chunking): forwarded, its bytes would reach the upstream still coded but framed as
+ * plain, since Transfer-Encoding is hop-by-hop and not passed on. Refused, as nginx does (with 501;
+ * here a 400, since it is the client's request that cannot be served).
+ */
+function hasUnsupportedTransferCoding(request: FastifyRequest): boolean {
+  const coding = request.headers['transfer-encoding'];
+  return coding !== undefined && coding.trim().toLowerCase() !== 'chunked';
+}
+
 export function pathGuard(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const url = request.raw.url ?? '';
   const path = pathOf(url);
   if (url.charCodeAt(0) !== 47 || AMBIGUOUS.test(path)) done(new Problem('notFound', 'No such route.', 'ambiguous_path'));
   else if (isDoublyEncodedPath(path)) done(new Problem('badRequest', 'The path still holds a percent-encoded dot segment, slash or backslash once decoded.', 'double_encoded_path'));
+  else if (hasUnsupportedTransferCoding(request)) done(new Problem('badRequest', 'Only the chunked transfer coding is accepted.', 'transfer_coding'));
   else done();
 }

@@ -47,6 +47,27 @@ t.test('public port: every refusal at the edges of HTTP is a problem', async (t)
     t.notOk(gw.logs.text().includes('%zz-marker'), 'the raw path is not logged either');
   });
 
+  t.test('an Expect other than 100-continue: 417 from node\'s checkExpectation, as a problem', async (t) => {
+    const answer = await ask(requestText('GET', '/accounts', [UA, ['Expect', 'marker-expectation']]));
+    assertProblem(t, answer, 417, 1208, 'marker-expectation', 'Expect: marker-expectation');
+    t.equal(answer.headers['connection'], 'close');
+    t.equal(answer.headers['x-authgate-environment'], 'sandbox');
+  });
+
+  t.test('a body in a transfer coding other than chunked: 400 before authentication, nothing forwarded', async (t) => {
+    const body = '5\r\nhello\r\n0\r\n\r\n';
+    for (const coding of ['gzip, chunked', 'deflate,chunked']) {
+      const before = gw.upstream.requests.length;
+      const answer = await ask(requestText('POST', '/accounts', [UA, ['Authorization', `Bearer ${token}`], ['Transfer-Encoding', coding]]) + body);
+      assertProblem(t, answer, 400, 1200, 'hello', `Transfer-Encoding: ${coding}`);
+      t.equal(gw.upstream.requests.length, before, `${coding}: nothing reached the upstream`);
+    }
+    const plain = await ask(requestText('POST', '/accounts', [UA, ['Authorization', `Bearer ${token}`], ['Transfer-Encoding', 'chunked']]) + body);
+    t.equal(plain.status, 200, 'plain chunked is forwarded');
+    t.equal(gw.upstream.requests.at(-1)?.body, 'hello', 'whole');
+    gw.upstream.requests.length = 0; // the subtests after this one count from none
+  });
+
   t.test('a header block over 16 KiB: 431 from node, as a problem, and the connection closes', async (t) => {
     const answer = await ask(requestText('GET', '/accounts', [UA, ['X-Padding', 'p'.repeat(17 * 1024)]]));
     assertProblem(t, answer, 431, 1206, 'ppppp', 'oversized headers');
