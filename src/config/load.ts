@@ -36,7 +36,7 @@ export function loadConfig(env: Env): LoadResult {
   // Parsed when first asked for, once: a setting only some configurations use (the Sentinel
   // name, the Redis prefix) is checked only in those, and errors come in the order of the rules.
   const parsed = new Map<SettingName, unknown>();
-  let production = false;
+  let production = false; // set from NODE_ENV just below; NODE_ENV has no production default itself
   /** The value by the table: parsed and range-checked, else the table's default (also after a refusal). */
   const setting = <N extends SettingName>(name: N): Loaded<N> => {
     if (!parsed.has(name)) {
