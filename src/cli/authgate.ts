@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * authgate: the admin API of a running gateway from the command line.
+ * authgate: the admin API of a running gateway from the command line, and the gateway's settings
+ * table (`authgate config`).
  *
  * Exit codes: 0 done; 1 the gateway answered with an error or could not be reached;
  * 2 a usage or configuration error (nothing was sent); 130 interrupted at the password prompt.
@@ -8,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { settingsText } from '../config/settings-doc.js';
 import { PasswordInputError, PromptInterrupted, promptNewPassword, readFirstLine } from './password-input.js';
 
 const USAGE = `Usage: authgate <command> [options]
@@ -19,6 +21,8 @@ Commands:
                           for twice with echo off. It is never taken from the command line.
   org get <id>            Print an organization as JSON.
   org delete <id>         Delete an organization with all its keys and sessions.
+  config                  Print every setting the gateway reads: its default, what it
+                          accepts and what it does. No value is read or shown.
   help                    Print this help.
 
 Options:
@@ -237,6 +241,12 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (group === undefined) throw usageError('missing command', true);
+  if (group === 'config') {
+    if (action !== undefined || values.name !== undefined || values.email !== undefined) throw usageError('config takes no arguments');
+    // The table, never the environment: a secret cannot be printed because none is read.
+    process.stdout.write(settingsText());
+    return 0;
+  }
   if (group !== 'org') throw usageError(`unknown command '${oneLine(group).slice(0, 40)}'`, true);
   if (action === undefined) throw usageError('missing org subcommand (create, get or delete)', true);
 

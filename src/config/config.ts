@@ -1,4 +1,6 @@
 /** The gateway's configuration after config/load.ts has checked it: plain, typed, frozen. */
+import type { ForwardedRoute } from './forwarded-routes.js';
+
 export type Environment = 'production' | 'sandbox';
 
 export type HostPort = Readonly<{ host: string; port: number }>;
@@ -63,4 +65,6 @@ export type Config = Readonly<{
   shutdown: Readonly<{ delaySeconds: number; graceSeconds: number }>;
   shedding: Readonly<{ maxEventLoopDelayMs: number; maxEventLoopUtilization: number }>;
   log: Readonly<{ level: string }>;
+  /** The routes forwarded to the upstream (config/forwarded-routes.ts unless a test passes others). */
+  forwardedRoutes: readonly ForwardedRoute[];
 }>;

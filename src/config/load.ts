@@ -1,15 +1,21 @@
+/**
+ * Turns the environment into a checked, frozen Config. Each setting is parsed and range-checked
+ * by its kind from the table in config/settings.ts (setting-kinds.ts); what is left here are the
+ * rules that span settings: production requirements, generated development secrets, one Redis
+ * topology, TLS consistency.
+ */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
-import type { Config, Environment, HostPort, RedisTlsConfig, StoreConfig } from './config.js';
-import type { SettingName } from './settings.js';
+import type { Config, Environment, RedisTlsConfig, StoreConfig } from './config.js';
+import { forwardedRoutes } from './forwarded-routes.js';
+import { parseKind } from './setting-kinds.js';
+import { settingSpec, type SettingName, type SettingSpec, type SettingValue, type SpecOf } from './settings.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const MIN_JWT_SECRET_BYTES = 32;
-const MIN_ADMIN_TOKEN_LENGTH = 16;
+/** A setting with a default in the table always has a value; one without may be undefined. */
+type Loaded<N extends SettingName> = SpecOf<N> extends { default: unknown } ? SettingValue<N> : SettingValue<N> | undefined;
 
 /**
  * Reads every setting from `env` in one pass. A bad setting is reported by name, never by
@@ -21,85 +27,53 @@ export function loadConfig(env: Env): LoadResult {
     const value = env[name]?.trim();
     return value === undefined || value === '' ? undefined : value;
   };
+  /** Set to a non-blank value, valid or not. */
+  const given = (name: SettingName): boolean => read(name) !== undefined;
   const fail = (name: SettingName, problem: string): undefined => {
     errors.push(`${name} ${problem}`);
     return undefined;
   };
-  const integer = (name: SettingName, fallback: number, min: number, max: number): number => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      fail(name, `must be a whole number from ${min} to ${max}`);
-      return fallback;
+  // Parsed when first asked for, once: a setting only some configurations use (the Sentinel
+  // name, the Redis prefix) is checked only in those, and errors come in the order of the rules.
+  const parsed = new Map<SettingName, unknown>();
+  let production = false; // set from NODE_ENV just below; NODE_ENV has no production default itself
+  /** The value by the table: parsed and range-checked, else the table's default (also after a refusal). */
+  const setting = <N extends SettingName>(name: N): Loaded<N> => {
+    if (!parsed.has(name)) {
+      const spec: SettingSpec = settingSpec(name);
+      const raw = read(name);
+      const result = raw === undefined ? undefined : parseKind(spec.type, raw);
+      if (result !== undefined && !result.ok) fail(name, result.problem);
+      const fallback = production && spec.productionDefault !== undefined ? spec.productionDefault : spec.default;
+      parsed.set(name, result?.ok ? result.value : fallback);
     }
-    return value;
-  };
-  const hostPorts = (name: SettingName): HostPort[] | undefined => {
-    const raw = read(name);
-    if (raw === undefined) return undefined;
-    const list: HostPort[] = [];
-    for (const item of raw.split(',')) {
-      const match = /^\s*(\[[^\]]+\]|[^:\s]+):(\d{1,5})\s*$/.exec(item);
-      const port = match ? Number(match[2]) : NaN;
-      if (!match || port < 1 || port > 65535) return fail(name, 'must be a comma-separated list of host:port');
-      list.push({ host: match[1]!.replace(/^\[|\]$/g, ''), port });
-    }
-    return list;
+    return parsed.get(name) as Loaded<N>;
   };
 
-  const nodeEnv = read('NODE_ENV') ?? 'development';
-  const production = nodeEnv === 'production';
+  production = setting('NODE_ENV') === 'production';
+  const environment: Environment = setting('AUTHGATE_ENVIRONMENT');
 
-  const environmentRaw = read('AUTHGATE_ENVIRONMENT');
-  let environment: Environment = production ? 'production' : 'sandbox';
-  if (environmentRaw !== undefined) {
-    if (environmentRaw === 'production' || environmentRaw === 'sandbox') environment = environmentRaw;
-    else fail('AUTHGATE_ENVIRONMENT', 'must be production or sandbox');
-  }
-
-  const publicListener = { host: read('AUTHGATE_HOST') ?? '0.0.0.0', port: integer('AUTHGATE_PORT', 8080, 0, 65535) };
-  const opsListener = { host: read('AUTHGATE_OPS_HOST') ?? '0.0.0.0', port: integer('AUTHGATE_OPS_PORT', 9090, 0, 65535) };
+  const publicListener = { host: setting('AUTHGATE_HOST'), port: setting('AUTHGATE_PORT') };
+  const opsListener = { host: setting('AUTHGATE_OPS_HOST'), port: setting('AUTHGATE_OPS_PORT') };
   if (publicListener.port !== 0 && publicListener.port === opsListener.port) {
     fail('AUTHGATE_OPS_PORT', 'must differ from AUTHGATE_PORT: the ops port is never served publicly');
   }
 
-  let jwtSecret = read('AUTHGATE_JWT_SECRET');
-  const jwtGenerated = jwtSecret === undefined && !production;
-  if (jwtSecret === undefined) {
-    if (production) fail('AUTHGATE_JWT_SECRET', 'is required in production');
-    jwtSecret = randomBytes(32).toString('base64url');
-  } else if (Buffer.byteLength(jwtSecret) < MIN_JWT_SECRET_BYTES) {
-    fail('AUTHGATE_JWT_SECRET', `must be at least ${MIN_JWT_SECRET_BYTES} bytes`);
-  }
-  const previousSecrets = (read('AUTHGATE_JWT_PREVIOUS_SECRETS') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  if (previousSecrets.some((s) => Buffer.byteLength(s) < MIN_JWT_SECRET_BYTES)) {
-    fail('AUTHGATE_JWT_PREVIOUS_SECRETS', `must each be at least ${MIN_JWT_SECRET_BYTES} bytes`);
-  }
+  // Production needs real secrets; development makes them up per start (and says so).
+  const jwtGenerated = !given('AUTHGATE_JWT_SECRET') && !production;
+  if (!given('AUTHGATE_JWT_SECRET') && production) fail('AUTHGATE_JWT_SECRET', 'is required in production');
+  const jwtSecret = setting('AUTHGATE_JWT_SECRET') ?? randomBytes(32).toString('base64url');
+  const previousSecrets = setting('AUTHGATE_JWT_PREVIOUS_SECRETS') ?? [];
 
-  let adminToken = read('AUTHGATE_ADMIN_TOKEN');
-  const adminGenerated = adminToken === undefined && !production;
-  if (adminToken === undefined) {
-    if (production) fail('AUTHGATE_ADMIN_TOKEN', 'is required in production');
-    adminToken = randomBytes(24).toString('base64url');
-  } else if (adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
-    fail('AUTHGATE_ADMIN_TOKEN', `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
-  }
+  const adminGenerated = !given('AUTHGATE_ADMIN_TOKEN') && !production;
+  if (!given('AUTHGATE_ADMIN_TOKEN') && production) fail('AUTHGATE_ADMIN_TOKEN', 'is required in production');
+  const adminToken = setting('AUTHGATE_ADMIN_TOKEN') ?? randomBytes(24).toString('base64url');
 
-  const upstreamUrl = read('AUTHGATE_UPSTREAM_URL');
-  if (upstreamUrl === undefined) {
-    if (production) fail('AUTHGATE_UPSTREAM_URL', 'is required in production');
-  } else if (!isHttpUrl(upstreamUrl)) {
-    fail('AUTHGATE_UPSTREAM_URL', 'must be an http:// or https:// URL');
-  } else if (/[?#]/.test(upstreamUrl)) {
-    // A path is forwarded under (proxy/forward.ts); a query or fragment has nowhere to go.
-    fail('AUTHGATE_UPSTREAM_URL', 'must not have a query or fragment (a base path such as /v1 is fine)');
-  }
+  const upstreamUrl = setting('AUTHGATE_UPSTREAM_URL');
+  if (!given('AUTHGATE_UPSTREAM_URL') && production) fail('AUTHGATE_UPSTREAM_URL', 'is required in production');
 
   const store = readStore();
-
-  const logLevel = read('LOG_LEVEL') ?? 'info';
-  if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const logLevel = setting('LOG_LEVEL');
 
   const config: Config = {
     production,
@@ -109,73 +83,76 @@ export function loadConfig(env: Env): LoadResult {
     jwt: {
       secret: jwtSecret,
       previousSecrets,
-      issuer: read('AUTHGATE_JWT_ISSUER') ?? 'authgate',
-      ttlSeconds: integer('AUTHGATE_TOKEN_TTL_SECONDS', 3600, 1, 86_400),
+      issuer: setting('AUTHGATE_JWT_ISSUER'),
+      ttlSeconds: setting('AUTHGATE_TOKEN_TTL_SECONDS'),
       generated: jwtGenerated,
     },
     admin: { token: adminToken, generated: adminGenerated },
-    upstream: { url: upstreamUrl, timeoutMs: integer('AUTHGATE_UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000) },
+    upstream: { url: upstreamUrl, timeoutMs: setting('AUTHGATE_UPSTREAM_TIMEOUT_MS') },
     store,
     cache: {
-      max: integer('AUTHGATE_CACHE_MAX', 100_000, 0, 10_000_000),
-      ttlSeconds: integer('AUTHGATE_CACHE_TTL_SECONDS', 60, 0, 3600),
-      negativeTtlSeconds: integer('AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS', 5, 0, 300),
+      max: setting('AUTHGATE_CACHE_MAX'),
+      ttlSeconds: setting('AUTHGATE_CACHE_TTL_SECONDS'),
+      negativeTtlSeconds: setting('AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS'),
     },
-    trustProxy: readTrustProxy(),
+    trustProxy: setting('AUTHGATE_TRUST_PROXY'),
     tls: readTls(),
     shutdown: {
-      delaySeconds: integer('AUTHGATE_SHUTDOWN_DELAY_SECONDS', production ? 5 : 0, 0, 300),
-      graceSeconds: integer('AUTHGATE_SHUTDOWN_GRACE_SECONDS', 25, 0, 3600),
+      delaySeconds: setting('AUTHGATE_SHUTDOWN_DELAY_SECONDS'),
+      graceSeconds: setting('AUTHGATE_SHUTDOWN_GRACE_SECONDS'),
     },
     shedding: {
-      maxEventLoopDelayMs: integer('AUTHGATE_SHED_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
-      maxEventLoopUtilization: integer('AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT', 0, 0, 100) / 100,
+      maxEventLoopDelayMs: setting('AUTHGATE_SHED_EVENT_LOOP_DELAY_MS'),
+      maxEventLoopUtilization: setting('AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT') / 100,
     },
     log: { level: logLevel },
+    // The default table; a test (or an embedder) may build a gateway with another.
+    forwardedRoutes,
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };
 
   function readStore(): StoreConfig {
-    const url = read('AUTHGATE_REDIS_URL');
-    const sentinels = hostPorts('AUTHGATE_REDIS_SENTINELS');
-    const clusterNodes = hostPorts('AUTHGATE_REDIS_CLUSTER_NODES');
-    const topologies = [url, sentinels, clusterNodes].filter((x) => x !== undefined).length;
-    const kind = read('AUTHGATE_STORE') ?? (topologies > 0 ? 'redis' : production ? undefined : 'memory');
+    const sentinels = setting('AUTHGATE_REDIS_SENTINELS');
+    const clusterNodes = setting('AUTHGATE_REDIS_CLUSTER_NODES');
+    // A URL counts as soon as it is set (its scheme is checked below); a list once it parses.
+    const topologies = [given('AUTHGATE_REDIS_URL'), sentinels !== undefined, clusterNodes !== undefined].filter(Boolean).length;
+    const chosen = setting('AUTHGATE_STORE');
+    if (chosen === undefined && given('AUTHGATE_STORE')) return { kind: 'memory' }; // refused by its kind
+    const kind = chosen ?? (topologies > 0 ? 'redis' : production ? undefined : 'memory');
     if (kind === undefined) {
       fail('AUTHGATE_STORE', 'must be set: production needs AUTHGATE_REDIS_URL, _SENTINELS or _CLUSTER_NODES, or AUTHGATE_STORE=memory on purpose');
       return { kind: 'memory' };
     }
     if (kind === 'memory') return { kind: 'memory' };
-    if (kind !== 'redis') {
-      fail('AUTHGATE_STORE', 'must be memory or redis');
-      return { kind: 'memory' };
-    }
     if (topologies !== 1) {
       fail('AUTHGATE_STORE', 'redis needs exactly one of AUTHGATE_REDIS_URL, AUTHGATE_REDIS_SENTINELS, AUTHGATE_REDIS_CLUSTER_NODES');
     }
-    if (url !== undefined && !/^rediss?:\/\//.test(url)) fail('AUTHGATE_REDIS_URL', 'must start with redis:// or rediss://');
-    const sentinelUsername = read('AUTHGATE_REDIS_SENTINEL_USERNAME');
-    const sentinelPassword = read('AUTHGATE_REDIS_SENTINEL_PASSWORD');
+    const url = setting('AUTHGATE_REDIS_URL');
+    const sentinelUsername = setting('AUTHGATE_REDIS_SENTINEL_USERNAME');
+    const sentinelPassword = setting('AUTHGATE_REDIS_SENTINEL_PASSWORD');
     if (sentinels === undefined) {
       if (sentinelUsername !== undefined) fail('AUTHGATE_REDIS_SENTINEL_USERNAME', 'is only used with AUTHGATE_REDIS_SENTINELS');
       if (sentinelPassword !== undefined) fail('AUTHGATE_REDIS_SENTINEL_PASSWORD', 'is only used with AUTHGATE_REDIS_SENTINELS');
     } else if (sentinelUsername !== undefined && sentinelPassword === undefined) {
       fail('AUTHGATE_REDIS_SENTINEL_USERNAME', 'needs AUTHGATE_REDIS_SENTINEL_PASSWORD');
     }
-    const tls = readRedisTls(url);
+    // As written, valid or not: a contradiction with the TLS setting is reported either way.
+    const tls = readRedisTls(read('AUTHGATE_REDIS_URL'));
+    const username = setting('AUTHGATE_REDIS_USERNAME');
+    const password = setting('AUTHGATE_REDIS_PASSWORD');
     const optional = <T>(value: T | undefined) => (value === undefined ? {} : value);
     return {
       kind: 'redis',
       ...optional(url && { url }),
-      ...optional(sentinels && { sentinels, sentinelName: read('AUTHGATE_REDIS_SENTINEL_NAME') ?? 'mymaster' }),
+      ...optional(sentinels && { sentinels, sentinelName: setting('AUTHGATE_REDIS_SENTINEL_NAME') }),
       ...optional(sentinelUsername !== undefined && sentinels !== undefined && { sentinelUsername }),
       ...optional(sentinelPassword !== undefined && sentinels !== undefined && { sentinelPassword }),
       ...optional(clusterNodes && { clusterNodes }),
-      ...optional(read('AUTHGATE_REDIS_USERNAME') !== undefined && { username: read('AUTHGATE_REDIS_USERNAME')! }),
-      ...optional(read('AUTHGATE_REDIS_PASSWORD') !== undefined && { password: read('AUTHGATE_REDIS_PASSWORD')! }),
+      ...optional(username !== undefined && { username }),
+      ...optional(password !== undefined && { password }),
       ...optional(tls && { tls }),
-      prefix: read('AUTHGATE_REDIS_PREFIX') ?? 'authgate:',
-      commandTimeoutMs: integer('AUTHGATE_REDIS_TIMEOUT_MS', 500, 10, 60_000),
+      prefix: setting('AUTHGATE_REDIS_PREFIX'),
+      commandTimeoutMs: setting('AUTHGATE_REDIS_TIMEOUT_MS'),
     };
   }
 
@@ -185,24 +162,20 @@ export function loadConfig(env: Env): LoadResult {
    * There is no way to turn certificate verification off: a private CA is trusted with the CA file.
    */
   function readRedisTls(url: string | undefined): RedisTlsConfig | undefined {
-    const mode = read('AUTHGATE_REDIS_TLS');
-    const caFile = read('AUTHGATE_REDIS_TLS_CA_FILE');
-    const serverName = read('AUTHGATE_REDIS_TLS_SERVER_NAME');
-    if (mode !== undefined && mode !== 'on' && mode !== 'off') fail('AUTHGATE_REDIS_TLS', 'must be on or off');
+    const mode = setting('AUTHGATE_REDIS_TLS');
     const secureUrl = url !== undefined && url.startsWith('rediss://');
     if (url !== undefined && mode === 'on' && !secureUrl) fail('AUTHGATE_REDIS_TLS', 'is on but AUTHGATE_REDIS_URL is redis://: use rediss://');
     if (secureUrl && mode === 'off') fail('AUTHGATE_REDIS_TLS', 'is off but AUTHGATE_REDIS_URL is rediss://');
-    const on = mode === 'on' || (mode === undefined && secureUrl);
+    // Unset, the URL's scheme decides; a refused value is off (the refusal stops the start anyway).
+    const on = mode === 'on' || (!given('AUTHGATE_REDIS_TLS') && secureUrl);
     if (!on) {
       for (const name of ['AUTHGATE_REDIS_TLS_CA_FILE', 'AUTHGATE_REDIS_TLS_SERVER_NAME'] as const) {
-        if (read(name) !== undefined) fail(name, 'needs Redis TLS: AUTHGATE_REDIS_TLS=on or a rediss:// AUTHGATE_REDIS_URL');
+        if (given(name)) fail(name, 'needs Redis TLS: AUTHGATE_REDIS_TLS=on or a rediss:// AUTHGATE_REDIS_URL');
       }
       return undefined;
     }
-    // A host name only: Node sends no SNI for an IP address, and the address is what is checked anyway.
-    if (serverName !== undefined && !/^(?=.{1,253}$)(?!\d+(\.\d+){3}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(serverName)) {
-      fail('AUTHGATE_REDIS_TLS_SERVER_NAME', 'must be a DNS host name');
-    }
+    const serverName = setting('AUTHGATE_REDIS_TLS_SERVER_NAME');
+    const caFile = setting('AUTHGATE_REDIS_TLS_CA_FILE');
     let ca: string | undefined;
     if (caFile !== undefined) {
       try {
@@ -219,10 +192,9 @@ export function loadConfig(env: Env): LoadResult {
   }
 
   function readTls(): Config['tls'] {
-    const mode = read('AUTHGATE_TLS');
-    const certFile = read('AUTHGATE_TLS_CERT_FILE');
-    const keyFile = read('AUTHGATE_TLS_KEY_FILE');
-    if (mode !== undefined && mode !== 'offloaded' && mode !== 'on' && mode !== 'off') fail('AUTHGATE_TLS', 'must be on, off or offloaded');
+    const mode = setting('AUTHGATE_TLS');
+    const certFile = setting('AUTHGATE_TLS_CERT_FILE');
+    const keyFile = setting('AUTHGATE_TLS_KEY_FILE');
     if ((certFile === undefined) !== (keyFile === undefined)) {
       fail(certFile === undefined ? 'AUTHGATE_TLS_CERT_FILE' : 'AUTHGATE_TLS_KEY_FILE', 'must be set together with the other TLS file');
     }
@@ -232,35 +204,6 @@ export function loadConfig(env: Env): LoadResult {
     }
     if (mode === 'on') fail('AUTHGATE_TLS_CERT_FILE', 'and AUTHGATE_TLS_KEY_FILE are required when AUTHGATE_TLS=on');
     return { mode: mode === 'offloaded' ? 'offloaded' : 'off' };
-  }
-
-  function readTrustProxy(): boolean | number | string {
-    const raw = read('AUTHGATE_TRUST_PROXY');
-    if (raw === undefined || raw === 'false') return false;
-    if (raw === 'true') return true;
-    if (/^\d+$/.test(raw)) return Number(raw);
-    if (/^[0-9a-fA-F.:/,\s]+$/.test(raw) && raw.split(',').every(isAddressOrCidr)) return raw;
-    fail('AUTHGATE_TRUST_PROXY', 'must be false, true, a hop count, or comma-separated addresses/CIDRs');
-    return false;
-  }
-}
-
-/** An address or address/prefix that proxy-addr takes (it throws at server start on anything else). */
-function isAddressOrCidr(entry: string): boolean {
-  const [address = '', bits, ...rest] = entry.trim().split('/');
-  const kind = isIP(address);
-  if (kind === 0 || rest.length > 0) return false;
-  if (bits === undefined) return true;
-  const prefix = /^\d{1,3}$/.test(bits) ? Number(bits) : 0;
-  return prefix >= 1 && prefix <= (kind === 4 ? 32 : 128);
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
   }
 }
 

@@ -1,7 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
-import { forwardedRoutes as routeTable } from '../config/forwarded-routes.js';
 import type { DecisionRecorder } from '../credentials/authenticate.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
@@ -122,7 +121,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
 
   // 5. Identity injection and the proxy, for the route table only.
   await app.register(forwardedRoutes, {
-    routes: routeTable,
+    routes: config.forwardedRoutes,
     metrics: deps.metrics,
     upstreamUrl: deps.upstreamUrl,
     timeoutMs: config.upstream.timeoutMs,

@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { settingRows } from '../../src/config/settings-doc.js';
 import { PasswordInputError, PromptInterrupted, promptHidden, promptNewPassword, readFirstLine } from '../../src/cli/password-input.js';
 import { ADMIN_TOKEN, send, startGateway, UA } from '../helpers/gateway.js';
 
@@ -368,6 +369,44 @@ t.test('a real terminal (pty via script(1)): no echo, typed twice', { skip: hasS
   t.notMatch(ok.out, typed, 'the terminal never echoed the password');
   t.match(ok.out, /"email": "cli-/);
   t.equal((await login(gw.publicUrl, email, typed)).status, 200, 'the typed password works');
+});
+
+t.test('config prints the settings table: name, default, range, doc; never a value', async (t) => {
+  // Every secret setting set to a recognisable value: none of them may show.
+  const secretValues = ['jwt-secret-value-0123456789abcdef0123456789', 'previous-secret-value-0123456789abcdef', 'redis://user:redis-url-password-42@r:6379', 'redis-password-value-42', 'sentinel-password-value-42', '/secret/path/key-file.pem'];
+  const env = {
+    AUTHGATE_JWT_SECRET: secretValues[0],
+    AUTHGATE_JWT_PREVIOUS_SECRETS: secretValues[1],
+    AUTHGATE_REDIS_URL: secretValues[2],
+    AUTHGATE_REDIS_PASSWORD: secretValues[3],
+    AUTHGATE_REDIS_SENTINEL_PASSWORD: secretValues[4],
+    AUTHGATE_TLS_KEY_FILE: secretValues[5],
+    AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+    AUTHGATE_PORT: '18443',
+  };
+  const run = await runCli(['config'], { env });
+  t.equal(run.code, 0, 'exits 0');
+  t.equal(run.stderr, '');
+  const rows = settingRows();
+  const blocks = run.stdout.split('\n\n');
+  t.equal(blocks.length, rows.length, 'one block per setting');
+  const plain = (text: string) => text.replaceAll('`', '');
+  rows.forEach((row, i) => {
+    const [name, facts, doc] = (blocks[i] ?? '').trimEnd().split('\n');
+    t.equal(name, row.name, `${row.name} in table order`);
+    t.match(facts, `default: ${plain(row.default)}; accepts: ${plain(row.range)}`, `${row.name}: default and range`);
+    t.equal(facts?.endsWith('; secret'), row.secret, `${row.name}: marked secret when it is one`);
+    t.equal(doc?.trim(), plain(row.doc), `${row.name}: doc`);
+  });
+  t.match(run.stdout, /AUTHGATE_PORT\n {2}default: 8080; accepts: 0 to 65535\n/, 'the table\'s default, not the environment\'s 18443');
+  t.notMatch(run.stdout, '18443');
+  for (const secret of [...secretValues, ADMIN_TOKEN, 'redis-url-password-42']) t.notOk(run.stdout.includes(secret), `${secret.slice(0, 10)}… not printed`);
+
+  const help = await runCli(['--help']);
+  t.match(help.stdout, /\n {2}config {2,}Print every setting/, '--help lists it');
+  const extra = await runCli(['config', 'AUTHGATE_JWT_SECRET']);
+  t.equal(extra.code, 2, 'config takes no arguments');
+  t.equal(extra.stdout, '');
 });
 
 t.test('no password and no token was ever printed', async (t) => {
