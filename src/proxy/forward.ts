@@ -1,11 +1,12 @@
 import type { TLSSocket } from 'node:tls';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { Metrics } from '../observability/metrics.js';
+import { UPSTREAM_TAG } from '../http/openapi.js';
 
 export type ForwardOptions = Readonly<{
   routes: readonly ForwardedRoute[];
@@ -99,10 +100,27 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
         method: [...route.methods],
         url,
         config: { auth: route.auth, routeLabel: route.subtree ? `${route.path}/*` : route.path },
+        // Documentation only (no body, params or response schema: nothing is validated or
+        // serialized); http/openapi.ts adds the gateway's own refusals and the upstream's answers.
+        schema: describeForwardedRoute(route, url !== route.path),
         handler: forward,
       });
     }
   }
+}
+
+/** A forwarded route as its OpenAPI operations show it: what the upstream's user calls. */
+function describeForwardedRoute(route: ForwardedRoute, below: boolean): FastifySchema {
+  const credential = route.auth === 'login-token' ? 'a login token' : 'a login token or an API key';
+  return {
+    tags: [UPSTREAM_TAG],
+    summary: below ? `Forwarded to the upstream: any path below ${route.path}` : `Forwarded to the upstream: ${route.path}`,
+    description:
+      `Needs ${credential}. The request goes to the upstream service with its path and query as they came, ` +
+      'its body streamed as it is, without `Authorization`, and with `x-organization-id` (the organization of the ' +
+      'credential), `x-request-id` and `x-forwarded-for`/`-proto`/`-host` set by the gateway. Bodies and answers ' +
+      "are the upstream's own; only the gateway's refusals are problems.",
+  };
 }
 
 /**
