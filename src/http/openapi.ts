@@ -86,7 +86,7 @@ const REST_OF_PATH = {
   properties: {
     path: {
       type: 'string',
-      description: 'The rest of the path, slashes included, forwarded as it is; dot segments and encoded slashes are refused.',
+      description: 'The rest of the path, slashes included, forwarded as it is (with the query). A dot segment, an encoded slash or backslash is refused (404).',
     },
   },
   required: ['path'],
@@ -168,7 +168,7 @@ export function publicDocumentOptions(): FastifyDynamicSwaggerOptions {
     },
     transform: transformFor('public'),
     transformObject: withOperationIds,
-  } as FastifyDynamicSwaggerOptions;
+  };
 }
 
 /** @fastify/swagger's options for the admin API's document (the ops port). */
@@ -192,5 +192,5 @@ export function adminDocumentOptions(): FastifyDynamicSwaggerOptions {
     },
     transform: transformFor('admin'),
     transformObject: withOperationIds,
-  } as FastifyDynamicSwaggerOptions;
+  };
 }
