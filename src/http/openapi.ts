@@ -1,6 +1,7 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { problems, type ProblemName } from '../problems.js';
+import { UPSTREAM_TAG } from '../proxy/forward.js';
 import { describeProblems, Problem as ProblemSchema } from '../routes/schemas.js';
 import { PROBLEM_CONTENT_TYPE } from './error-handler.js';
 
@@ -17,9 +18,6 @@ import { PROBLEM_CONTENT_TYPE } from './error-handler.js';
 
 const LICENSE = { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' };
 const VERSION = '0.1.0';
-
-/** The tag of the forwarded routes (proxy/forward.ts): it also tells the routes apart here. */
-export const UPSTREAM_TAG = 'upstream';
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 

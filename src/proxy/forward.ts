@@ -6,7 +6,6 @@ import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type
 import { pathGuard } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { Metrics } from '../observability/metrics.js';
-import { UPSTREAM_TAG } from '../http/openapi.js';
 
 export type ForwardOptions = Readonly<{
   routes: readonly ForwardedRoute[];
@@ -108,6 +107,9 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     }
   }
 }
+
+/** The OpenAPI tag of the forwarded routes; http/openapi.ts also tells them apart by it. */
+export const UPSTREAM_TAG = 'upstream';
 
 /** A forwarded route as its OpenAPI operations show it: what the upstream's user calls. */
 function describeForwardedRoute(route: ForwardedRoute, below: boolean): FastifySchema {
