@@ -131,64 +131,61 @@ function addOperationIds<D extends Document>(document: D): D {
 const withOperationIds: FastifyDynamicSwaggerOptions['transformObject'] = (document) =>
   'openapiObject' in document ? addOperationIds(document.openapiObject as Document) : document.swaggerObject;
 
-const publicDescription = [
-  "authgate's public API: logging in, API keys, and the routes forwarded to the upstream service.",
-  '',
-  'Every request needs a `User-Agent` header. Every refusal is `application/problem+json` with a stable',
-  '`code`; every answer carries `x-request-id`. A forwarded request reaches the upstream with',
-  '`x-organization-id` (the organization of the credential), `x-request-id` and `x-forwarded-*` set by the',
-  'gateway and without the `Authorization` header; what the upstream answers comes back as it is.',
-].join('\n');
+/** What differs between the two documents; the rest is common (documentOptions below). */
+const DOCUMENTS = {
+  public: {
+    title: 'authgate public API',
+    description: [
+      "authgate's public API: logging in, API keys, and the routes forwarded to the upstream service.",
+      '',
+      'Every request needs a `User-Agent` header. Every refusal is `application/problem+json` with a stable',
+      '`code`; every answer carries `x-request-id`. A forwarded request reaches the upstream with',
+      '`x-organization-id` (the organization of the credential), `x-request-id` and `x-forwarded-*` set by the',
+      'gateway and without the `Authorization` header; what the upstream answers comes back as it is.',
+    ].join('\n'),
+    // The document is served on the ops port, so a relative URL would point there.
+    server: {
+      url: '{origin}',
+      description: "The gateway's public port (AUTHGATE_PORT), as clients reach it.",
+      variables: { origin: { default: 'http://localhost:8080', description: 'Scheme, host and port of the public port.' } },
+    },
+    tags: [
+      { name: 'auth', description: 'Logging in and out, and the API keys of the organization.' },
+      { name: UPSTREAM_TAG, description: 'Routes forwarded to the upstream service, with the organization injected.' },
+    ],
+    scheme: ['bearer', 'A login token (from POST /auth/login) or an API key (`agk_…`).'],
+  },
+  admin: {
+    title: 'authgate admin API',
+    description: 'Organizations, on the ops port only (never the public one), behind AUTHGATE_ADMIN_TOKEN. Every refusal is `application/problem+json` with a stable `code`.',
+    server: { url: '/', description: 'The ops port (AUTHGATE_OPS_PORT) this document is served on.' },
+    tags: [{ name: 'organizations', description: 'Creating, reading and deleting organizations.' }],
+    scheme: ['adminToken', 'AUTHGATE_ADMIN_TOKEN.'],
+  },
+} as const;
 
-/** @fastify/swagger's options for the public port's document. */
-export function publicDocumentOptions(): FastifyDynamicSwaggerOptions {
+/** @fastify/swagger's options for one of the two documents. */
+function documentOptions(kind: DocumentKind): FastifyDynamicSwaggerOptions {
+  const { title, description, server, tags, scheme } = DOCUMENTS[kind];
+  const [schemeName, schemeDescription] = scheme;
   return {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'authgate public API', version: VERSION, description: publicDescription, license: LICENSE },
-      // The document is served on the ops port, so a relative URL would point there.
-      servers: [
-        {
-          url: '{origin}',
-          description: "The gateway's public port (AUTHGATE_PORT), as clients reach it.",
-          variables: { origin: { default: 'http://localhost:8080', description: 'Scheme, host and port of the public port.' } },
-        },
-      ],
-      tags: [
-        { name: 'auth', description: 'Logging in and out, and the API keys of the organization.' },
-        { name: UPSTREAM_TAG, description: 'Routes forwarded to the upstream service, with the organization injected.' },
-      ],
+      info: { title, version: VERSION, description, license: LICENSE },
+      servers: [server],
+      tags: [...tags],
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A login token (from POST /auth/login) or an API key (`agk_…`).' } },
+        securitySchemes: { [schemeName]: { type: 'http', scheme: 'bearer', description: schemeDescription } },
         schemas: { Problem: ProblemSchema },
       },
-      security: [{ bearer: [] }],
+      security: [{ [schemeName]: [] }],
     },
-    transform: transformFor('public'),
+    transform: transformFor(kind),
     transformObject: withOperationIds,
   };
 }
 
-/** @fastify/swagger's options for the admin API's document (the ops port). */
-export function adminDocumentOptions(): FastifyDynamicSwaggerOptions {
-  return {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'authgate admin API',
-        version: VERSION,
-        description: "Organizations, on the ops port only (never the public one), behind AUTHGATE_ADMIN_TOKEN. Every refusal is `application/problem+json` with a stable `code`.",
-        license: LICENSE,
-      },
-      servers: [{ url: '/', description: 'The ops port (AUTHGATE_OPS_PORT) this document is served on.' }],
-      tags: [{ name: 'organizations', description: 'Creating, reading and deleting organizations.' }],
-      components: {
-        securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: 'AUTHGATE_ADMIN_TOKEN.' } },
-        schemas: { Problem: ProblemSchema },
-      },
-      security: [{ adminToken: [] }],
-    },
-    transform: transformFor('admin'),
-    transformObject: withOperationIds,
-  };
-}
+/** The public port's document (GET /openapi.json on the ops port). */
+export const publicDocumentOptions = () => documentOptions('public');
+/** The admin API's document (GET /openapi/admin.json). */
+export const adminDocumentOptions = () => documentOptions('admin');
