@@ -6,6 +6,7 @@ import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { OrganizationService } from '../services/organizations.js';
 import { createErrorHandler } from './error-handler.js';
+import { adminDocumentOptions } from './openapi.js';
 import { useStrictJsonBodies } from './json-body.js';
 import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
 import { requestIdOf } from './request-id.js';
@@ -50,9 +51,7 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
     else done();
   });
   useStrictJsonBodies(app);
-  await app.register(swagger, {
-    openapi: { openapi: '3.1.0', info: { title: 'authgate admin API', version: '0.1.0' }, components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } }, security: [{ adminToken: [] }] },
-  });
+  await app.register(swagger, adminDocumentOptions());
 
   const hidden = { schema: { hide: true } };
   app.get('/livez', hidden, async () => ({ status: 'alive' }));

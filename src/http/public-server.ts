@@ -14,6 +14,7 @@ import { authRoutes } from '../routes/auth.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { SessionService } from '../services/sessions.js';
 import { createErrorHandler } from './error-handler.js';
+import { publicDocumentOptions } from './openapi.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
 import { registerLoadShedding } from './load-shedding.js';
 import { recordRequest } from './record-request.js';
@@ -93,9 +94,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.decorateRequest('upstreamStartedAt', 0);
   app.setErrorHandler(createErrorHandler('authgate'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
-  await app.register(swagger, {
-    openapi: { openapi: '3.1.0', info: { title: 'authgate public API', version: '0.1.0' }, components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] },
-  });
+  // The public API's document (served on the ops port): http/openapi.ts.
+  await app.register(swagger, publicDocumentOptions());
 
   // 0. Every answer carries the request id, a refusal by the very first check included. Once
   // close() has begun, a request on a kept-alive connection is sent elsewhere.

@@ -1,6 +1,6 @@
 import type { TLSSocket } from 'node:tls';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
@@ -99,10 +99,30 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
         method: [...route.methods],
         url,
         config: { auth: route.auth, routeLabel: route.subtree ? `${route.path}/*` : route.path },
+        // Documentation only (no body, params or response schema: nothing is validated or
+        // serialized); http/openapi.ts adds the gateway's own refusals and the upstream's answers.
+        schema: describeForwardedRoute(route, url !== route.path),
         handler: forward,
       });
     }
   }
+}
+
+/** The OpenAPI tag of the forwarded routes; http/openapi.ts also tells them apart by it. */
+export const UPSTREAM_TAG = 'upstream';
+
+/** A forwarded route as its OpenAPI operations show it: what the upstream's user calls. */
+function describeForwardedRoute(route: ForwardedRoute, below: boolean): FastifySchema {
+  const credential = route.auth === 'login-token' ? 'a login token' : 'a login token or an API key';
+  return {
+    tags: [UPSTREAM_TAG],
+    summary: below ? `Forwarded to the upstream: any path below ${route.path}` : `Forwarded to the upstream: ${route.path}`,
+    description:
+      `Needs ${credential}. The request goes to the upstream service with its path and query as they came, ` +
+      'its body streamed as it is, without `Authorization`, and with `x-organization-id` (the organization of the ' +
+      'credential), `x-request-id` and `x-forwarded-for`/`-proto`/`-host` set by the gateway. Bodies and answers ' +
+      "are the upstream's own; only the gateway's refusals are problems.",
+  };
 }
 
 /**

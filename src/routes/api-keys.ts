@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyService } from '../services/api-keys.js';
-import { ApiKeyCreated, ApiKeyList, IdParams, NoContent, Problem as ProblemSchema } from './schemas.js';
+import { ApiKeyCreated, ApiKeyList, IdParams, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
 /** POST, GET and DELETE /auth/api-key: the organization's keys, always its own. */
 export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService }) {
@@ -9,7 +9,10 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
   app.post('/auth/api-key', {
     config: { auth: 'login-token', routeLabel: '/auth/api-key' },
     schema: {
+      operationId: 'createApiKey',
+      tags: ['auth'],
       summary: 'Create an API key; its secret is in this answer only.',
+      description: 'Needs a login token (an API key cannot create another). The key (`agk_…`) is a bearer credential until it is deleted; only its digest is stored.',
       response: { 201: ApiKeyCreated, 401: ProblemSchema, 403: ProblemSchema },
     },
     handler: async (request, reply) => {
@@ -21,7 +24,13 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
 
   app.get('/auth/api-key', {
     config: { auth: 'any', routeLabel: '/auth/api-key' },
-    schema: { summary: 'List the organization\'s API keys, never their secrets.', response: { 200: ApiKeyList, 401: ProblemSchema } },
+    schema: {
+      operationId: 'listApiKeys',
+      tags: ['auth'],
+      summary: 'List the organization\'s API keys, never their secrets.',
+      description: 'With a login token or an API key of the organization.',
+      response: { 200: ApiKeyList, 401: ProblemSchema },
+    },
     handler: async (request, reply) => {
       return reply.header('cache-control', 'no-store').send({ keys: await apiKeys.list(request.principal!.orgId) });
     },
@@ -29,7 +38,14 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
 
   app.delete<{ Params: IdParams }>('/auth/api-key/:id', {
     config: { auth: 'any', routeLabel: '/auth/api-key/:id' },
-    schema: { summary: 'Revoke an API key of the organization.', params: IdParams, response: { 204: NoContent, 401: ProblemSchema, 404: ProblemSchema } },
+    schema: {
+      operationId: 'deleteApiKey',
+      tags: ['auth'],
+      summary: 'Revoke an API key of the organization.',
+      description: 'With a login token or an API key of the organization; the key is refused at once, on every replica. Another organization\'s key is not found.',
+      params: IdParams,
+      response: { 204: NoContent, 401: ProblemSchema, 404: problemOf('apiKeyNotFound') },
+    },
     handler: async (request, reply) => {
       await apiKeys.revoke(request.principal!.orgId, request.params.id);
       request.log.info({ event: 'api_key.deleted', orgId: request.principal!.orgId, keyId: request.params.id }, 'API key deleted');

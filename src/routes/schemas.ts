@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../credentials/passwords.js';
+import { problems, type ProblemName } from '../problems.js';
 
 /**
  * Shapes of bodies and responses: one definition validates the request, types the handler and
@@ -14,15 +15,15 @@ export const LoginBody = Type.Object(
 );
 export type LoginBody = Static<typeof LoginBody>;
 
-export const LoginResponse = Type.Object({ token: Type.String() });
+export const LoginResponse = Type.Object({ token: Type.String() }, { description: 'The login token: a bearer credential for one hour.' });
 
-export const ApiKeyCreated = Type.Object({ id: Type.String(), apiKey: Type.String() });
+export const ApiKeyCreated = Type.Object({ id: Type.String(), apiKey: Type.String() }, { description: 'The new key: `apiKey` is its secret, shown this once.' });
 export const ApiKeyListed = Type.Object({
   id: Type.String(),
   prefix: Type.String({ description: 'The first characters of the key, to recognise it; not a secret.' }),
   createdAt: Type.String({ format: 'date-time' }),
 });
-export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyListed) });
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyListed) }, { description: "The organization's API keys, without their secrets." });
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
 export type IdParams = Static<typeof IdParams>;
@@ -42,7 +43,7 @@ export const OrganizationResponse = Type.Object({
   name: Type.String(),
   email: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
-});
+}, { description: 'The organization.' });
 
 export const Problem = Type.Object({
   type: Type.String(),
@@ -51,6 +52,20 @@ export const Problem = Type.Object({
   detail: Type.Optional(Type.String()),
   code: Type.Integer(),
 });
+
+/** The problems' codes as a response's description: one line each, e.g. `- 1301: API key not found`. */
+export function describeProblems(names: readonly ProblemName[]): string {
+  return names.map((name) => `- ${problems[name].code}: ${problems[name].title}`).join('\n');
+}
+
+/**
+ * A route's own problem answer for a status, with the problems it stands for. The description
+ * is documentation only: what is serialized is `Problem`'s, unchanged. (The problems every
+ * route of a pipeline can answer are added to the document by http/openapi.ts.)
+ */
+export function problemOf(...names: readonly ProblemName[]): typeof Problem {
+  return { ...Problem, description: describeProblems(names) };
+}
 
 /** 204: no body. */
 export const NoContent = Type.Null({ description: 'No content' });

@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { send, startGateway } from '../helpers/gateway.js';
+
+/**
+ * Both OpenAPI documents, as the ops port serves them, linted by Redocly's CLI with the
+ * repository's redocly.yaml (the recommended rules): not one error, not one warning. Offline:
+ * no telemetry, no update check, and a bounded run.
+ */
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const redocly = join(dirname(createRequire(import.meta.url).resolve('@redocly/cli/package.json')), 'bin/cli.js');
+
+type LintReport = { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location?: { pointer?: string }[] }[] };
+
+function lint(file: string): Promise<LintReport> {
+  return new Promise((done, fail) => {
+    execFile(
+      process.execPath,
+      [redocly, 'lint', '--config', join(root, 'redocly.yaml'), '--format=json', file],
+      {
+        cwd: root,
+        timeout: 120_000,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+      },
+      (error, stdout, stderr) => {
+        // A finding exits 1 with the report on stdout; no report at all is the failure.
+        const start = stdout.indexOf('{');
+        if (start === -1) return fail(new Error(`redocly gave no report (${error?.message ?? 'no error'}): ${stderr.slice(0, 2000)}`));
+        try {
+          done(JSON.parse(stdout.slice(start)) as LintReport);
+        } catch (parseError) {
+          fail(parseError);
+        }
+      },
+    );
+  });
+}
+
+type Operation = { operationId?: string; security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, unknown> }>; parameters?: { name: string; in: string }[] };
+type Document = { servers?: unknown[]; paths: Record<string, Record<string, Operation>> };
+
+const operations = (doc: Document) =>
+  Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })));
+
+t.test('the OpenAPI documents lint clean under Redocly\'s recommended rules', async (t) => {
+  const gw = await startGateway(t);
+  const dir = await mkdtemp(join(tmpdir(), 'authgate-openapi-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+
+  const documents: Record<string, Document> = {};
+  for (const [name, path] of [['public', '/openapi.json'], ['admin', '/openapi/admin.json']] as const) {
+    const res = await send(`${gw.opsUrl}${path}`);
+    t.equal(res.status, 200, `${path} is served`);
+    documents[name] = res.json() as Document;
+    const file = join(dir, `${name}.json`);
+    await writeFile(file, res.body);
+    const report = await lint(file);
+    const findings = report.problems.map((p) => `${p.ruleId} at ${p.location?.[0]?.pointer ?? '?'}: ${p.message}`);
+    t.same({ errors: report.totals.errors, warnings: report.totals.warnings, findings }, { errors: 0, warnings: 0, findings: [] }, `${path}: no error, no warning`);
+  }
+
+  const pub = documents.public!;
+  const admin = documents.admin!;
+  t.ok(pub.servers?.length, 'the public document names its server');
+  t.ok(admin.servers?.length, 'the admin document names its server');
+
+  t.test('every operation has an operationId, unique across both documents, and the stable ones are there', async (t) => {
+    const ids = [...operations(pub), ...operations(admin)].map(({ path, method, operation }) => operation.operationId ?? `(none: ${method} ${path})`);
+    t.same(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'no operationId twice');
+    t.notOk(ids.some((id) => id.startsWith('(none')), 'none missing');
+    for (const id of ['login', 'logout', 'createApiKey', 'listApiKeys', 'deleteApiKey', 'getAccounts', 'postAccounts', 'getAccountsPath', 'deleteAccountsPath', 'getOrganizationMe', 'createOrganization', 'getOrganization', 'deleteOrganization']) {
+      t.ok(ids.includes(id), id);
+    }
+    t.same(pub.paths['/auth/login']?.post?.security, [], 'login needs no credential');
+  });
+
+  t.test('the forwarded routes, as a user of the upstream calls them', async (t) => {
+    t.notOk(Object.keys(pub.paths).some((path) => path.includes('*')), 'no wildcard in a path');
+    const below = pub.paths['/accounts/{path}'];
+    t.ok(below, '/accounts/{path} is a path template');
+    t.same(below?.get?.parameters?.map((p) => [p.in, p.name]), [['path', 'path']], 'with its one path parameter');
+    const forwarded = operations(pub).filter(({ path }) => path === '/accounts' || path.startsWith('/accounts/') || path === '/organization/me');
+    t.same(new Set(forwarded.filter(({ path }) => path !== '/organization/me').map(({ method }) => method)).size, 6, 'every forwarded method of /accounts');
+    for (const { path, method, operation } of forwarded) {
+      t.same(operation.security, [{ bearer: [] }], `${method} ${path}: a bearer credential`);
+      for (const status of ['401', '403', '502', '503', '504']) {
+        t.ok(operation.responses[status]?.content?.['application/problem+json'], `${method} ${path}: ${status} is a problem`);
+      }
+      t.ok(operation.responses['2XX'], `${method} ${path}: the upstream's answer`);
+    }
+  });
+});
