@@ -16,7 +16,7 @@ import { createMetrics, registerCacheMetrics, registerSubscriptionMetric, type M
 import { createApiKeyService } from './services/api-keys.js';
 import { createOrganizationService } from './services/organizations.js';
 import { createSessionService } from './services/sessions.js';
-import { createCredentialCache } from './store/cache.js';
+import { createCredentialCache } from './credentials/cache.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
 import type { CounterStore, Store } from './store/store.js';

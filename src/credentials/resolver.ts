@@ -1,5 +1,5 @@
 import type { Environment } from '../config/config.js';
-import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from '../store/cache.js';
+import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from './cache.js';
 import type { Store } from '../store/store.js';
 import { looksLikeApiKey, parseApiKey } from './api-keys.js';
 import { sha256Base64url } from './digest.js';

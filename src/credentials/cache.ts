@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import type { Principal } from '../credentials/principal.js';
-import type { Invalidation } from './invalidation.js';
-import { StoreUnavailable } from './store.js';
+import type { Principal } from './principal.js';
+import type { Invalidation } from '../store/invalidation.js';
+import { StoreUnavailable } from '../store/store.js';
 
 /**
  * The in-process cache in front of the store, so the hot path rarely leaves the process.
