@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
 import { forwardedRoutes as routeTable } from '../config/forwarded-routes.js';
-import type { DecisionRecorder } from '../credentials/authenticate.js';
+import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { userAgentGuard } from '../guards/user-agent.js';

@@ -1,11 +1,12 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheStats } from '../credentials/cache.js';
+import type { AuthDecision } from '../credentials/decisions.js';
 import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
 
 /**
  * Every metric, defined once on the gateway's own Registry (never prom-client's global one, so
  * two gateways can live in one process). Labels are bounded: route templates, never raw paths;
- * reasons from a fixed list; never a secret, e-mail or organization name.
+ * reasons from a closed list (credentials/decisions.ts); never a secret, e-mail or organization name.
  */
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -33,7 +34,7 @@ export function createMetrics(environment: string) {
       buckets: LATENCY_BUCKETS,
       registry,
     }),
-    authDecisions: new SeriesCounter({
+    authDecisions: new SeriesCounter<'kind' | 'outcome' | 'reason', AuthDecision>({
       name: 'authgate_auth_decisions_total',
       help: 'Credential checks by credential kind, outcome and bounded reason.',
       labelNames: ['kind', 'outcome', 'reason'] as const,

@@ -83,7 +83,8 @@ abstract class SeriesMetric<L extends string, S> {
   }
 }
 
-export class SeriesCounter<L extends string> extends SeriesMetric<L, { value: number }> {
+/** V narrows the label values a caller may pass (e.g. the auth decisions' closed union). */
+export class SeriesCounter<L extends string, V extends LabelValues<L> = LabelValues<L>> extends SeriesMetric<L, { value: number }> {
   readonly type = 'counter';
 
   constructor(config: { name: string; help: string; labelNames: readonly L[]; registry: Registry }) {
@@ -106,14 +107,14 @@ export class SeriesCounter<L extends string> extends SeriesMetric<L, { value: nu
   }
 
   /** The series of these label values, to keep and inc() without any lookup. */
-  bound(labels: LabelValues<L>): CounterSeries {
+  bound(labels: V): CounterSeries {
     return this.entry(labels).bound as CounterSeries;
   }
   /** prom-client's form: label values in labelNames order. */
   labels(...values: (string | number)[]): CounterSeries {
-    return this.bound(this.fromValues(values));
+    return this.entry(this.fromValues(values)).bound as CounterSeries;
   }
-  inc(labels: LabelValues<L>, by = 1): void {
+  inc(labels: V, by = 1): void {
     this.bound(labels).inc(by);
   }
 
