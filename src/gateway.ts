@@ -3,6 +3,7 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config/config.js';
 import { createCredentialCache, followRevocations } from './credentials/cache.js';
 import { createTokenService } from './credentials/jwt.js';
+import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { buildOpsServer } from './http/ops-server.js';
@@ -60,9 +61,11 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
 
   const tokens = await createTokenService({ ...config.jwt, environment: config.environment });
   const resolver = createResolver({ store, cache, tokens, environment: config.environment, now });
-  const sessions = await createSessionService({ store, bus, tokens, now });
+  // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
+  const passwords = createPasswordHasher();
+  const sessions = await createSessionService({ store, bus, tokens, passwords, now });
   const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now });
-  const organizations = createOrganizationService({ store, bus, now });
+  const organizations = createOrganizationService({ store, bus, passwords, now });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
