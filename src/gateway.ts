@@ -1,3 +1,4 @@
+// The composition root: builds the gateway's parts from its config and wires them (buildGateway).
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/config.js';

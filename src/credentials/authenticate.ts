@@ -1,3 +1,4 @@
+// The authenticate stage of each protected route: Authorization header → request.principal, or a refusal.
 import type { FastifyRequest } from 'fastify';
 import { Problem } from '../problems.js';
 import { StoreUnavailable } from '../store/store.js';

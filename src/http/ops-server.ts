@@ -1,3 +1,4 @@
+// The ops port's server: metrics, health, the admin API and the OpenAPI documents (buildOpsServer).
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { adminRoutes } from '../admin/routes.js';

@@ -1,3 +1,4 @@
+// The public port's server: its pipeline, in the order a request meets it (buildPublicServer).
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';

@@ -3,7 +3,6 @@ import type { AuthDecision } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
 
 /** What a request carries through the pipeline, and what each route declares it needs. */
-
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by credentials/authenticate.ts; null on routes that need no credential. */

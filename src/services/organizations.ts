@@ -1,3 +1,4 @@
+// Organizations: sign-up (password hashed), lookup and deletion with everything they hold.
 import { randomUUID } from 'node:crypto';
 import type { PasswordHasher } from '../credentials/passwords.js';
 import { Problem } from '../problems.js';

@@ -1,3 +1,4 @@
+// Login sessions: a password checked against the organization's hash gives a token; logout revokes it.
 import { randomBytes } from 'node:crypto';
 import type { PasswordHasher } from '../credentials/passwords.js';
 import type { TokenService } from '../credentials/jwt.js';
