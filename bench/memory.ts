@@ -4,13 +4,13 @@
  * would give them, measured after gc. Run with --expose-gc; prints one JSON line.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type * as Cache from '../src/store/cache.js';
+import type * as Cache from '../src/credentials/cache.js';
 
 const COUNT = Number(process.argv[2] ?? 100_000);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc');
 
-const cacheModule: typeof Cache = await import(new URL('../../dist/store/cache.js', import.meta.url).href);
+const cacheModule: typeof Cache = await import(new URL('../../dist/credentials/cache.js', import.meta.url).href);
 const settings = { max: COUNT, ttlSeconds: 60, negativeTtlSeconds: 5 };
 
 function settle(): NodeJS.MemoryUsage {

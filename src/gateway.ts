@@ -1,22 +1,23 @@
+// The composition root: builds the gateway's parts from its config and wires them (buildGateway).
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/config.js';
-import type { DecisionRecorder } from './credentials/authenticate.js';
+import { createCredentialCache, followRevocations } from './credentials/cache.js';
 import { createTokenService } from './credentials/jwt.js';
+import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
 import { createAccessLog } from './observability/access-log.js';
 import { createHealth, type Health } from './observability/health.js';
-import { instrumentStore } from './observability/instrument-store.js';
+import { instrument } from './observability/instrumentation.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
-import { createMetrics, registerCacheMetrics, registerSubscriptionMetric, type Metrics } from './observability/metrics.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createApiKeyService } from './services/api-keys.js';
 import { createOrganizationService } from './services/organizations.js';
 import { createSessionService } from './services/sessions.js';
-import { createCredentialCache } from './store/cache.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
 import type { CounterStore, Store } from './store/store.js';
@@ -55,37 +56,19 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const logger = createLogger(config.log.level, logDestination).child({ environment: config.environment });
   const metrics = createMetrics(config.environment);
   const storage = deps.storage ?? (await openStorage(config, logger, now));
-  const store = instrumentStore(storage.store, metrics);
-  const { bus } = storage;
-
   const cache = createCredentialCache(config.cache);
-  bus.onInvalidation((invalidation) => {
-    cache.invalidate(invalidation);
-    if (invalidation === 'all') metrics.invalidationsReceived.inc({ kind: 'all' });
-    else metrics.invalidationsReceived.inc({ kind: 'credential' }, invalidation.length);
-  });
-  // A replica not sure to hear revocations made elsewhere must not trust its cache: until the
-  // bus confirms its subscription, every credential is read from the store.
-  bus.onSubscriptionChange((subscribed) => cache.setCaching(subscribed));
-  cache.setCaching(bus.subscribed);
-  registerCacheMetrics(metrics, cache);
-  registerSubscriptionMetric(metrics, () => bus.subscribed);
-  // The store's revoking step announced it to the other replicas (on Redis, inside its script);
-  // what is counted here is what this replica committed and so announced.
-  const countingBus: Pick<InvalidationBus, 'applyLocally'> = {
-    applyLocally: (revoked) => {
-      metrics.invalidationsSent.inc(revoked.length);
-      bus.applyLocally(revoked);
-    },
-  };
+  const { store, bus, recordDecision, onStoreUp } = instrument(storage, metrics, cache);
+  followRevocations(cache, bus);
 
   const tokens = await createTokenService({ ...config.jwt, environment: config.environment });
   const resolver = createResolver({ store, cache, tokens, environment: config.environment, now });
-  const sessions = await createSessionService({ store, bus: countingBus, tokens, now });
-  const apiKeys = createApiKeyService({ store, bus: countingBus, environment: config.environment, now });
-  const organizations = createOrganizationService({ store, bus: countingBus, now });
+  // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
+  const passwords = createPasswordHasher();
+  const sessions = await createSessionService({ store, bus, tokens, passwords, now });
+  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now });
+  const organizations = createOrganizationService({ store, bus, passwords, now });
 
-  const health = createHealth(store, (up) => metrics.storeUp.set(up ? 1 : 0), { invalidationSubscribed: () => bus.subscribed });
+  const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
 
@@ -96,9 +79,9 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     accessLog: createAccessLog(logger, logDestination),
     metrics,
     resolver,
-    recordDecision: decisionRecorder(metrics),
+    recordDecision,
     sessions,
-    throttle: createLoginThrottle(storage.store),
+    throttle: createLoginThrottle(store),
     apiKeys,
   });
   const opsServer = await buildOpsServer({
@@ -144,16 +127,4 @@ async function openStorage(config: Config, logger: Logger, now: () => number): P
       logger.warn({ event: 'redis_eviction_risk', policy }, `Redis maxmemory-policy is ${policy}: it may evict credentials (a deleted key's revocation, a live session); set noeviction`),
     onSubscriptionLost: () => logger.warn({ event: 'invalidation_subscription_lost' }, 'revocation channel lost; every credential is read from Redis (no cache) until it returns'),
   });
-}
-
-/** Allowed decisions are the hot path: their metric children are bound once. */
-function decisionRecorder(metrics: Metrics): DecisionRecorder {
-  const allowed = {
-    jwt: metrics.authDecisions.labels('jwt', 'allowed', 'ok'),
-    api_key: metrics.authDecisions.labels('api_key', 'allowed', 'ok'),
-  };
-  return (kind, outcome, reason) => {
-    if (outcome === 'allowed' && kind !== 'none') allowed[kind].inc();
-    else metrics.authDecisions.inc({ kind, outcome, reason });
-  };
 }

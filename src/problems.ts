@@ -15,6 +15,7 @@ export const problems = {
   loginTokenRequired: { status: 403, code: 1103, title: 'This operation needs a login token' },
   wrongEnvironment: { status: 401, code: 1104, title: 'Credential of another environment' },
   loginFailed: { status: 401, code: 1105, title: 'Invalid e-mail or password' },
+  // Reserved and documented, raised by nothing yet: it is the answer scopes will give.
   forbidden: { status: 403, code: 1106, title: 'Not permitted' },
   adminTokenInvalid: { status: 401, code: 1107, title: 'Admin token required' },
   tooManyLoginAttempts: { status: 429, code: 1108, title: 'Too many failed logins' },

@@ -1,10 +1,11 @@
+// The authenticate stage of each protected route: Authorization header → request.principal, or a refusal.
 import type { FastifyRequest } from 'fastify';
 import { Problem } from '../problems.js';
 import { StoreUnavailable } from '../store/store.js';
+import { looksLikeApiKey } from './api-keys.js';
 import { readBearer } from './bearer.js';
+import type { AuthDecision, DecisionKind, DecisionOutcome, DecisionReason, DecisionRecorder } from './decisions.js';
 import type { CredentialResolver } from './resolver.js';
-
-export type DecisionRecorder = (kind: 'jwt' | 'api_key' | 'none', outcome: 'allowed' | 'denied' | 'error', reason: string) => void;
 
 const ENVIRONMENT_DETAIL = {
   production: 'This credential belongs to the production environment.',
@@ -12,10 +13,10 @@ const ENVIRONMENT_DETAIL = {
 } as const;
 
 /** The decision of every allowed request, one per credential kind (decisions are read-only). */
-const ALLOWED = {
+const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
   jwt: Object.freeze({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
   api_key: Object.freeze({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
-} as const;
+};
 
 /**
  * The onRequest stage that turns the Authorization header into request.principal, or refuses:
@@ -23,7 +24,7 @@ const ALLOWED = {
  * could not be asked (fail closed: never 401, never 200 for an unchecked credential).
  */
 export function createAuthenticate(resolver: CredentialResolver, record: DecisionRecorder) {
-  const decide = (request: FastifyRequest, kind: 'jwt' | 'api_key' | 'none', outcome: 'allowed' | 'denied' | 'error', reason: string) => {
+  const decide = (request: FastifyRequest, kind: DecisionKind, outcome: DecisionOutcome, reason: DecisionReason) => {
     request.authDecision = { kind, outcome, reason };
     record(kind, outcome, reason);
   };
@@ -40,7 +41,7 @@ export function createAuthenticate(resolver: CredentialResolver, record: Decisio
       resolution = resolved instanceof Promise ? await resolved : resolved;
     } catch (error) {
       if (error instanceof StoreUnavailable) {
-        decide(request, bearer.token.startsWith('agk_') ? 'api_key' : 'jwt', 'error', 'store_unavailable');
+        decide(request, looksLikeApiKey(bearer.token) ? 'api_key' : 'jwt', 'error', 'store_unavailable');
       }
       throw error;
     }

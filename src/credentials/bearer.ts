@@ -1,10 +1,12 @@
+import type { BearerRefusal } from './decisions.js';
+
 /**
  * Authorization header → bearer token. RFC 6750 §2.1: `Bearer 1*SP b64token`; the scheme is
  * case-insensitive (RFC 7235). Anything else is malformed, and never reaches a store.
  */
 export type BearerResult =
   | { ok: true; token: string }
-  | { ok: false; reason: 'missing' | 'not_bearer' | 'malformed' | 'duplicate' };
+  | { ok: false; reason: BearerRefusal };
 
 const SCHEME = /^bearer(?: |$)/i;
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

@@ -1,6 +1,7 @@
-import { createHash, randomUUID, webcrypto } from 'node:crypto';
+import { randomUUID, webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify, errors, type JWTHeaderParameters } from 'jose';
 import type { Environment } from '../config/config.js';
+import { sha256Base64url } from './digest.js';
 
 /**
  * Login tokens: HS256 JWTs whose only identifying claim is an opaque session id (`sub`). The
@@ -39,7 +40,7 @@ export function audienceOf(environment: Environment): string {
 
 /** A short public name for a secret: lets verification pick the key without trying each. */
 export function keyIdOf(secret: string): string {
-  return createHash('sha256').update(`authgate-kid:${secret}`).digest('base64url').slice(0, 16);
+  return sha256Base64url(`authgate-kid:${secret}`).slice(0, 16);
 }
 
 export async function createTokenService(settings: TokenSettings): Promise<TokenService> {

@@ -13,7 +13,7 @@ export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 1024;
 
 /**
- * At most this many hashes at once, leaving a core to the event loop: with every core hashing,
+ * At most this many hashes at once per gateway, leaving a core to the event loop: with every core hashing,
  * a login burst starved the proxying (event-loop delay p99 23 ms → 15 ms on 2 cores with one
  * slot; docs/performance.md). Logins queue instead; their throughput does not change.
  */
@@ -62,32 +62,40 @@ export function createSlotQueue(slots: number, maxWaiting: number): SlotQueue {
   };
 }
 
-/** The process's one queue: the cores it shares are the process's. */
-const queue = createSlotQueue(HASH_SLOTS, QUEUE_PER_SLOT * HASH_SLOTS);
-
-export function hashPassword(password: string): Promise<string> {
-  return queue.run(() => hash(password, OPTIONS));
-}
-
-/** False for a wrong password or a corrupt hash; throws the 503 problem when the queue is full. */
-export function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
-  return queue.run(async () => {
-    try {
-      return await verify(passwordHash, password);
-    } catch {
-      return false; // a corrupt hash is a failed login, not a crash
-    }
-  });
-}
+export type PasswordHasher = Readonly<{
+  hash(password: string): Promise<string>;
+  /** False for a wrong password or a corrupt hash; throws the 503 problem when the queue is full. */
+  verify(passwordHash: string, password: string): Promise<boolean>;
+  /**
+   * For unknown e-mails: verifying against a real hash of a random password makes a miss take
+   * as long as a wrong password, so timing does not tell which e-mails exist.
+   */
+  dummyVerifier(): Promise<(password: string) => Promise<false>>;
+}>;
 
 /**
- * For unknown e-mails: verifying against a real hash of a random password makes a miss take
- * as long as a wrong password, so timing does not tell which e-mails exist.
+ * Hashing and verifying through one slot queue: each gateway makes its own (buildGateway), so two
+ * gateways in one process (tests, or a host embedding authgate) never queue behind each other.
  */
-export async function createDummyVerifier(): Promise<(password: string) => Promise<false>> {
-  const dummyHash = await hashPassword(`dummy-${Math.random()}-${Date.now()}`);
-  return async (password) => {
-    await verifyPassword(dummyHash, password);
-    return false;
+export function createPasswordHasher(queue: SlotQueue = createSlotQueue(HASH_SLOTS, QUEUE_PER_SLOT * HASH_SLOTS)): PasswordHasher {
+  const hashPassword = (password: string) => queue.run(() => hash(password, OPTIONS));
+  const verifyPassword = (passwordHash: string, password: string) =>
+    queue.run(async () => {
+      try {
+        return await verify(passwordHash, password);
+      } catch {
+        return false; // a corrupt hash is a failed login, not a crash
+      }
+    });
+  return {
+    hash: hashPassword,
+    verify: verifyPassword,
+    async dummyVerifier() {
+      const dummyHash = await hashPassword(`dummy-${Math.random()}-${Date.now()}`);
+      return async (password) => {
+        await verifyPassword(dummyHash, password);
+        return false;
+      };
+    },
   };
 }

@@ -1,7 +1,8 @@
 import type { Environment } from '../config/config.js';
-import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from '../store/cache.js';
+import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from './cache.js';
 import type { Store } from '../store/store.js';
 import { looksLikeApiKey, parseApiKey } from './api-keys.js';
+import type { CredentialKind, DenialReason } from './decisions.js';
 import { sha256Base64url } from './digest.js';
 import type { TokenService } from './jwt.js';
 import type { Principal } from './principal.js';
@@ -17,24 +18,15 @@ import type { Principal } from './principal.js';
  * token's signature (once per token, then its memo until its own `exp`) and the cache, which a
  * revocation empties at once.
  */
-export type DenialReason =
-  | 'malformed_key'
-  | 'bad_checksum'
-  | 'unknown_key'
-  | 'invalid_token'
-  | 'expired_token'
-  | 'revoked_token'
-  | 'wrong_environment';
-
 export type Resolution =
   | Readonly<{ ok: true; principal: Principal }>
-  | Readonly<{ ok: false; kind: 'jwt' | 'api_key'; reason: DenialReason; environment?: Environment }>;
+  | Readonly<{ ok: false; kind: CredentialKind; reason: DenialReason; environment?: Environment }>;
 
 export interface CredentialResolver {
   resolve(token: string): Resolution | Promise<Resolution>;
 }
 
-const denied = (kind: 'jwt' | 'api_key', reason: DenialReason): Resolution => Object.freeze({ ok: false, kind, reason });
+const denied = (kind: CredentialKind, reason: DenialReason): Resolution => Object.freeze({ ok: false, kind, reason });
 const MALFORMED_KEY = denied('api_key', 'malformed_key');
 const BAD_CHECKSUM = denied('api_key', 'bad_checksum');
 const UNKNOWN_KEY = denied('api_key', 'unknown_key');

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
+import { sha256Base64url } from '../credentials/digest.js';
 
 /**
  * The address the login limits count a client under. IPv4 as it is; IPv6 folded to its /64,
@@ -21,7 +21,7 @@ export function throttleAddress(ip: string | undefined): string {
     }
     return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
   }
-  return `other:${createHash('sha256').update(ip).digest('base64url').slice(0, 16)}`;
+  return `other:${sha256Base64url(ip).slice(0, 16)}`;
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail converted). */

@@ -1,4 +1,5 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+// The ops port's server: metrics, health, the admin API and the OpenAPI documents (buildOpsServer).
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { adminRoutes } from '../admin/routes.js';
 import type { Health } from '../observability/health.js';
@@ -9,7 +10,7 @@ import { createErrorHandler } from './error-handler.js';
 import { adminDocumentOptions } from './openapi.js';
 import { useStrictJsonBodies } from './json-body.js';
 import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
-import { requestIdOf } from './request-id.js';
+import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 
 export type OpsServerDeps = Readonly<{
   adminToken: string;
@@ -26,21 +27,12 @@ const stampRequestId = (request: FastifyRequest, reply: FastifyReply) => void re
 /** The ops port: metrics, health, the admin API and the OpenAPI documents. Never public. */
 export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
-    genReqId: requestIdOf,
-    requestIdHeader: false,
-    onProtoPoisoning: 'error',
-    // Refuse what does not fit a schema, rather than quietly trimming or converting it.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
-    onConstructorPoisoning: 'error',
-    requestTimeout: 30_000,
+    ...sharedServerOptions(deps.logger),
     // The same refusals as the public port's, as problems (http/refusals.ts).
-    return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler(stampRequestId),
     clientErrorHandler: clientErrorHandler({}),
   });
-  app.server.headersTimeout = 10_000;
+  app.server.headersTimeout = HEADERS_TIMEOUT_MS;
   app.server.on('checkExpectation', expectationFailedHandler({}));
   app.setErrorHandler(createErrorHandler('authgate-admin'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);

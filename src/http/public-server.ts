@@ -1,7 +1,8 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+// The public port's server: its pipeline, in the order a request meets it (buildPublicServer).
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
-import type { DecisionRecorder } from '../credentials/authenticate.js';
+import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { userAgentGuard } from '../guards/user-agent.js';
@@ -19,8 +20,8 @@ import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
 import { registerLoadShedding } from './load-shedding.js';
 import { recordRequest } from './record-request.js';
 import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
-import { requestIdOf } from './request-id.js';
 import routePolicy from './route-policy.js';
+import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 import type { Server as HttpsServer } from 'node:https';
 import './request-context.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
@@ -57,30 +58,21 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   const trustProxy = trustProxyOption(config.trustProxy);
   const app = Fastify({
     ...(tls && { https: { ...readTlsFiles(tls), minVersion: TLS_MIN_VERSION } }),
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }), // one line per request, in onResponse
-    genReqId: requestIdOf,
-    requestIdHeader: false,
+    ...sharedServerOptions(deps.logger),
     trustProxy,
     bodyLimit: AUTH_BODY_LIMIT,
-    onProtoPoisoning: 'error',
-    // Refuse what does not fit a schema, rather than quietly trimming or converting it.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
-    onConstructorPoisoning: 'error',
-    // Its 503 while closing is its own JSON: the first onRequest hook answers with a problem instead.
-    return503OnClosing: false,
     // The router's refusals (an undecodable target) and node's parser's (an oversized header
     // block, a malformed request line) as problems, never echoing the raw target.
     frameworkErrors: frameworkErrorHandler(stampHeaders, record),
     clientErrorHandler: clientErrorHandler(staticHeaders),
-    // Slow-loris: a client must send its headers, and its whole request, in bounded time.
+    // Slow-loris: a client must send its headers, and its whole request, in bounded time
+    // (requestTimeout and HEADERS_TIMEOUT_MS: server-options.ts).
     connectionTimeout: 0,
-    requestTimeout: 30_000,
     keepAliveTimeout: 65_000, // above common load balancers' idle timeouts (60 s)
     // Headers stay within node's default 16 KiB: a larger Authorization is a 431 from node.
     routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 200 },
   });
-  app.server.headersTimeout = 10_000;
+  app.server.headersTimeout = HEADERS_TIMEOUT_MS;
   app.server.on('checkExpectation', expectationFailedHandler(staticHeaders));
   if (tls !== undefined) {
     const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, tls, (outcome) =>

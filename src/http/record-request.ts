@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessLog } from '../observability/access-log.js';
-import type { CounterSeries, HistogramSeries, Metrics } from '../observability/metrics.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { CounterSeries, HistogramSeries } from '../observability/series-metrics.js';
 
 type RequestSeries = { requests: CounterSeries; duration: HistogramSeries };
 

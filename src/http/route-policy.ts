@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { createAuthorize } from '../authz/authorize.js';
-import { createAuthenticate, type DecisionRecorder } from '../credentials/authenticate.js';
+import { createAuthenticate } from '../credentials/authenticate.js';
+import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
 
 /**

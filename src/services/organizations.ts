@@ -1,18 +1,22 @@
+// Organizations: sign-up (password hashed), lookup and deletion with everything they hold.
 import { randomUUID } from 'node:crypto';
-import { hashPassword } from '../credentials/passwords.js';
+import type { PasswordHasher } from '../credentials/passwords.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { Organization, Store } from '../store/store.js';
 
 export type OrganizationView = Readonly<{ id: string; name: string; email: string; createdAt: string }>;
 
+/** An e-mail as stored and compared: normalizeEmail's output, so nothing normalizes twice. */
+export type NormalizedEmail = string & { readonly normalized: unique symbol };
+
 /** Trimmed and lower-cased: e-mails compare case-insensitively everywhere. */
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
+export function normalizeEmail(email: string): NormalizedEmail {
+  return email.trim().toLowerCase() as NormalizedEmail;
 }
 
-export function createOrganizationService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; now: () => number }) {
-  const { store, bus, now } = deps;
+export function createOrganizationService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; passwords: PasswordHasher; now: () => number }) {
+  const { store, bus, passwords, now } = deps;
   const view = (org: Organization): OrganizationView => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt });
 
   return {
@@ -21,7 +25,7 @@ export function createOrganizationService(deps: { store: Store; bus: Pick<Invali
         id: `org_${randomUUID().replaceAll('-', '')}`,
         name: input.name.trim(),
         email: normalizeEmail(input.email),
-        passwordHash: await hashPassword(input.password),
+        passwordHash: await passwords.hash(input.password),
         createdAt: new Date(now()).toISOString(),
       };
       const created = await store.createOrganizationIfEmailFree(org);

@@ -1,22 +1,29 @@
+// Login sessions: a password checked against the organization's hash gives a token; logout revokes it.
 import { randomBytes } from 'node:crypto';
-import { createDummyVerifier, verifyPassword } from '../credentials/passwords.js';
+import type { PasswordHasher } from '../credentials/passwords.js';
 import type { TokenService } from '../credentials/jwt.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { Store } from '../store/store.js';
-import { normalizeEmail } from './organizations.js';
+import type { NormalizedEmail } from './organizations.js';
 
 export type LoginOutcome = Readonly<{ token: string; orgId: string }>;
 
-export async function createSessionService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; tokens: TokenService; now: () => number }) {
-  const { store, bus, tokens, now } = deps;
-  const dummyVerify = await createDummyVerifier();
+export async function createSessionService(deps: {
+  store: Store;
+  bus: Pick<InvalidationBus, 'applyLocally'>;
+  tokens: TokenService;
+  passwords: PasswordHasher;
+  now: () => number;
+}) {
+  const { store, bus, tokens, passwords, now } = deps;
+  const dummyVerify = await passwords.dummyVerifier();
 
   return {
     /** Same 401 for an unknown e-mail and a wrong password, in comparable time. */
-    async login(email: string, password: string): Promise<LoginOutcome> {
-      const org = await store.findOrganizationByEmail(normalizeEmail(email));
-      const valid = org === undefined ? await dummyVerify(password) : await verifyPassword(org.passwordHash, password);
+    async login(email: NormalizedEmail, password: string): Promise<LoginOutcome> {
+      const org = await store.findOrganizationByEmail(email);
+      const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
       if (!valid || org === undefined) throw new Problem('loginFailed', undefined, 'bad_password');
       const sessionId = randomBytes(18).toString('base64url');
       const { token, expiresAtMs } = await tokens.sign(sessionId, now());

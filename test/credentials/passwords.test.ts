@@ -1,5 +1,8 @@
 import t from 'tap';
-import { createDummyVerifier, hashPassword, verifyPassword } from '../../src/credentials/passwords.js';
+import { createPasswordHasher } from '../../src/credentials/passwords.js';
+
+// One gateway's hasher, as buildGateway makes it.
+const { hash: hashPassword, verify: verifyPassword, dummyVerifier } = createPasswordHasher();
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -33,12 +36,12 @@ t.test('a corrupt hash is a false, not a throw', async (t) => {
 });
 
 t.test('the dummy verifier always says false', async (t) => {
-  const dummy = await createDummyVerifier();
+  const dummy = await dummyVerifier();
   for (const password of [PASSWORD, '', 'dummy-', 'x'.repeat(100)]) t.equal(await dummy(password), false);
 });
 
 t.test('concurrent hashes queue for their slots and all complete', async (t) => {
-  const { hashPassword: h, verifyPassword: v } = await import('../../src/credentials/passwords.js');
+  const { hash: h, verify: v } = createPasswordHasher();
   const hashes = await Promise.all(Array.from({ length: 8 }, (_, i) => h(`password-number-${i}`)));
   const results = await Promise.all(hashes.map((hashed, i) => v(hashed, `password-number-${i}`)));
   t.same(results, Array(8).fill(true), 'every queued hash and verify completed correctly');
@@ -112,4 +115,22 @@ t.test('a burst of verifies beyond the queue: refused at once with the 503 probl
   t.ok(count('overloaded') >= 20, `${count('overloaded')} of ${burst} refused`);
   t.equal(count('valid') + count('overloaded'), burst);
   t.ok(count('valid') <= slots * (QUEUE_PER_SLOT + 1), 'no more judged than run and wait');
+});
+
+t.test('each hasher has its own queue: a burst that fills one gateway\'s never refuses another\'s', async (t) => {
+  const { QUEUE_PER_SLOT } = await import('../../src/credentials/passwords.js');
+  const { availableParallelism } = await import('node:os');
+  const { Problem } = await import('../../src/problems.js');
+  const flooded = createPasswordHasher();
+  const other = createPasswordHasher();
+  const hash = await other.hash(PASSWORD);
+  const slots = Math.max(1, availableParallelism() - 1);
+  // Enqueued synchronously: the flooded queue is full before the other hasher is asked.
+  const burst = Array.from({ length: slots * (QUEUE_PER_SLOT + 1) + 5 }, () =>
+    flooded.verify(hash, PASSWORD).then(() => 'judged', (error: unknown) => (error instanceof Problem && error.problem === 'overloaded' ? 'overloaded' : String(error))),
+  );
+  const mine = other.verify(hash, PASSWORD).then(String, (error: unknown) => (error instanceof Problem ? error.problem : String(error)));
+  const outcomes = await Promise.all(burst);
+  t.ok(outcomes.includes('overloaded'), 'the flooded queue refused some');
+  t.equal(await mine, 'true', 'the other gateway\'s verify ran and judged');
 });

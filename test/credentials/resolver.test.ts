@@ -2,7 +2,7 @@ import t from 'tap';
 import { generateApiKey } from '../../src/credentials/api-keys.js';
 import { createTokenService, type TokenService } from '../../src/credentials/jwt.js';
 import { createResolver, type Resolution } from '../../src/credentials/resolver.js';
-import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSettings } from '../../src/store/cache.js';
+import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSettings } from '../../src/credentials/cache.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/store.js';
 

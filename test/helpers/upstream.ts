@@ -6,8 +6,6 @@ export type RecordingUpstream = {
   url: string;
   port: number;
   requests: RecordedRequest[];
-  /** Milliseconds to wait before answering; for timeout tests. */
-  delayMs: number;
   /**
    * Holds every answer from now on until the returned function is called: for tests that need
    * requests in flight for as long as a condition takes, on a machine of any speed.
@@ -26,7 +24,6 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
     url: '',
     port: 0,
     requests: [],
-    delayMs: 0,
     holdAnswers() {
       let release!: () => void;
       held = new Promise<void>((resolve) => (release = resolve));
@@ -61,7 +58,6 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
         response.end(JSON.stringify({ method: recorded.method, url: recorded.url, orgId: request.headers['x-organization-id'] ?? null, bodyLength: recorded.body.length }));
       };
       if (held !== undefined) void held.then(answer);
-      else if (upstream.delayMs > 0) setTimeout(answer, upstream.delayMs);
       else answer();
     });
   });

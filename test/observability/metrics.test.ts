@@ -44,6 +44,10 @@ t.test('metrics: names, labels, and no raw path, secret or e-mail in any label',
   t.match(text, /authgate_auth_decisions_total\{kind="api_key",outcome="denied",reason="unknown_key"/);
   t.match(text, /authgate_auth_decisions_total\{kind="none",outcome="denied",reason="missing"/);
   t.match(text, /authgate_credential_cache_hits_total\{[^}]*\} [1-9]/, 'the second request was a cache hit');
+  // The login limits' counters are store calls like the others: timed by operation.
+  for (const operation of ['count_attempt', 'settle_attempt']) {
+    t.match(text, new RegExp(`^authgate_store_command_duration_seconds_count\\{[^}]*operation="${operation}"[^}]*\\} [1-9]`, 'm'), `${operation} is timed`);
+  }
   t.match(text, /^authgate_invalidation_subscribed\{[^}]*\} 1$/m, 'the embedded store is always "subscribed"');
   t.match(text, /environment="sandbox"/, 'labelled with the environment');
   for (const secret of [apiKey, token, org.email, 'Metric Org Name', org.password, '/accounts/acc_1', org.id]) {

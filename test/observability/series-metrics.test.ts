@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { SeriesCounter, SeriesHistogram } from '../../src/observability/metrics.js';
+import { SeriesCounter, SeriesHistogram } from '../../src/observability/series-metrics.js';
 
 const BUCKETS = [0.001, 0.01, 0.1, 1];
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSettings, type Loaded } from '../../src/store/cache.js';
+import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSettings, type Loaded } from '../../src/credentials/cache.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { StoreUnavailable, type Store } from '../../src/store/store.js';
 import { generateApiKey } from '../../src/credentials/api-keys.js';

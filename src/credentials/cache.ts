@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import type { Principal } from '../credentials/principal.js';
-import type { Invalidation } from './invalidation.js';
-import { StoreUnavailable } from './store.js';
+import type { Principal } from './principal.js';
+import type { Invalidation, InvalidationBus } from '../store/invalidation.js';
+import { StoreUnavailable } from '../store/store.js';
 
 /**
  * The in-process cache in front of the store, so the hot path rarely leaves the process.
@@ -204,4 +204,15 @@ function isAbort(error: unknown): boolean {
   // lru-cache rejects an aborted fetch with the abort reason (and a stale read with STALE); the
   // loader itself only ever throws StoreUnavailable (or a bug), which carry names of their own.
   return error instanceof Error && error.name === 'Error' && ABORT_REASONS.has(error.message);
+}
+
+/**
+ * Keeps the cache in step with the revocation bus: a revocation deletes its entries at once, and
+ * a replica not sure to hear revocations made elsewhere does not trust its cache (until the bus
+ * confirms its subscription, every credential is read from the store).
+ */
+export function followRevocations(cache: CredentialCache, bus: Pick<InvalidationBus, 'onInvalidation' | 'onSubscriptionChange' | 'subscribed'>): void {
+  bus.onInvalidation((invalidation) => cache.invalidate(invalidation));
+  bus.onSubscriptionChange((subscribed) => cache.setCaching(subscribed));
+  cache.setCaching(bus.subscribed);
 }

@@ -1,0 +1,106 @@
+import type { DecisionRecorder } from '../credentials/decisions.js';
+import type { InvalidationBus } from '../store/invalidation.js';
+import { StoreUnavailable, type CounterStore, type Store } from '../store/store.js';
+import { registerCacheMetrics, registerSubscriptionMetric, type Metrics } from './metrics.js';
+
+/**
+ * Where the gateway's parts meet their metrics, so gateway.ts only wires: the store (every call
+ * timed and its unavailability counted, the login counters included), the revocation bus
+ * (revocations sent and received, the subscription), the credential cache (read at scrape time)
+ * and the auth decisions. Each wrapper keeps the part's contract; none adds work to a cache hit.
+ */
+export type Instrumented = Readonly<{
+  store: Store & CounterStore;
+  bus: InvalidationBus;
+  recordDecision: DecisionRecorder;
+  /** Told each health ping's result. */
+  onStoreUp: (up: boolean) => void;
+}>;
+
+export function instrument(storage: Pick<Instrumented, 'store' | 'bus'>, metrics: Metrics, cache: Parameters<typeof registerCacheMetrics>[1]): Instrumented {
+  registerCacheMetrics(metrics, cache);
+  return {
+    store: instrumentStore(storage.store, metrics),
+    bus: instrumentBus(storage.bus, metrics),
+    recordDecision: decisionRecorder(metrics),
+    onStoreUp: (up) => metrics.storeUp.set(up ? 1 : 0),
+  };
+}
+
+/**
+ * The store with its calls timed and its failures counted. Only store calls pay for this, and
+ * those are cache misses, writes and login attempts, never a cache hit.
+ */
+export function instrumentStore(store: Store & CounterStore, metrics: Metrics): Store & CounterStore {
+  const timed = <A extends unknown[], R>(operation: string, call: (...args: A) => Promise<R>) => {
+    const duration = metrics.storeDuration.labels(operation);
+    const errors = metrics.storeErrors.labels(operation);
+    return async (...args: A): Promise<R> => {
+      const end = duration.startTimer();
+      try {
+        return await call(...args);
+      } catch (error) {
+        if (error instanceof StoreUnavailable) errors.inc();
+        throw error;
+      } finally {
+        end();
+      }
+    };
+  };
+  return {
+    createOrganizationIfEmailFree: timed('create_organization', store.createOrganizationIfEmailFree.bind(store)),
+    findOrganizationByEmail: timed('find_organization', store.findOrganizationByEmail.bind(store)),
+    findOrganizationById: timed('find_organization', store.findOrganizationById.bind(store)),
+    deleteOrganization: timed('delete_organization', store.deleteOrganization.bind(store)),
+    createApiKey: timed('create_api_key', store.createApiKey.bind(store)),
+    findApiKeyByHash: timed('find_api_key', store.findApiKeyByHash.bind(store)),
+    listApiKeys: timed('list_api_keys', store.listApiKeys.bind(store)),
+    deleteApiKeyIfOwned: timed('delete_api_key', store.deleteApiKeyIfOwned.bind(store)),
+    createSession: timed('create_session', store.createSession.bind(store)),
+    findSession: timed('find_session', store.findSession.bind(store)),
+    deleteSession: timed('delete_session', store.deleteSession.bind(store)),
+    countAttempt: timed('count_attempt', store.countAttempt.bind(store)),
+    settleAttempt: timed('settle_attempt', store.settleAttempt.bind(store)),
+    readCounters: timed('read_counters', store.readCounters.bind(store)),
+    // The health ping is timed by nothing: authgate_store_up is its metric.
+    ping: store.ping.bind(store),
+    close: store.close.bind(store),
+  };
+}
+
+/**
+ * The bus with what crosses it counted. The store's revoking step announced a revocation to the
+ * other replicas (on Redis, inside its script); what applyLocally counts as sent is what this
+ * replica committed and so announced.
+ */
+export function instrumentBus(bus: InvalidationBus, metrics: Metrics): InvalidationBus {
+  bus.onInvalidation((invalidation) => {
+    if (invalidation === 'all') metrics.invalidationsReceived.inc({ kind: 'all' });
+    else metrics.invalidationsReceived.inc({ kind: 'credential' }, invalidation.length);
+  });
+  registerSubscriptionMetric(metrics, () => bus.subscribed);
+  return {
+    applyLocally(revoked) {
+      metrics.invalidationsSent.inc(revoked.length);
+      bus.applyLocally(revoked);
+    },
+    onInvalidation: (listener) => bus.onInvalidation(listener),
+    get subscribed() {
+      return bus.subscribed;
+    },
+    onSubscriptionChange: (listener) => bus.onSubscriptionChange(listener),
+    close: () => bus.close(),
+  };
+}
+
+/** Allowed decisions are the hot path: their series are bound once. */
+function decisionRecorder(metrics: Metrics): DecisionRecorder {
+  const allowed = {
+    jwt: metrics.authDecisions.bound({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
+    api_key: metrics.authDecisions.bound({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
+  };
+  return (kind, outcome, reason) => {
+    if (outcome === 'allowed' && kind !== 'none') allowed[kind].inc();
+    else metrics.authDecisions.inc({ kind, outcome, reason });
+  };
+}
