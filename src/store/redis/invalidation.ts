@@ -88,25 +88,24 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
   const pending = new Map<number, Revoked[] | undefined>();
   const peers = new Map<string, { seq: number; seenAt: number }>();
 
-  function tell(invalidation: Invalidation): void {
-    for (const listener of listeners) {
+  /** Calls each listener; one that throws is logged and does not stop the others. */
+  function notify<T>(all: readonly ((value: T) => void)[], value: T, what: string): void {
+    for (const listener of all) {
       try {
-        listener(invalidation);
+        listener(value);
       } catch (error) {
-        logger?.warn({ err: describe(error) }, 'invalidation listener failed');
+        logger?.warn({ err: describe(error) }, `${what} failed`);
       }
     }
   }
 
+  function tell(invalidation: Invalidation): void {
+    notify(listeners, invalidation, 'invalidation listener');
+  }
+
   function setSubscribed(value: boolean): void {
     subscribed = value;
-    for (const listener of subscriptionListeners) {
-      try {
-        listener(value);
-      } catch (error) {
-        logger?.warn({ err: describe(error) }, 'subscription listener failed');
-      }
-    }
+    notify(subscriptionListeners, value, 'subscription listener');
   }
 
   function lost(reason: string): void {

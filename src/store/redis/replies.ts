@@ -16,39 +16,19 @@ import type {
 
 /** HGETALL of an organization: undefined when there is none. */
 export function organizationReply(reply: unknown): Organization | undefined {
-  const record = hashReply(reply, 'organization');
-  if (record === undefined) return undefined;
-  return {
-    id: field(record, 'id', 'organization'),
-    name: field(record, 'name', 'organization'),
-    email: field(record, 'email', 'organization'),
-    passwordHash: field(record, 'passwordHash', 'organization'),
-    createdAt: field(record, 'createdAt', 'organization'),
-  };
+  return recordReply(reply, 'organization', ['id', 'name', 'email', 'passwordHash', 'createdAt']);
 }
 
 /** HGETALL of an API key: undefined when there is none. */
 export function apiKeyReply(reply: unknown): ApiKeyRecord | undefined {
-  const record = hashReply(reply, 'api key');
-  if (record === undefined) return undefined;
-  return {
-    id: field(record, 'id', 'api key'),
-    orgId: field(record, 'orgId', 'api key'),
-    hash: field(record, 'hash', 'api key'),
-    displayPrefix: field(record, 'displayPrefix', 'api key'),
-    createdAt: field(record, 'createdAt', 'api key'),
-  };
+  return recordReply(reply, 'api key', ['id', 'orgId', 'hash', 'displayPrefix', 'createdAt']);
 }
 
 /** HGETALL of a session: undefined when there is none (expired or not, the caller decides). */
 export function sessionReply(reply: unknown): Session | undefined {
-  const record = hashReply(reply, 'session');
+  const record = recordReply(reply, 'session', ['id', 'orgId', 'expiresAt']);
   if (record === undefined) return undefined;
-  return {
-    id: field(record, 'id', 'session'),
-    orgId: field(record, 'orgId', 'session'),
-    expiresAt: finiteNumber(field(record, 'expiresAt', 'session'), 'session'),
-  };
+  return { id: record.id, orgId: record.orgId, expiresAt: finiteNumber(record.expiresAt, 'session') };
 }
 
 /** The listApiKeys script: {id, displayPrefix, createdAt} per key, in no order. */
@@ -113,10 +93,21 @@ function hashReply(reply: unknown, what: string): Record<string, string> | undef
   return record;
 }
 
-function field(record: Record<string, string>, name: string, what: string): string {
-  const value = record[name];
-  if (value === undefined) throw new Error(`malformed ${what} record in Redis: no ${name}`);
-  return value;
+/** A hash reply with exactly the named fields taken from it, each required; undefined for no hash. */
+function recordReply<const Name extends string>(
+  reply: unknown,
+  what: string,
+  names: readonly Name[],
+): Record<Name, string> | undefined {
+  const record = hashReply(reply, what);
+  if (record === undefined) return undefined;
+  const taken: Partial<Record<Name, string>> = {};
+  for (const name of names) {
+    const value = record[name];
+    if (value === undefined) throw new Error(`malformed ${what} record in Redis: no ${name}`);
+    taken[name] = value;
+  }
+  return taken as Record<Name, string>;
 }
 
 function finiteNumber(text: string, what: string): number {
