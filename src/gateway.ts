@@ -116,15 +116,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
 async function openStorage(config: Config, logger: Logger, now: () => number): Promise<Storage> {
   if (config.store.kind === 'memory') return { store: createMemoryStore({ now }), bus: createLocalInvalidationBus() };
   // Loaded only when used, so the embedded default never loads ioredis.
-  const { openRedisStorage } = await import('./store/redis-store.js');
+  const { openRedisStorage } = await import('./store/redis/store.js');
   const { kind: _kind, ...connection } = config.store;
-  return openRedisStorage({
-    ...connection,
-    environment: config.environment,
-    now,
-    logger,
-    onEvictionRisk: (policy) =>
-      logger.warn({ event: 'redis_eviction_risk', policy }, `Redis maxmemory-policy is ${policy}: it may evict credentials (a deleted key's revocation, a live session); set noeviction`),
-    onSubscriptionLost: () => logger.warn({ event: 'invalidation_subscription_lost' }, 'revocation channel lost; every credential is read from Redis (no cache) until it returns'),
-  });
+  // The store logs what it finds (redis_eviction_risk, invalidation_subscription_lost) itself.
+  return openRedisStorage({ ...connection, environment: config.environment, now, logger });
 }

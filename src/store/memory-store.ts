@@ -1,4 +1,5 @@
 import {
+  byCreatedAtThenId,
   type AttemptVerdict,
   type CounterState,
   type CounterStore,
@@ -213,8 +214,4 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       clearInterval(sweeper);
     },
   };
-}
-
-export function byCreatedAtThenId(a: ApiKeySummary, b: ApiKeySummary): number {
-  return a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

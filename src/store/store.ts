@@ -28,6 +28,11 @@ export type ApiKeyRecord = Readonly<{
 
 export type ApiKeySummary = Readonly<{ id: string; displayPrefix: string; createdAt: string }>;
 
+/** The order every store lists an organization's keys in: oldest first, ties by id. */
+export function byCreatedAtThenId(a: ApiKeySummary, b: ApiKeySummary): number {
+  return a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 export type Session = Readonly<{
   id: string;
   orgId: string;

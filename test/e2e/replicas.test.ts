@@ -172,6 +172,8 @@ t.test('a Redis that may evict credentials is warned about at start', async (t) 
   const [a] = await twoReplicas(t, redis);
   await ready(a);
   t.ok(await eventually(async () => a.logs.records().some((r) => r['event'] === 'redis_eviction_risk' && r['policy'] === 'allkeys-lru'), 20_000), 'warned');
+  // The store logs it and calls onEvictionRisk in one step, so a second line would be here by now.
+  t.equal(a.logs.records().filter((r) => r['policy'] === 'allkeys-lru').length, 1, 'warned in one log line');
 });
 
 t.test("a replica whose Redis user may not subscribe reads every credential from Redis, and says so", async (t) => {
@@ -254,6 +256,11 @@ t.test('subscriber connection killed while the command connection lives: the oth
   t.teardown(() => admin.config('SET', 'maxclients', '10000').catch(() => {}));
   await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
   t.ok(await eventually(async () => b.logs.records().some((r) => r['event'] === 'invalidation_subscription_lost'), 10_000, 10), 'B noticed');
+  t.equal(
+    b.logs.records().filter((r) => /subscription lost|channel lost/.test(String(r['msg']))).length,
+    1,
+    'the loss is logged in one line',
+  );
 
   t.equal((await send(`${a.publicUrl}/auth/api-key/${key.id}`, { method: 'DELETE', headers: { ...UA, ...bearer(token) } })).status, 204);
   t.equal((await b.get('/accounts', bearer(key.apiKey))).status, 401, 'deleted on A while B hears nothing: 401 on B');

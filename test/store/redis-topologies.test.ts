@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import type { Invalidation } from '../../src/store/invalidation.js';
-import { redisKeys } from '../../src/store/redis-keys.js';
-import { openRedisStorage, type OpenRedisStorageOptions, type RedisStorage } from '../../src/store/redis-store.js';
+import { redisKeys } from '../../src/store/redis/keys.js';
+import { openRedisStorage, type OpenRedisStorageOptions, type RedisStorage } from '../../src/store/redis/store.js';
 import { StoreUnavailable } from '../../src/store/store.js';
 import { redisCommand, startCluster, startSentinelTopology } from '../helpers/redis.js';
 import { newApiKey, newOrganization, pollUntil, storeContract } from './store-contract.js';

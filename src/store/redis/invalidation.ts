@@ -1,19 +1,26 @@
+/**
+ * The revocation bus over Redis pub/sub: hands the store's revoking scripts the message they
+ * PUBLISH, listens on its own subscriber connection, and says whether this replica may trust
+ * its credential cache (createRedisInvalidationBus below says how).
+ */
 import { randomUUID } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
-import type { Invalidation, InvalidationBus, InvalidationListener, SubscriptionListener } from './invalidation.js';
-import type { Revoked } from './store.js';
-
-type Logger = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+import type { Invalidation, InvalidationBus, InvalidationListener, SubscriptionListener } from '../invalidation.js';
+import type { Revoked } from '../store.js';
+import { quitRedisConnection, type Client } from './connection.js';
+import { describe, withDeadline, type Logger } from './support.js';
 
 export type RedisInvalidationBusOptions = {
   /** The store's command connection: heartbeats go over it, and duplicate() gives the subscriber. */
-  connection: Redis | Cluster;
+  connection: Client;
   channel: string;
   /** How long a heartbeat PUBLISH may take before it counts as failed. */
   commandTimeoutMs: number;
   /** How often this bus publishes an empty message so that gaps and silence show; 1000 by default. */
   heartbeatMs?: number;
-  /** Called when a confirmed subscription stops (connection dropped, or our own messages stop coming back). */
+  /**
+   * Called when a confirmed subscription stops (connection dropped, or our own messages stop
+   * coming back), after the bus has logged it.
+   */
   onSubscriptionLost?: () => void;
   logger?: Logger;
 };
@@ -81,31 +88,33 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
   const pending = new Map<number, Revoked[] | undefined>();
   const peers = new Map<string, { seq: number; seenAt: number }>();
 
-  function tell(invalidation: Invalidation): void {
-    for (const listener of listeners) {
+  /** Calls each listener; one that throws is logged and does not stop the others. */
+  function notify<T>(all: readonly ((value: T) => void)[], value: T, what: string): void {
+    for (const listener of all) {
       try {
-        listener(invalidation);
+        listener(value);
       } catch (error) {
-        logger?.warn({ err: describe(error) }, 'invalidation listener failed');
+        logger?.warn({ err: describe(error) }, `${what} failed`);
       }
     }
   }
 
+  function tell(invalidation: Invalidation): void {
+    notify(listeners, invalidation, 'invalidation listener');
+  }
+
   function setSubscribed(value: boolean): void {
     subscribed = value;
-    for (const listener of subscriptionListeners) {
-      try {
-        listener(value);
-      } catch (error) {
-        logger?.warn({ err: describe(error) }, 'subscription listener failed');
-      }
-    }
+    notify(subscriptionListeners, value, 'subscription listener');
   }
 
   function lost(reason: string): void {
     if (closed || !subscribed) return;
     setSubscribed(false);
-    logger?.warn({ reason }, 'invalidation subscription lost; serving without the credential cache until it is back');
+    logger?.warn(
+      { event: 'invalidation_subscription_lost', reason },
+      'revocation channel lost; every credential is read from Redis (no cache) until it returns',
+    );
     try {
       options.onSubscriptionLost?.();
     } catch (error) {
@@ -214,18 +223,12 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
 
   async function heartbeat(): Promise<void> {
     const mySeq = ++seq;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        connection.publish(channel, `${head(mySeq)}[]}`),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('publish timed out')), options.commandTimeoutMs);
-        }),
-      ]);
+      await withDeadline<unknown>(() => connection.publish(channel, `${head(mySeq)}[]}`), options.commandTimeoutMs, () => {
+        throw new Error('publish timed out');
+      });
     } catch {
       failedSeqs.add(mySeq);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -305,27 +308,4 @@ function parseMessage(text: string): Message | undefined {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Name and message only: ioredis errors can carry the command's arguments. */
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-/** Quits politely, but never waits long for a server that is gone. */
-export async function quitRedisConnection(client: Redis | Cluster): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      client.quit(),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, 1000);
-      }),
-    ]);
-  } catch {
-    // Not connected: disconnect() below stops the reconnecting.
-  } finally {
-    clearTimeout(timer);
-    client.disconnect();
-  }
 }
