@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { CredentialResolver, Resolution } from '../../src/credentials/resolver.js';
 import { createErrorHandler } from '../../src/http/error-handler.js';
 import '../../src/http/request-context.js';
@@ -18,7 +18,7 @@ const PRINCIPALS: Record<string, Resolution> = {
 /** Answers from a table: the stage under test is the policy, not credential resolution. */
 const resolver: CredentialResolver = { resolve: (token) => PRINCIPALS[token] ?? { ok: false, kind: 'jwt', reason: 'invalid_token' } };
 
-async function appWith(t: Parameters<Parameters<typeof t.test>[1]>[0], declare: (app: FastifyInstance, seen: string[]) => void) {
+async function appWith(t: Test, declare: (app: FastifyInstance, seen: string[]) => void) {
   const app = Fastify();
   app.decorateRequest('principal', null);
   app.decorateRequest('authDecision', null);

@@ -1,15 +1,18 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { parseApiKey } from '../../src/credentials/api-keys.js';
 import { Problem } from '../../src/problems.js';
 import { createApiKeyService } from '../../src/services/api-keys.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Revoked } from '../../src/store/store.js';
 
+/** The error a promise rejects with (undefined if it resolves). */
+const caught = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
+
 /** services/api-keys.ts over the memory store: what create, list and revoke store and announce. */
 
 const NOW = Date.parse('2026-02-03T04:05:06Z');
 
-async function fixture(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function fixture(t: Test) {
   const store = createMemoryStore({ now: () => NOW });
   t.teardown(() => store.close());
   for (const id of ['org_a', 'org_b']) {
@@ -56,8 +59,8 @@ t.test('revoke: its own key is deleted and announced; another organization\'s is
   const { store, apiKeys, announced } = await fixture(t);
   const a = await apiKeys.create('org_a');
   const b = await apiKeys.create('org_b');
-  await t.rejects(apiKeys.revoke('org_a', b.id), { problem: 'apiKeyNotFound' });
-  await t.rejects(apiKeys.revoke('org_a', 'key_unknown'), { problem: 'apiKeyNotFound' });
+  t.match(await caught(apiKeys.revoke('org_a', b.id)), { problem: 'apiKeyNotFound' });
+  t.match(await caught(apiKeys.revoke('org_a', 'key_unknown')), { problem: 'apiKeyNotFound' });
   t.same(announced, [], 'nothing announced for a refusal');
   t.equal((await store.listApiKeys('org_b')).length, 1, 'b\'s key is kept');
 
@@ -67,5 +70,5 @@ t.test('revoke: its own key is deleted and announced; another organization\'s is
   t.equal(parsed.ok && (await store.findApiKeyByHash(parsed.hash)), undefined, 'not found by its hash either');
   t.equal(announced.length, 1);
   t.equal(announced[0]?.[0]?.kind, 'api_key');
-  await t.rejects(apiKeys.revoke('org_a', a.id), { problem: 'apiKeyNotFound' }, 'revoking twice');
+  t.match(await caught(apiKeys.revoke('org_a', a.id)), { problem: 'apiKeyNotFound' }, 'revoking twice');
 });
