@@ -9,6 +9,10 @@ import { captureLogs } from './log-capture.js';
  * A whole gateway (buildGateway, the memory store, the real pipeline) that never listens: tests
  * drive it with fastify's `inject()` (light-my-request), so no sockets and no ports. The upstream
  * is a URL nothing answers on unless a test passes a real one (test/helpers/upstream.ts).
+ *
+ * What inject cannot show: it resolves dot segments (`/a/%2e%2e/b` arrives as `/b`) and builds
+ * well-formed requests only. Raw targets and malformed HTTP stay in the socket suites
+ * (test/e2e/http-edges.test.ts, test/http/refusals.test.ts with test/helpers/raw-http.ts).
  */
 export type InjectedGateway = {
   gateway: Gateway;
@@ -27,9 +31,10 @@ export type InjectedGateway = {
 export type InjectOptions = {
   method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
   url: string;
-  headers?: Record<string, string>;
+  /** `undefined` leaves a header out, User-Agent included (inject would add its own). */
+  headers?: Record<string, string | undefined>;
   payload?: string | Buffer | object;
-  /** Sends the headers exactly as given (no default User-Agent or admin token). */
+  /** Sends the headers exactly as given: no User-Agent (not even inject's own) and no admin token. */
   bare?: boolean;
 };
 
@@ -46,12 +51,12 @@ export async function injectGateway(t: Test, options: { env?: Env; deps?: Partia
   t.teardown(() => gateway.close());
 
   const pub: InjectedGateway['pub'] = ({ bare, headers, method, url, payload }) =>
-    gateway.publicServer.inject({ method: method ?? 'GET', url, headers: bare === true ? (headers ?? {}) : { ...UA, ...headers }, ...(payload !== undefined && { payload }) });
+    gateway.publicServer.inject({ method: method ?? 'GET', url, headers: bare === true ? { 'user-agent': undefined, ...headers } : { ...UA, ...headers }, ...(payload !== undefined && { payload }) });
   const ops: InjectedGateway['ops'] = ({ bare, headers, method, url, payload }) =>
     gateway.opsServer.inject({
       method: method ?? 'GET',
       url,
-      headers: bare === true ? (headers ?? {}) : { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
+      headers: bare === true ? { 'user-agent': undefined, ...headers } : { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
       ...(payload !== undefined && { payload }),
     });
 
