@@ -96,6 +96,33 @@ t.test('what reaches the upstream', async (t) => {
   });
 });
 
+t.test('behind a trusted proxy: X-Forwarded-* is the trusted chain, the client first', async (t) => {
+  const { upstream, gw, org } = await setup(t, '', { AUTHGATE_TRUST_PROXY: '127.0.0.1' });
+  const res = await gw.gateway.publicServer.inject({
+    url: '/accounts',
+    remoteAddress: '127.0.0.1',
+    headers: {
+      'user-agent': 'forward-test',
+      authorization: `Bearer ${org.apiKey}`,
+      'x-forwarded-for': '198.51.100.9, 203.0.113.7',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'api.example.test',
+    },
+  });
+  t.equal(res.statusCode, 200);
+  const seen = last(upstream);
+  t.equal(seen.headers['x-forwarded-for'], '203.0.113.7, 127.0.0.1', 'the first untrusted address, then the trusted hop');
+  t.equal(seen.headers['x-forwarded-proto'], 'https');
+  t.equal(seen.headers['x-forwarded-host'], 'api.example.test');
+  const bogus = await gw.gateway.publicServer.inject({
+    url: '/accounts',
+    remoteAddress: '127.0.0.1',
+    headers: { 'user-agent': 'forward-test', authorization: `Bearer ${org.apiKey}`, 'x-forwarded-proto': 'gopher' },
+  });
+  t.equal(bogus.statusCode, 200);
+  t.equal(last(upstream).headers['x-forwarded-proto'], 'http', 'a claimed protocol other than http(s) is not believed');
+});
+
 t.test('an upstream URL with a path: the request\'s path goes below it', async (t) => {
   for (const base of ['/v1', '/v1/']) {
     const { upstream, gw, org } = await setup(t, base);
