@@ -2,6 +2,7 @@ import t from 'tap';
 import { buildGateway } from '../src/gateway.js';
 import { createLocalInvalidationBus } from '../src/store/invalidation.js';
 import { createMemoryStore } from '../src/store/memory-store.js';
+import { StoreUnavailable } from '../src/store/store.js';
 import { testConfig } from './helpers/gateway.js';
 import { assertProblem, injectGateway, UNREACHABLE_UPSTREAM } from './helpers/inject.js';
 import { captureLogs } from './helpers/log-capture.js';
@@ -50,4 +51,42 @@ t.test('without an upstream in the config, the one handed in is used; with neith
   const built = await buildGateway(config, { logDestination: captureLogs().destination, upstreamUrl: UNREACHABLE_UPSTREAM });
   await built.close();
   await t.rejects(buildGateway(config, { logDestination: captureLogs().destination }), /no upstream/);
+});
+
+/** A series' value in the Prometheus text (the first line with every label given), 0 when absent. */
+function value(text: string, name: string, labels: Record<string, string> = {}): number {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name + '{') && !line.startsWith(name + ' ')) continue;
+    if (Object.entries(labels).every(([key, v]) => line.includes(`${key}="${v}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return 0;
+}
+
+t.test('wires the metrics: store calls timed by operation, revocations sent, a failing store counted and answered 503', async (t) => {
+  const store = createMemoryStore();
+  let failing = false;
+  const storage = {
+    store: { ...store, findApiKeyByHash: (hash: string) => (failing ? Promise.reject(new StoreUnavailable('store down')) : store.findApiKeyByHash(hash)) },
+    bus: createLocalInvalidationBus(),
+  };
+  const gw = await injectGateway(t, { deps: { storage }, env: { AUTHGATE_CACHE_TTL_SECONDS: '0', AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS: '0' } });
+  const { apiKey, token } = await gw.signedUp();
+  const spare = await gw.createApiKey(token);
+  const metrics = async () => (await gw.ops({ url: '/metrics', bare: true })).body;
+
+  const before = await metrics();
+  t.ok(value(before, 'authgate_store_command_duration_seconds_count', { operation: 'create_organization' }) >= 1, 'store calls are timed by operation');
+  t.ok(value(before, 'authgate_store_command_duration_seconds_count', { operation: 'create_session' }) >= 1);
+
+  t.equal((await gw.pub({ method: 'DELETE', url: `/auth/api-key/${spare.id}`, headers: { authorization: `Bearer ${token}` } })).statusCode, 204);
+  t.equal(value(await metrics(), 'authgate_invalidations_sent_total') - value(before, 'authgate_invalidations_sent_total'), 1, 'one revocation sent');
+
+  failing = true;
+  const res = await gw.pub({ url: '/accounts', headers: { authorization: `Bearer ${apiKey}` } });
+  assertProblem(t, res, 503, 1503, 'the store did not answer');
+  t.equal(res.headers['retry-after'], '1');
+  const after = await metrics();
+  t.equal(value(after, 'authgate_store_errors_total', { operation: 'find_api_key' }), 1, 'the failure counted by operation');
+  t.equal(value(after, 'authgate_auth_decisions_total', { kind: 'api_key', outcome: 'error', reason: 'store_unavailable' }), 1, 'and as an auth decision');
+  t.notOk(res.body.includes('store down'), 'the backend message is not echoed');
 });
