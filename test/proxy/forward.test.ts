@@ -133,7 +133,10 @@ t.test('an upstream URL with a path: the request\'s path goes below it', async (
 });
 
 t.test('an upstream that cannot be reached: 502 1502, counted, nothing of the error echoed', async (t) => {
-  const gw = await injectGateway(t); // its upstream URL has nothing listening
+  // A port that was just listening and is closed now: a connection there is refused.
+  const closed = await startRecordingUpstream();
+  await closed.close();
+  const gw = await injectGateway(t, { env: { AUTHGATE_UPSTREAM_URL: closed.url } });
   const { apiKey } = await gw.signedUp();
   // The exact prefix and the subtree below it share one route label: the template, never the path.
   const res = await gw.pub({ url: '/accounts', headers: { authorization: `Bearer ${apiKey}` } });
