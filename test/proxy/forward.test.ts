@@ -148,7 +148,7 @@ t.test('an upstream that cannot be reached: 502 1502, counted, nothing of the er
 });
 
 t.test('an upstream that does not answer in time: 504 1504', async (t) => {
-  const { upstream, gw, org } = await setup(t, '', { AUTHGATE_UPSTREAM_TIMEOUT_MS: '200' });
+  const { upstream, gw, org } = await setup(t, '', { AUTHGATE_UPSTREAM_TIMEOUT_MS: '1000' });
   const release = upstream.holdAnswers();
   t.teardown(release);
   const res = await gw.pub({ url: '/accounts/slow', headers: { authorization: `Bearer ${org.apiKey}` } });
