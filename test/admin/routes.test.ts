@@ -1,0 +1,127 @@
+import t from 'tap';
+import { ADMIN_TOKEN } from '../helpers/gateway.js';
+import { assertProblem, injectGateway } from '../helpers/inject.js';
+
+/**
+ * admin/routes.ts and admin/admin-token.ts through the ops port's pipeline, by inject:
+ * /admin/organizations behind AUTHGATE_ADMIN_TOKEN, and what the store holds afterwards.
+ */
+
+t.test('the admin token check', async (t) => {
+  const gw = await injectGateway(t);
+  const refusals: Array<[string, Record<string, string>]> = [
+    ['no Authorization', {}],
+    ['a wrong token', { authorization: 'Bearer wrong-admin-token-0123456789' }],
+    ['the token with one character more', { authorization: `Bearer ${ADMIN_TOKEN}x` }],
+    ['a prefix of the token', { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}` }],
+    ['Basic', { authorization: `Basic ${ADMIN_TOKEN}` }],
+    ['no scheme', { authorization: ADMIN_TOKEN }],
+    ['empty bearer', { authorization: 'Bearer ' }],
+  ];
+  for (const method of ['GET', 'DELETE'] as const) {
+    for (const [what, headers] of refusals) {
+      const res = await gw.ops({ method, url: '/admin/organizations/org_x', headers, bare: true });
+      const body = assertProblem(t, res, 401, 1107, `${method} ${what}`);
+      t.equal(res.headers['www-authenticate'], 'Bearer realm="authgate-admin"', `${what}: the admin realm`);
+      t.notOk(res.body.includes(ADMIN_TOKEN.slice(0, 12)), `${what}: nothing of the token echoed`);
+      t.match(body.detail, /AUTHGATE_ADMIN_TOKEN/);
+    }
+  }
+  t.test('the token is checked before the body is read', async (t) => {
+    const res = await gw.ops({ method: 'POST', url: '/admin/organizations', headers: { 'content-type': 'application/json' }, payload: '{"broken":', bare: true });
+    assertProblem(t, res, 401, 1107);
+  });
+  t.test('a login token or API key of the public port is not an admin token', async (t) => {
+    const { token, apiKey } = await gw.signedUp();
+    for (const credential of [token, apiKey]) {
+      assertProblem(t, await gw.ops({ url: '/admin/organizations/org_x', headers: { authorization: `Bearer ${credential}` }, bare: true }), 401, 1107);
+    }
+  });
+  t.test('the health and metrics endpoints need no token', async (t) => {
+    for (const url of ['/livez', '/readyz', '/metrics', '/openapi.json', '/openapi/admin.json']) {
+      t.equal((await gw.ops({ url, bare: true })).statusCode, 200, url);
+    }
+  });
+});
+
+t.test('POST /admin/organizations', async (t) => {
+  const gw = await injectGateway(t);
+
+  t.test('201 with the view; the organization can log in; the creation is audited without the password', async (t) => {
+    const res = await gw.ops({ method: 'POST', url: '/admin/organizations', payload: { name: 'Acme', email: 'Admin.Created@Example.test', password: 'admin-created-password' } });
+    t.equal(res.statusCode, 201);
+    const org = res.json<{ id: string; name: string; email: string; createdAt: string }>();
+    t.same(Object.keys(org).sort(), ['createdAt', 'email', 'id', 'name']);
+    t.equal(org.email, 'admin.created@example.test');
+    t.equal((await gw.gateway.storage.store.findOrganizationById(org.id))?.name, 'Acme');
+    t.ok(await gw.login('admin.created@example.test', 'admin-created-password'));
+    t.ok(gw.logs.records().some((r) => r['event'] === 'organization.created' && r['orgId'] === org.id));
+    t.notOk(gw.logs.text().includes('admin-created-password'));
+  });
+
+  t.test('the same e-mail again, in another case: 409 1303', async (t) => {
+    const res = await gw.ops({ method: 'POST', url: '/admin/organizations', payload: { name: 'Again', email: 'ADMIN.created@example.test', password: 'admin-created-password' } });
+    assertProblem(t, res, 409, 1303);
+  });
+
+  t.test('bodies that do not fit: 400 1200, and nothing is stored', async (t) => {
+    const cases: Array<[string, unknown]> = [
+      ['a short password', { name: 'A', email: 'short@example.test', password: 'short' }],
+      ['no name', { email: 'noname@example.test', password: 'long-enough-password' }],
+      ['a blank name', { name: '   ', email: 'blank@example.test', password: 'long-enough-password' }],
+      ['a bad e-mail', { name: 'A', email: 'no-at-sign', password: 'long-enough-password' }],
+      ['an extra property', { name: 'A', email: 'extra@example.test', password: 'long-enough-password', id: 'org_mine' }],
+    ];
+    for (const [what, payload] of cases) {
+      const res = await gw.ops({ method: 'POST', url: '/admin/organizations', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+      assertProblem(t, res, 400, 1200, what);
+    }
+    for (const email of ['short@example.test', 'noname@example.test', 'blank@example.test', 'extra@example.test', 'proto@example.test']) {
+      t.equal(await gw.gateway.storage.store.findOrganizationByEmail(email), undefined, `${email} not stored`);
+    }
+    assertProblem(t, await gw.ops({ method: 'POST', url: '/admin/organizations', headers: { 'content-type': 'application/json' }, payload: '{"name":' }), 400, 1201, 'malformed JSON');
+    // Prototype poisoning is refused by the parser itself (onProtoPoisoning/onConstructorPoisoning: 'error').
+    for (const key of ['__proto__', 'constructor']) {
+      const payload = `{"name":"A","email":"proto@example.test","password":"long-enough-password","${key}":{"prototype":{"polluted":true}}}`;
+      assertProblem(t, await gw.ops({ method: 'POST', url: '/admin/organizations', headers: { 'content-type': 'application/json' }, payload }), 400, 1201, key);
+    }
+    t.equal(({} as Record<string, unknown>)['polluted'], undefined, 'no prototype was polluted');
+    assertProblem(t, await gw.ops({ method: 'POST', url: '/admin/organizations', headers: { 'content-type': 'text/plain' }, payload: 'x' }), 415, 1202, 'text/plain');
+  });
+});
+
+t.test('GET and DELETE /admin/organizations/:id', async (t) => {
+  const gw = await injectGateway(t);
+  const a = await gw.signedUp();
+
+  t.test('GET: the view, never the hash', async (t) => {
+    const res = await gw.ops({ url: `/admin/organizations/${a.orgId}` });
+    t.equal(res.statusCode, 200);
+    t.match(res.json(), { id: a.orgId, email: a.email });
+    t.notOk(res.body.includes('argon2'));
+  });
+
+  t.test('unknown or malformed ids: 404 1302 or 400 1200', async (t) => {
+    assertProblem(t, await gw.ops({ url: '/admin/organizations/org_unknown' }), 404, 1302, 'GET unknown');
+    assertProblem(t, await gw.ops({ method: 'DELETE', url: '/admin/organizations/org_unknown' }), 404, 1302, 'DELETE unknown');
+    assertProblem(t, await gw.ops({ url: '/admin/organizations/a.b' }), 400, 1200, 'a dot');
+  });
+
+  t.test('DELETE: 204; the organization, its keys and sessions are gone and refused at once', async (t) => {
+    // Used once, so both credentials sit in the cache the deletion must clear.
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${a.apiKey}` } })).statusCode, 200);
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${a.token}` } })).statusCode, 200);
+    const res = await gw.ops({ method: 'DELETE', url: `/admin/organizations/${a.orgId}` });
+    t.equal(res.statusCode, 204);
+    t.equal(res.body, '');
+    const store = gw.gateway.storage.store;
+    t.equal(await store.findOrganizationById(a.orgId), undefined);
+    t.same(await store.listApiKeys(a.orgId), []);
+    for (const credential of [a.apiKey, a.token]) {
+      assertProblem(t, await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${credential}` } }), 401, 1102);
+    }
+    assertProblem(t, await gw.pub({ method: 'POST', url: '/auth/login', payload: { email: a.email, password: a.password } }), 401, 1105, 'no more logins');
+    t.match(gw.logs.records().find((r) => r['event'] === 'organization.deleted'), { orgId: a.orgId, revokedCredentials: 2 });
+    assertProblem(t, await gw.ops({ url: `/admin/organizations/${a.orgId}` }), 404, 1302, 'then GET');
+  });
+});

@@ -1,0 +1,87 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import t, { type Test } from 'tap';
+import type { CredentialResolver, Resolution } from '../../src/credentials/resolver.js';
+import { createErrorHandler } from '../../src/http/error-handler.js';
+import '../../src/http/request-context.js';
+import routePolicy from '../../src/http/route-policy.js';
+
+/**
+ * http/route-policy.ts on a small fastify app: each route's `config.auth` fixes its stages, they
+ * run before the route's own onRequest hooks and before its body is read, and a route that
+ * declares nothing is refused when the app starts.
+ */
+
+const PRINCIPALS: Record<string, Resolution> = {
+  'jwt-token': { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1' } },
+  'agk_test_key': { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_1' } },
+};
+/** Answers from a table: the stage under test is the policy, not credential resolution. */
+const resolver: CredentialResolver = { resolve: (token) => PRINCIPALS[token] ?? { ok: false, kind: 'jwt', reason: 'invalid_token' } };
+
+async function appWith(t: Test, declare: (app: FastifyInstance, seen: string[]) => void) {
+  const app = Fastify();
+  app.decorateRequest('principal', null);
+  app.decorateRequest('authDecision', null);
+  app.setErrorHandler(createErrorHandler('authgate'));
+  const seen: string[] = [];
+  await app.register(routePolicy, { resolver, record: (kind, outcome, reason) => seen.push(`decision ${kind} ${outcome} ${reason}`) });
+  declare(app, seen);
+  t.teardown(() => app.close());
+  return { app, seen };
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+t.test('a route without config.auth is refused at start: nothing is public by accident', async (t) => {
+  const app = Fastify();
+  await app.register(routePolicy, { resolver, record: () => {} });
+  t.throws(() => app.get('/undeclared', async () => 'open'), /GET \/undeclared declares no config\.auth/);
+  await app.close();
+});
+
+t.test("'none': no credential read, no decision recorded", async (t) => {
+  const { app, seen } = await appWith(t, (app) => app.get('/open', { config: { auth: 'none' } }, async (request) => ({ principal: request.principal })));
+  const res = await app.inject({ url: '/open', headers: bearer('garbage') });
+  t.equal(res.statusCode, 200);
+  t.same(res.json(), { principal: null });
+  t.same(seen, []);
+});
+
+t.test("'any': either credential kind; a refusal is a 401 problem", async (t) => {
+  const { app, seen } = await appWith(t, (app) => app.get('/any', { config: { auth: 'any' } }, async (request) => request.principal));
+  t.equal((await app.inject({ url: '/any', headers: bearer('jwt-token') })).json().via, 'jwt');
+  t.equal((await app.inject({ url: '/any', headers: bearer('agk_test_key') })).json().via, 'api_key');
+  const missing = await app.inject({ url: '/any' });
+  t.equal(missing.statusCode, 401);
+  t.equal(missing.json().code, 1101);
+  const invalid = await app.inject({ url: '/any', headers: bearer('nope') });
+  t.equal(invalid.statusCode, 401);
+  t.equal(invalid.json().code, 1102);
+  t.same(seen, ['decision jwt allowed ok', 'decision api_key allowed ok', 'decision none denied missing', 'decision jwt denied invalid_token']);
+});
+
+t.test("'login-token': an API key is authenticated, then refused 403 1103", async (t) => {
+  const { app, seen } = await appWith(t, (app) => app.post('/login-only', { config: { auth: 'login-token' } }, async () => 'done'));
+  t.equal((await app.inject({ method: 'POST', url: '/login-only', headers: bearer('jwt-token') })).statusCode, 200);
+  const refused = await app.inject({ method: 'POST', url: '/login-only', headers: bearer('agk_test_key') });
+  t.equal(refused.statusCode, 403);
+  t.equal(refused.json().code, 1103);
+  t.same(seen, ['decision jwt allowed ok', 'decision api_key allowed ok'], 'the key was a valid credential; authorization refused it');
+});
+
+t.test("the stages run before the route's own onRequest hooks, and before its body is parsed", async (t) => {
+  const { app, seen } = await appWith(t, (app, seen) =>
+    app.post('/ordered', {
+      config: { auth: 'login-token' },
+      onRequest: async (request) => void seen.push(`route hook sees ${request.principal?.via ?? 'nobody'}`),
+      handler: async () => 'ok',
+    }),
+  );
+  const ok = await app.inject({ method: 'POST', url: '/ordered', headers: { ...bearer('jwt-token'), 'content-type': 'application/json' }, payload: '{}' });
+  t.equal(ok.statusCode, 200);
+  t.same(seen, ['decision jwt allowed ok', 'route hook sees jwt']);
+  seen.length = 0;
+  const refused = await app.inject({ method: 'POST', url: '/ordered', headers: { ...bearer('agk_test_key'), 'content-type': 'application/json' }, payload: '{"malformed":' });
+  t.equal(refused.statusCode, 403, 'the refusal, not the malformed body');
+  t.same(seen, ['decision api_key allowed ok'], 'the route hook never ran');
+});
