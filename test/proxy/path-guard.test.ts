@@ -4,9 +4,9 @@ import { isAmbiguousPath, isDoublyEncodedPath, pathGuard } from '../../src/proxy
 
 /** proxy/path-guard.ts: a forwarded path must mean to the upstream what it meant to the router. */
 
-function guard(url: string): { problem?: string; reason?: string } | undefined {
+function guard(url: string, headers: Record<string, string> = {}): { problem?: string; reason?: string } | undefined {
   let outcome: Error | undefined;
-  pathGuard({ raw: { url } } as FastifyRequest, {} as FastifyReply, (error) => (outcome = error));
+  pathGuard({ raw: { url }, headers } as unknown as FastifyRequest, {} as FastifyReply, (error) => (outcome = error));
   return outcome as { problem?: string; reason?: string } | undefined;
 }
 
@@ -23,6 +23,13 @@ t.test('dot segments, encoded slashes and backslashes, and non-origin targets: 4
     t.ok(isAmbiguousPath(url), url);
     t.match(guard(url), { problem: 'notFound', reason: 'ambiguous_path' }, url);
   }
+});
+
+t.test('a body in a transfer coding other than plain chunked: 400 transfer_coding', async (t) => {
+  for (const coding of ['gzip, chunked', 'deflate,chunked', 'identity']) {
+    t.match(guard('/accounts', { 'transfer-encoding': coding }), { problem: 'badRequest', reason: 'transfer_coding' }, coding);
+  }
+  for (const coding of ['chunked', 'Chunked', ' chunked ']) t.equal(guard('/accounts', { 'transfer-encoding': coding }), undefined, coding);
 });
 
 t.test('ambiguous once decoded: 400 double_encoded_path', async (t) => {

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { verifyPassword } from '../../src/credentials/passwords.js';
+import { createPasswordHasher } from '../../src/credentials/passwords.js';
 import { Problem } from '../../src/problems.js';
 import { createOrganizationService, normalizeEmail } from '../../src/services/organizations.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
@@ -11,12 +11,13 @@ const caught = (promise: Promise<unknown>) => promise.then(() => undefined, (err
 /** services/organizations.ts over the memory store: create, get and delete, and what each leaves. */
 
 const NOW = Date.parse('2026-03-04T05:06:07Z');
+const passwords = createPasswordHasher();
 
 function fixture(t: Test) {
   const store = createMemoryStore({ now: () => NOW });
   t.teardown(() => store.close());
   const announced: Revoked[][] = [];
-  const organizations = createOrganizationService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, now: () => NOW });
+  const organizations = createOrganizationService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, passwords, now: () => NOW });
   return { store, organizations, announced };
 }
 
@@ -33,7 +34,7 @@ t.test('create: a view with a fresh id; the store holds an argon2id hash, never 
   t.equal(stored?.id, view.id);
   t.match(stored?.passwordHash, /^\$argon2id\$/);
   t.notOk(JSON.stringify(stored).includes('organization-password'));
-  t.ok(await verifyPassword(stored!.passwordHash, 'organization-password'), 'the hash verifies the password');
+  t.ok(await passwords.verify(stored!.passwordHash, 'organization-password'), 'the hash verifies the password');
   const other = await organizations.create({ name: 'B', email: 'b@example.test', password: 'organization-password' });
   t.not(other.id, view.id);
 });

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap';
 import { createTokenService } from '../../src/credentials/jwt.js';
-import { hashPassword } from '../../src/credentials/passwords.js';
+import { createPasswordHasher } from '../../src/credentials/passwords.js';
 import { Problem } from '../../src/problems.js';
+import { normalizeEmail } from '../../src/services/organizations.js';
 import { createSessionService } from '../../src/services/sessions.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Revoked, Store } from '../../src/store/store.js';
@@ -13,27 +14,28 @@ const caught = (promise: Promise<unknown>) => promise.then(() => undefined, (err
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const PASSWORD = 'sessions-service-password';
+const passwords = createPasswordHasher();
 
 async function fixture(t: Test, wrap: (store: Store) => Store = (store) => store) {
   const memory = createMemoryStore({ now: () => NOW });
   t.teardown(() => memory.close());
-  await memory.createOrganizationIfEmailFree({ id: 'org_s', name: 'Org', email: 'owner@example.test', passwordHash: await hashPassword(PASSWORD), createdAt: new Date(NOW).toISOString() });
+  await memory.createOrganizationIfEmailFree({ id: 'org_s', name: 'Org', email: 'owner@example.test', passwordHash: await passwords.hash(PASSWORD), createdAt: new Date(NOW).toISOString() });
   const announced: Revoked[][] = [];
   const tokens = await createTokenService({ secret: 'sessions-test-secret-0123456789abcdef', previousSecrets: [], issuer: 'authgate', ttlSeconds: 3600, environment: 'sandbox' });
-  const sessions = await createSessionService({ store: wrap(memory), bus: { applyLocally: (revoked) => announced.push([...revoked]) }, tokens, now: () => NOW });
+  const sessions = await createSessionService({ store: wrap(memory), bus: { applyLocally: (revoked) => announced.push([...revoked]) }, tokens, passwords, now: () => NOW });
   return { memory, tokens, sessions, announced };
 }
 
 t.test('login: a token whose session is stored for the organization, expiring with the token', async (t) => {
   const { memory, tokens, sessions } = await fixture(t);
-  const { token, orgId } = await sessions.login('  OWNER@Example.TEST', PASSWORD);
+  const { token, orgId } = await sessions.login(normalizeEmail('  OWNER@Example.TEST'), PASSWORD);
   t.equal(orgId, 'org_s');
   const verified = await tokens.verify(token, NOW);
   if (!verified.ok) throw new Error('the token does not verify');
   t.equal(verified.expiresAtMs, NOW + 3600_000);
   const session = await memory.findSession(verified.sessionId);
   t.match(session, { id: verified.sessionId, orgId: 'org_s', expiresAt: verified.expiresAtMs });
-  const again = await sessions.login('owner@example.test', PASSWORD);
+  const again = await sessions.login(normalizeEmail('owner@example.test'), PASSWORD);
   t.not(again.token, token, 'each login is a new session');
 });
 
@@ -41,7 +43,7 @@ t.test('login: a wrong password and an unknown e-mail are the same problem, and 
   const created: string[] = [];
   const { sessions } = await fixture(t, (store) => ({ ...store, createSession: (session) => (created.push(session.id), store.createSession(session)) }));
   for (const [email, password] of [['owner@example.test', 'wrong-password'], ['nobody@example.test', PASSWORD]] as const) {
-    const error = await sessions.login(email, password).catch((e: unknown) => e);
+    const error = await sessions.login(normalizeEmail(email), password).catch((e: unknown) => e);
     t.type(error, Problem);
     t.match(error, { problem: 'loginFailed', reason: 'bad_password', detail: undefined }, `${email}: loginFailed`);
   }
@@ -56,12 +58,12 @@ t.test('login: an organization deleted between the password check and the sessio
       return store.createSession(session);
     },
   }));
-  t.match(await caught(sessions.login('owner@example.test', PASSWORD)), { problem: 'loginFailed' });
+  t.match(await caught(sessions.login(normalizeEmail('owner@example.test'), PASSWORD)), { problem: 'loginFailed' });
 });
 
 t.test('logout: the session is deleted and announced once; an unknown one announces nothing', async (t) => {
   const { memory, tokens, sessions, announced } = await fixture(t);
-  const { token } = await sessions.login('owner@example.test', PASSWORD);
+  const { token } = await sessions.login(normalizeEmail('owner@example.test'), PASSWORD);
   const verified = await tokens.verify(token, NOW);
   if (!verified.ok) throw new Error('the token does not verify');
   await sessions.logout(verified.sessionId);
