@@ -1,4 +1,5 @@
 import { loadConfig } from './config/load.js';
+import { unknownSettings } from './config/settings.js';
 import { startExampleUpstream } from './example-upstream.js';
 import { buildGateway } from './gateway.js';
 import { createLogSink } from './observability/log-sink.js';
@@ -37,6 +38,10 @@ async function main(): Promise<void> {
   }
   if (config.production && config.tls.mode === 'off') {
     logger.warn({ event: 'tls_off' }, 'TLS is off: the interface is HTTPS only; terminate TLS here (AUTHGATE_TLS_CERT_FILE/KEY_FILE) or set AUTHGATE_TLS=offloaded behind an ingress that does');
+  }
+  for (const name of unknownSettings(process.env)) {
+    // The name only: a value could be a secret set under a misspelt name.
+    logger.warn({ event: 'unknown_setting', name }, `${name} is not an authgate setting and is ignored: check its spelling`);
   }
   if (config.jwt.generated) logger.warn({ event: 'generated_jwt_secret' }, 'no AUTHGATE_JWT_SECRET: generated one for this process; tokens end with it');
   if (config.admin.generated) {

@@ -16,8 +16,9 @@ export type RedisTlsConfig = Readonly<{
   serverName?: string;
 }>;
 
-export type RedisStoreConfig = Readonly<{
-  kind: 'redis';
+/** Where Redis is and how to reach it: exactly one of url, sentinels (with sentinelName) or clusterNodes. */
+export type RedisConnectionConfig = Readonly<{
+  /** Standalone: redis://[user:password@]host:port[/db], or rediss:// for TLS. */
   url?: string;
   sentinels?: readonly HostPort[];
   sentinelName?: string;
@@ -27,11 +28,16 @@ export type RedisStoreConfig = Readonly<{
   clusterNodes?: readonly HostPort[];
   username?: string;
   password?: string;
-  /** Present: TLS on (AUTHGATE_REDIS_TLS=on, or a rediss:// URL). */
+  /**
+   * Present: TLS on every connection (AUTHGATE_REDIS_TLS=on, or a rediss:// URL): to the
+   * Sentinels and the master they name, to every Cluster node. Certificates are always verified.
+   */
   tls?: RedisTlsConfig;
-  prefix: string;
+  /** How long a store method may take before it throws StoreUnavailable. */
   commandTimeoutMs: number;
 }>;
+
+export type RedisStoreConfig = Readonly<{ kind: 'redis'; prefix: string }> & RedisConnectionConfig;
 
 export type StoreConfig = Readonly<{ kind: 'memory' }> | RedisStoreConfig;
 

@@ -102,3 +102,16 @@ const byName = new Map<string, Setting>(settings.map((s) => [s.name, s]));
 export function settingSpec<N extends SettingName>(name: N): SpecOf<N> {
   return byName.get(name) as SpecOf<N>;
 }
+
+/** Read by the CLI (`authgate`), not the gateway: set beside the gateway's own, never a mistake. */
+const CLI_SETTINGS = new Set(['AUTHGATE_ADMIN_URL']);
+
+/**
+ * The AUTHGATE_* names in env that are no setting (a misspelling such as AUTHGATE_JWT_TTL_SECONDS):
+ * the gateway ignores them, so it says so at start rather than run on a default in silence.
+ */
+export function unknownSettings(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.keys(env)
+    .filter((name) => name.startsWith('AUTHGATE_') && !byName.has(name) && !CLI_SETTINGS.has(name))
+    .sort();
+}

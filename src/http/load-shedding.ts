@@ -1,3 +1,4 @@
+// Load shedding: a saturated event loop refuses new requests at once (503/1509) instead of queueing them.
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';

@@ -1,3 +1,4 @@
+// The request id: the client's x-request-id when sane, else a fresh UUID; on every answer and forwarded upstream.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 

@@ -1,3 +1,4 @@
+// The upstream request's headers: credentials and client identity claims out, the gateway's identity and X-Forwarded-* in.
 import type { Principal } from '../credentials/principal.js';
 
 export type OutgoingHeaders = Record<string, string | string[] | number | undefined>;

@@ -1,3 +1,4 @@
+// API keys of an organization: create (the secret shown once, only its hash stored), list, delete (revoked everywhere).
 import type { Environment } from '../config/config.js';
 import { generateApiKey } from '../credentials/api-keys.js';
 import { Problem } from '../problems.js';

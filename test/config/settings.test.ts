@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, type Env } from '../../src/config/load.js';
 import { parseKind } from '../../src/config/setting-kinds.js';
 import { settingsMarkdown, withSettingsTable } from '../../src/config/settings-doc.js';
-import { settings, type SettingKind } from '../../src/config/settings.js';
+import { settings, unknownSettings, type SettingKind } from '../../src/config/settings.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const loadSource = readFileSync(`${root}src/config/load.ts`, 'utf8');
@@ -96,4 +96,9 @@ t.test('the README configuration table is the one rendered from the table', asyn
     t.ok(rows.some((row) => word.test(row)), `${setting.name} is in a README table row`);
     t.equal(rows.filter((row) => row.startsWith(`| \`${setting.name}\` |`)).length, 1, `${setting.name} has one row of its own`);
   }
+});
+
+t.test('unknownSettings: AUTHGATE_* names that are no setting, for the start-up warning', async (t) => {
+  t.same(unknownSettings({ AUTHGATE_PORT: '1', AUTHGATE_JWT_TTL_SECONDS: '5', AUTHGATE_ENV: 'x', AUTHGATE_ADMIN_URL: 'http://x', PATH: '/bin', NODE_ENV: 'production' }), ['AUTHGATE_ENV', 'AUTHGATE_JWT_TTL_SECONDS'], 'misspellings, not the CLI\'s AUTHGATE_ADMIN_URL nor other variables');
+  t.same(unknownSettings(Object.fromEntries(settings.map((s) => [s.name, 'x']))), [], 'every setting of the table is known');
 });

@@ -138,10 +138,12 @@ t.test('a bad production configuration stops the start with one line per setting
 });
 
 t.test('development start with nothing set: generated secrets, example upstream, admin token printed once', async (t) => {
-  const gw = await startGatewayProcess({ AUTHGATE_JWT_SECRET: '', AUTHGATE_ADMIN_TOKEN: '' });
+  const gw = await startGatewayProcess({ AUTHGATE_JWT_SECRET: '', AUTHGATE_ADMIN_TOKEN: '', AUTHGATE_JWT_TTL_SECONDS: 'misspelt-value-never-logged' });
   t.teardown(() => {
     gw.child.kill('SIGKILL');
   });
+  t.match(gw.output(), /"event":"unknown_setting","name":"AUTHGATE_JWT_TTL_SECONDS"/, 'a misspelt setting is named at start');
+  t.notOk(gw.output().includes('misspelt-value-never-logged'), 'but never its value');
   const match = /development admin token[^\n]*\n\s+(\S+)/.exec(gw.output());
   t.ok(match, 'the generated admin token is printed');
   const adminToken = match![1]!;

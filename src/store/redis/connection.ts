@@ -4,35 +4,11 @@
  * the audit of the server settings a credential store depends on; and a polite quit.
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisConnectionConfig } from '../../config/config.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
-type Address = { host: string; port: number };
-
-/** Exactly one of url, sentinels (with sentinelName) or clusterNodes says where Redis is. */
-export type RedisConnectionOptions = {
-  /** Standalone: redis://[user:password@]host:port[/db], or rediss:// for TLS. */
-  url?: string;
-  sentinels?: readonly Address[];
-  sentinelName?: string;
-  /** User and password of the Sentinels themselves, when they ask for them. */
-  sentinelUsername?: string;
-  sentinelPassword?: string;
-  clusterNodes?: readonly Address[];
-  username?: string;
-  password?: string;
-  /**
-   * TLS on every connection: to the Sentinels and the master they name, to every Cluster node.
-   * A standalone rediss:// url turns it on by itself. Certificates are always verified.
-   */
-  tls?: Readonly<{
-    /** PEM CA bundle trusted instead of Node's built-in CAs. */
-    ca?: string;
-    /** Name checked in certificates (and sent as SNI) instead of the address connected to. */
-    serverName?: string;
-  }>;
-  /** How long a store method may take before it throws StoreUnavailable. */
-  commandTimeoutMs: number;
-};
+/** The connection settings, as the config defines them (config/config.ts). */
+export type RedisConnectionOptions = RedisConnectionConfig;
 
 export type Client = Redis | Cluster;
 
