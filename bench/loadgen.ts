@@ -3,8 +3,10 @@
  * autocannon's programmatic API on request over IPC. Latencies are recorded from autocannon's
  * 'response' events at microsecond resolution (its own histogram keeps whole milliseconds).
  */
+import { randomBytes } from 'node:crypto';
 import autocannon, { type Request, type Result } from 'autocannon';
 import type * as ApiKeys from '../src/credentials/api-keys.js';
+import type * as ShardTag from '../src/store/shard-tag.js';
 
 export type RunSpec = Readonly<{
   label: string;
@@ -41,6 +43,14 @@ export type RunResult = {
 type Message = { id: number; runs: RunSpec[] };
 
 const apiKeys: typeof ApiKeys = await import(new URL('../../dist/credentials/api-keys.js', import.meta.url).href);
+const shardTags: typeof ShardTag = await import(new URL('../../dist/store/shard-tag.js', import.meta.url).href);
+
+/**
+ * A garbage key: the format and checksum of a real one, for no organization. Its shard tag is
+ * that of a made-up organization id, so garbage spreads over tags as an attacker's would.
+ */
+const garbageKey = (environment: 'production' | 'sandbox') =>
+  apiKeys.generateApiKey(environment, shardTags.shardTagOf(`org_${randomBytes(16).toString('hex')}`)).secret;
 
 class Samples {
   private values = new Float64Array(1 << 16);
@@ -69,13 +79,13 @@ function run(spec: RunSpec): Promise<RunResult> {
   let requests: Request[] = [base];
   const garbage = spec.garbage;
   if (garbage !== undefined) {
-    const pool = garbage.pool === undefined ? undefined : Array.from({ length: garbage.pool }, () => apiKeys.generateApiKey(garbage.environment).secret);
+    const pool = garbage.pool === undefined ? undefined : Array.from({ length: garbage.pool }, () => garbageKey(garbage.environment));
     let next = 0;
     const garbageRequest: Request = {
       ...base,
       setupRequest: (request) => {
         garbageSent++;
-        const key = pool === undefined ? apiKeys.generateApiKey(garbage.environment).secret : pool[next++ % pool.length]!;
+        const key = pool === undefined ? garbageKey(garbage.environment) : pool[next++ % pool.length]!;
         request.headers = { ...request.headers, authorization: `Bearer ${key}` };
         return request;
       },

@@ -4,13 +4,14 @@
  *
  *   node dist-bench/bench/run.js [--quick] [--json FILE] [--rounds N] [--slice SECONDS]
  *                                [--connections N] [--cpu-prof DIR] [--only apikey,jwt,...] [--env KEY=VALUE]
- *                                [--gateway FILE] [--compare FILE] [--node-flag FLAG]
+ *                                [--gateway FILE] [--compare FILE] [--node-flag FLAG] [--scale-max N]
  *
  * One process tree on loopback: a keep-alive upstream, the baseline proxy, four authgate
  * processes (production build, Redis store: main, cache off, access log off, a replica) on a
  * redis-server of our own, and the load generator.
  * Servers run on core 0 and the generator on core 1 (taskset). Scenarios run in short interleaved
  * slices; each ratio is the median of same-round ratios. Every process is stopped by pid at the end.
+ * The scale phase (bench/scale.ts; alone with --only scale) runs last, on redis-servers of its own.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ import { findRedisServer, startBenchRedis, type BenchRedis } from './lib/redis.j
 import { cpuMs, firstMessage, freePort, hasTaskset, pinSelf, sleep, startProcess, stopAll, waitFor, type Started } from './lib/proc.js';
 import { median, percentiles } from './lib/stats.js';
 import type { RunResult, RunSpec } from './loadgen.js';
+import type { ScaleResult } from './scale.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -41,6 +43,12 @@ type Options = {
   only: ScenarioId[] | undefined;
   /** Negative cache, revocation, login and memory: off with --only. */
   extras: boolean;
+  /** The load scenarios and their gateways: off with `--only scale`. */
+  load: boolean;
+  /** Redis memory per stored credential and lookups at 1k vs many keys: in the full run, or `--only scale`. */
+  scale: boolean;
+  /** The largest number of API keys (and of sessions) the scale phase stores: 1,000,000 (--quick: 100,000). */
+  scaleMax: number;
   /** Development aid: more environment for every authgate process (--env KEY=VALUE, repeatable). */
   env: Record<string, string>;
   /** Development aid: another build of authgate's entry instead of dist/main.js (--gateway FILE). */
@@ -67,19 +75,20 @@ function parseOptions(argv: readonly string[]): Options {
     if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
     return n;
   };
-  const known = new Set(['--quick', '--json', '--rounds', '--slice', '--connections', '--cpu-prof', '--only', '--env', '--gateway', '--compare', '--node-flag', '--help']);
+  const known = new Set(['--quick', '--json', '--rounds', '--slice', '--connections', '--cpu-prof', '--only', '--env', '--gateway', '--compare', '--node-flag', '--scale-max', '--help']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--') || argv[i - 1] === '--node-flag') continue;
     if (!known.has(arg)) throw new Error(`unknown option ${arg}`);
   }
   if (argv.includes('--help')) {
-    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,cold,garbage,upstream] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]...\n');
+    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,cold,garbage,upstream,nolog,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
     process.exit(0);
   }
   const onlyList = value('--only');
   const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'cold', 'garbage'];
-  const only = onlyList === undefined ? undefined : onlyList.split(',').map((id) => {
+  const onlyItems = onlyList?.split(',');
+  const only = onlyItems?.filter((id) => id !== 'scale').map((id) => {
     if (!ids.includes(id as ScenarioId)) throw new Error(`--only: unknown scenario ${id}`);
     return id as ScenarioId;
   });
@@ -109,6 +118,9 @@ function parseOptions(argv: readonly string[]): Options {
     cpuProfDir: value('--cpu-prof'),
     only,
     extras: only === undefined,
+    load: only === undefined || only.length > 0,
+    scale: onlyItems === undefined || onlyItems.includes('scale'),
+    scaleMax: Math.round(number('--scale-max', quick ? 100_000 : 1_000_000)),
   };
 }
 
@@ -347,6 +359,15 @@ async function main(): Promise<number> {
   else pinSelf(GENERATOR_CORE);
   log(`${host.nproc} cores, ${host.cpuModel}, node ${host.node}; ${options.rounds} rounds × ${options.sliceS} s slices, ${options.connections} connections`);
 
+  if (!options.load) {
+    // `--only scale`: no gateways, no load.
+    const rows: Row[] = [];
+    const notes: string[] = [];
+    const report: Record<string, unknown> = { machine: host, options };
+    await scalePhase(options, redisBinary, log, rows, notes, report);
+    return finish(options, host, startedAt, log, rows, notes, report);
+  }
+
   // Processes -------------------------------------------------------------------------------
   // The memory measurement needs no load and no server: it runs while the servers start, and is
   // over before any load does.
@@ -583,16 +604,89 @@ async function main(): Promise<number> {
     report['memory'] = { ...memory, gatewayRssBytes: gatewayRss };
   }
 
+  // Scale last: its fills load Redis and the generator's core for a few minutes.
+  if (options.scale) await scalePhase(options, redisBinary, log, rows, notes, report);
+  return finish(options, host, startedAt, log, rows, notes, report);
+}
+
+/** Prints the table, the machine, the notes, and the JSON when asked. */
+function finish(options: Options, host: Machine, startedAt: number, log: (text: string) => void, rows: readonly Row[], notes: readonly string[], report: Record<string, unknown>): number {
   const elapsedS = (performance.now() - startedAt) / 1000;
   process.stdout.write(`\n${table(rows)}\n\n`);
   process.stdout.write(`machine: nproc ${host.nproc}, ${host.cpuModel}, node ${host.node}, ${host.memGiB} GiB; ${host.taskset ? 'servers pinned to core 0, generator to core 1' : 'not pinned (no taskset)'}\n`);
-  process.stdout.write(`run: ${options.rounds} rounds × ${options.sliceS} s per scenario, ${options.connections} connections; ratios are medians of same-round ratios; ${elapsedS.toFixed(0)} s in all\n`);
+  if (options.load) process.stdout.write(`run: ${options.rounds} rounds × ${options.sliceS} s per scenario, ${options.connections} connections; ratios are medians of same-round ratios; ${elapsedS.toFixed(0)} s in all\n`);
+  else process.stdout.write(`run: scale phase only; ${elapsedS.toFixed(0)} s in all\n`);
   for (const note of notes) process.stdout.write(`${note}\n`);
   if (options.json !== undefined) {
     writeFileSync(options.json, `${JSON.stringify({ ...report, elapsedS, rows, notes }, null, 2)}\n`);
     log(`wrote ${options.json}`);
   }
   return 0; // a MISS is a finding, not a failure of the bench: the table and the JSON say it
+}
+
+const SCALE_TARGETS = { apiKeyBytes: 300, sessionBytes: 250, lookupRatio: 0.9 };
+
+/**
+ * Scale (bench/scale.ts): Redis memory per stored API key and per live session, from the real
+ * Redis store on a redis-server of its own, and API-key lookups (cache off, at the store) with
+ * 1,000 vs the most keys stored. Rows beside the others, figures in the JSON under `scale`.
+ */
+async function scalePhase(options: Options, redisBinary: string, log: (text: string) => void, rows: Row[], notes: string[], report: Record<string, unknown>): Promise<void> {
+  const { measureScale } = await import('./scale.js');
+  const max = options.scaleMax;
+  const first = Math.min(100_000, max);
+  const perOrganization = 10;
+  log(`scale: Redis memory per credential up to ${max.toLocaleString('en-US')}, and lookups at 1,000 vs ${max.toLocaleString('en-US')} keys`);
+  const scale: ScaleResult = await measureScale({
+    redisBinary,
+    core: hasTaskset ? SERVER_CORE : undefined,
+    sizes: max > first ? [first, max] : [max],
+    onePerOrganizationCount: first,
+    perOrganization,
+    concurrency: 200,
+    lookupsInFlight: 64,
+    lookupSmallCount: Math.min(1000, max),
+    lookupRounds: options.quick ? 7 : 15,
+    lookupSliceS: options.quick ? 0.5 : 1,
+    log,
+  });
+  const count = (n: number) => n.toLocaleString('en-US');
+  const bytes = (n: number) => `${Math.round(n)} B`;
+  const ordered = [
+    ...scale.memory.filter((f) => f.kind === 'api_key' && f.perOrganization !== 1).sort((a, b) => a.count - b.count),
+    ...scale.memory.filter((f) => f.kind === 'api_key' && f.perOrganization === 1),
+    ...scale.memory.filter((f) => f.kind === 'session').sort((a, b) => a.count - b.count),
+  ];
+  for (const f of ordered) {
+    const limit = f.kind === 'api_key' ? SCALE_TARGETS.apiKeyBytes : SCALE_TARGETS.sessionBytes;
+    const what =
+      f.kind === 'api_key'
+        ? f.perOrganization === 1
+          ? `Redis memory per stored API key, ${count(f.count)} keys at 1 per organization (each key with an organization index of its own)`
+          : `Redis memory per stored API key, ${count(f.count)} keys, ${f.perOrganization} per organization`
+        : `Redis memory per live session (1-hour expiry), ${count(f.count)} sessions, ${f.perOrganization} per organization`;
+    rows.push({ scenario: what, rps: bytes(f.bytesPerItem), p50: '', p99: '', ratio: '', target: `≤ ${limit} B`, result: verdict(f.bytesPerItem <= limit) });
+  }
+  const l = scale.lookups;
+  rows.push({
+    scenario:
+      `API-key lookups/s, cache off, at the store (findApiKeyByHash, ${l.inFlight} in flight, random stored keys): ${count(l.large.stored)} keys stored vs ${count(l.small.stored)} ` +
+      `(${fmt.rps(l.small.lookupsPerSecond)}/s); Redis CPU per lookup ${fmt.ms(l.large.redisCpuUsPerLookup)} vs ${fmt.ms(l.small.redisCpuUsPerLookup)} µs`,
+    rps: fmt.rps(l.large.lookupsPerSecond),
+    p50: '',
+    p99: '',
+    ratio: fmt.ratio(l.ratio),
+    target: `flat: ≥ ${SCALE_TARGETS.lookupRatio.toFixed(2)}`,
+    result: verdict(l.ratio >= SCALE_TARGETS.lookupRatio && l.misses === 0),
+  });
+  notes.push(
+    `scale: Redis memory is (used_memory after the credentials − after their organizations) / count, from INFO memory; ` +
+      `an organization's own record and e-mail claim, not counted in it: ${bytes(median(scale.memory.map((f) => f.bytesPerOrganization)))}; ` +
+      `created through the store, 200 calls in flight: ${ordered.map((f) => `${count(f.count)} ${f.kind === 'api_key' ? `keys (${f.perOrganization}/org)` : 'sessions'} ${fmt.rps(f.createdPerSecond)}/s`).join(', ')}; ` +
+      `lookups/s ratio is the median of ${l.slices.length / 2} same-round ratios; scale phase ${scale.seconds.toFixed(0)} s`,
+  );
+  if (l.misses > 0) notes.push(`WARNING: scale: ${l.misses} lookups of stored keys found nothing`);
+  report['scale'] = scale;
 }
 
 async function measureRevocation(

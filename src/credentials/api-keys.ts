@@ -1,36 +1,56 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Environment } from '../config/config.js';
-import { sha256Hex } from './digest.js';
+import { SHARD_TAG_SOURCE, tagged } from '../store/shard-tag.js';
+import { sha256Base64url } from './digest.js';
 
 /**
- * API key format: `agk_<live|test>_<30 base62 random><6 base62 checksum>`.
+ * API key format: `agk_<live|test>_<shard tag>_<30 base62 random><6 base62 checksum>`.
  * - `agk_` lets secret scanners and people recognise a leaked key;
  * - `live`/`test` says its environment at a glance (production/sandbox);
+ * - the shard tag (3 characters, store/shard-tag.ts) is its organization's: it routes the key to
+ *   the Redis shard that holds it without a lookup. Not a secret, and not trusted either: it is
+ *   part of the hashed key, so a key with another tag is another (unknown) key;
  * - 30 base62 characters carry ~178 bits from crypto.randomBytes;
  * - the checksum (CRC-32 of everything before it) rejects a mistyped or truncated key before
  *   any store lookup, and lets scanners tell a real key from a lookalike.
+ * Keys of the first format (`agk_live_<36>`, no shard tag) no longer parse: they are 401
+ * `malformed_key`, never looked up.
  */
 const PREFIX = 'agk_';
 const RANDOM_LENGTH = 30;
 const CHECKSUM_LENGTH = 6;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY_PATTERN = /^agk_(live|test)_([0-9A-Za-z]{30})([0-9A-Za-z]{6})$/;
-/** How much of the key a listing shows: the tag and four random characters, not a secret. */
+const SHARD_TAG = new RegExp(`^${SHARD_TAG_SOURCE}$`);
+const KEY_PATTERN = new RegExp(`^agk_(live|test)_(${SHARD_TAG_SOURCE})_([0-9A-Za-z]{30})([0-9A-Za-z]{6})$`);
+/** How much of the key a listing shows: the head, the shard tag and four random characters, not a secret. */
 const DISPLAY_RANDOM_CHARS = 4;
+/**
+ * The store keeps 128 bits of the key's SHA-256 (22 base64url characters), not all 256: half the
+ * memory per key name, and still beyond reach. Finding another key with the same 128 bits is a
+ * second preimage (2^128 work); an accidental clash among a billion keys has odds below 10^-20.
+ */
+const DIGEST_LENGTH = 22;
+
+/** How the store finds a key: `<shard tag>.<22 base64url of its SHA-256>`, never the key itself. */
+export function apiKeyLookupHash(tag: string, secret: string): string {
+  return tagged(tag, sha256Base64url(secret).slice(0, DIGEST_LENGTH));
+}
 
 export const environmentTag: Record<Environment, string> = { production: 'live', sandbox: 'test' };
 const environmentOfTag: Record<string, Environment> = { live: 'production', test: 'sandbox' };
 
 export type NewApiKey = Readonly<{ id: string; secret: string; hash: string; displayPrefix: string }>;
 
-export function generateApiKey(environment: Environment): NewApiKey {
-  const head = `${PREFIX}${environmentTag[environment]}_`;
+/** A new key for an organization whose shard tag is `shardTag` (shardTagOf(orgId)). */
+export function generateApiKey(environment: Environment, shardTag: string): NewApiKey {
+  if (!SHARD_TAG.test(shardTag)) throw new Error('generateApiKey needs the organization\'s shard tag');
+  const head = `${PREFIX}${environmentTag[environment]}_${shardTag}_`;
   const body = head + randomBase62(RANDOM_LENGTH);
   const secret = body + checksum(body);
   return {
     id: `key_${randomUUID().replaceAll('-', '')}`,
     secret,
-    hash: sha256Hex(secret),
+    hash: apiKeyLookupHash(shardTag, secret),
     displayPrefix: secret.slice(0, head.length + DISPLAY_RANDOM_CHARS),
   };
 }
@@ -48,8 +68,8 @@ export function parseApiKey(token: string): ParsedApiKey {
   const match = KEY_PATTERN.exec(token);
   if (match === null) return { ok: false, reason: 'malformed' };
   const body = token.slice(0, token.length - CHECKSUM_LENGTH);
-  if (checksum(body) !== match[3]) return { ok: false, reason: 'checksum' };
-  return { ok: true, hash: sha256Hex(token), environment: environmentOfTag[match[1]!]! };
+  if (checksum(body) !== match[4]) return { ok: false, reason: 'checksum' };
+  return { ok: true, hash: apiKeyLookupHash(match[2]!, token), environment: environmentOfTag[match[1]!]! };
 }
 
 function randomBase62(length: number): string {

@@ -4,17 +4,12 @@ import * as crypto from 'node:crypto';
  * SHA-256 in one call where node has crypto.hash (≥ 20.12): no Hash object per request. Every
  * API-key request hashes its key, and every JWT its token, so this is on the hot path.
  */
-const sha256: (value: string, encoding: 'hex' | 'base64url') => string =
+const sha256: (value: string, encoding: 'base64url') => string =
   typeof crypto.hash === 'function'
     ? (value, encoding) => crypto.hash('sha256', value, encoding)
     : (value, encoding) => crypto.createHash('sha256').update(value).digest(encoding);
 
-/** How API keys are stored and looked up. */
-export function sha256Hex(value: string): string {
-  return sha256(value, 'hex');
-}
-
-/** The key a verified token's memo is kept under: never the token itself. */
+/** API keys are looked up by (part of) it, and a verified token's memo is kept under it: never the secret itself. */
 export function sha256Base64url(value: string): string {
   return sha256(value, 'base64url');
 }

@@ -62,10 +62,12 @@ export function createLoginThrottle(counters: CounterStore, limits: ThrottleLimi
   return {
     async attempt(email, address) {
       const e = emailTag(email);
-      const pair = `login:pair:${e}:${address}`;
-      const perAddress = `login:addr:${address}`;
-      const perEmail = `login:email:${e}`;
-      const known = `login:${e}`;
+      // The braces place the counters (store.ts, LimitedCounter): the e-mail's together, so the
+      // pair, e-mail and known-address checks are one atomic step; the address's on its own.
+      const pair = `login:pair:{${e}}:${address}`;
+      const perAddress = `login:addr:{${address}}`;
+      const perEmail = `login:email:{${e}}`;
+      const known = `login:{${e}}`;
       const limited: LimitedCounter[] = [
         { name: pair, limit: limits.perPair },
         { name: perAddress, limit: limits.perAddress },

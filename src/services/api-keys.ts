@@ -3,6 +3,7 @@ import type { Environment } from '../config/config.js';
 import { generateApiKey } from '../credentials/api-keys.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
+import { shardTagOf } from '../store/shard-tag.js';
 import type { ApiKeySummary, Store } from '../store/store.js';
 
 export type ApiKeyView = Readonly<{ id: string; prefix: string; createdAt: string }>;
@@ -14,7 +15,7 @@ export function createApiKeyService(deps: { store: Store; bus: Pick<Invalidation
   return {
     /** The secret is in this answer and nowhere else, ever: only its hash is stored. */
     async create(orgId: string): Promise<{ id: string; apiKey: string }> {
-      const key = generateApiKey(environment);
+      const key = generateApiKey(environment, shardTagOf(orgId));
       const created = await store.createApiKey({
         id: key.id,
         orgId,

@@ -4,6 +4,7 @@ import type { PasswordHasher } from '../credentials/passwords.js';
 import type { TokenService } from '../credentials/jwt.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
+import { shardTagOf, tagged } from '../store/shard-tag.js';
 import type { Store } from '../store/store.js';
 import type { NormalizedEmail } from './organizations.js';
 
@@ -25,7 +26,8 @@ export async function createSessionService(deps: {
       const org = await store.findOrganizationByEmail(email);
       const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
       if (!valid || org === undefined) throw new Problem('loginFailed', undefined, 'bad_password');
-      const sessionId = randomBytes(18).toString('base64url');
+      // `<shard tag>.<128 random bits>`: the tag routes the session to its organization's shard.
+      const sessionId = tagged(shardTagOf(org.id), randomBytes(16).toString('base64url'));
       const { token, expiresAtMs } = await tokens.sign(sessionId, now());
       const created = await store.createSession({ id: sessionId, orgId: org.id, expiresAt: expiresAtMs });
       // The organization was deleted between the read and the write.

@@ -11,6 +11,7 @@ import {
   type Session,
   type Store,
 } from './store.js';
+import { restAfterOrganizationTag } from './shard-tag.js';
 
 export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number };
 
@@ -107,6 +108,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
     },
 
     async createApiKey(key) {
+      restAfterOrganizationTag(key.hash, key.orgId, 'the API key'); // the Redis store's contract, kept here too
       const index = keyHashesByOrg.get(key.orgId);
       if (index === undefined) return 'no-organization';
       keysByHash.set(key.hash, key);
@@ -115,7 +117,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
     },
 
     async findApiKeyByHash(hash) {
-      return keysByHash.get(hash);
+      const key = keysByHash.get(hash);
+      return key && { id: key.id, orgId: key.orgId, hash: key.hash };
     },
 
     async listApiKeys(orgId) {
@@ -139,6 +142,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
     },
 
     async createSession(session) {
+      restAfterOrganizationTag(session.id, session.orgId, 'the session id');
       const index = sessionIdsByOrg.get(session.orgId);
       if (index === undefined) return 'no-organization';
       sessions.set(session.id, session);

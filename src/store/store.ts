@@ -19,7 +19,11 @@ export type NewOrganization = Organization;
 export type ApiKeyRecord = Readonly<{
   id: string;
   orgId: string;
-  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  /**
+   * How the key is found: `<shard tag>.<22 base64url>`, the organization's shard tag and 128 bits
+   * of the key's SHA-256 (credentials/api-keys.ts). The key itself is never stored. The tag must
+   * be the organization's (shardTagOf(orgId)): the Redis store keeps the key on that shard.
+   */
   hash: string;
   /** A short, non-secret beginning of the key, shown in listings so people can recognise it. */
   displayPrefix: string;
@@ -28,12 +32,16 @@ export type ApiKeyRecord = Readonly<{
 
 export type ApiKeySummary = Readonly<{ id: string; displayPrefix: string; createdAt: string }>;
 
+/** What the hot path reads of a key: whose it is, and its id (the principal's credentialId). */
+export type FoundApiKey = Readonly<{ id: string; orgId: string; hash: string }>;
+
 /** The order every store lists an organization's keys in: oldest first, ties by id. */
 export function byCreatedAtThenId(a: ApiKeySummary, b: ApiKeySummary): number {
   return a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 export type Session = Readonly<{
+  /** `<shard tag>.<random>`, the tag the organization's (shardTagOf(orgId)), as an API key's hash. */
   id: string;
   orgId: string;
   /** Epoch milliseconds; the store forgets the session after this. */
@@ -54,14 +62,21 @@ export interface Store {
   /** Deletes the organization with all its keys and sessions; undefined when there was none. */
   deleteOrganization(orgId: string): Promise<Revoked[] | undefined>;
 
-  /** Stores the key under its hash and in its organization's index; fails if the org is gone. */
+  /**
+   * Stores the key under its hash and in its organization's index; fails if the org is gone.
+   * Rejects (throws) a key whose hash does not carry its organization's shard tag.
+   */
   createApiKey(key: ApiKeyRecord): Promise<'created' | 'no-organization'>;
-  findApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** The hot path: one read, on the shard the hash's tag names. */
+  findApiKeyByHash(hash: string): Promise<FoundApiKey | undefined>;
   listApiKeys(orgId: string): Promise<ApiKeySummary[]>;
   /** Deletes the key only if it belongs to orgId; undefined when it does not exist or is not theirs. */
   deleteApiKeyIfOwned(orgId: string, keyId: string): Promise<Revoked | undefined>;
 
-  /** Creates a session that the store forgets at session.expiresAt; fails if the org is gone. */
+  /**
+   * Creates a session that the store forgets at session.expiresAt; fails if the org is gone.
+   * Rejects (throws) a session whose id does not carry its organization's shard tag.
+   */
   createSession(session: Session): Promise<'created' | 'no-organization'>;
   findSession(sessionId: string): Promise<Session | undefined>;
   deleteSession(sessionId: string): Promise<Revoked | undefined>;
@@ -85,7 +100,15 @@ export class StoreUnavailable extends Error {
 /** A fixed-window counter: how many, and when the window ends. */
 export type CounterState = Readonly<{ count: number; resetInMs: number }>;
 
-/** A counter an attempt goes through, and how many attempts its window admits. */
+/**
+ * A counter an attempt goes through, and how many attempts its window admits.
+ *
+ * Counter and known-set names may carry a placement in braces, as Redis hash tags do:
+ * `login:pair:{<e-mail digest>}:<address>`. Names with the same text in braces are kept
+ * together (on one Redis shard) and counted together in one atomic step; a name without braces
+ * is placed by its whole text. countAttempt stays all-or-nothing across places: it counts place
+ * by place and gives back what it counted when a later place refuses.
+ */
 export type LimitedCounter = Readonly<{
   name: string;
   limit: number;

@@ -4,18 +4,21 @@ import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSetti
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { StoreUnavailable, type Store } from '../../src/store/store.js';
 import { generateApiKey } from '../../src/credentials/api-keys.js';
+import { shardTagOf } from '../../src/store/shard-tag.js';
 import type { Principal } from '../../src/credentials/principal.js';
 
 type Tap = typeof t;
 
 const SETTINGS: CacheSettings = { max: 1000, ttlSeconds: 60, negativeTtlSeconds: 5 };
+/** The shard tag of org_1, the organization every fixture's keys belong to. */
+const TAG = shardTagOf('org_1');
 
 /** A memory store holding one organization with one API key, and a counting loader over it. */
 async function fixture(t: Pick<Tap, 'teardown' | 'equal'>) {
   const store = createMemoryStore();
   t.teardown(() => store.close());
   await store.createOrganizationIfEmailFree({ id: 'org_1', name: 'Org', email: 'org@example.test', passwordHash: 'x', createdAt: new Date().toISOString() });
-  const key = generateApiKey('production');
+  const key = generateApiKey('production', TAG);
   t.equal(await store.createApiKey({ id: key.id, orgId: 'org_1', hash: key.hash, displayPrefix: key.displayPrefix, createdAt: new Date().toISOString() }), 'created');
   const counter = { calls: 0 };
   const loaderFor = (hash: string) => async (): Promise<Loaded> => {
@@ -73,7 +76,7 @@ t.test('50 concurrent misses of one key share one load', async (t) => {
 t.test('an unknown credential is undefined and remembered until the negative TTL passes', async (t) => {
   const { store, counter, loaderFor } = await fixture(t);
   const cache = createCredentialCache({ ...SETTINGS, negativeTtlSeconds: 1 });
-  const ghost = generateApiKey('production');
+  const ghost = generateApiKey('production', TAG);
   const started = Date.now();
   t.equal(await cache.principal(apiKeyCacheKey(ghost.hash), loaderFor(ghost.hash)), undefined);
   t.equal(counter.calls, 1);
@@ -100,7 +103,7 @@ t.test('an unknown credential is undefined and remembered until the negative TTL
 t.test('negative TTL 0: unknown is not remembered', async (t) => {
   const { counter, loaderFor } = await fixture(t);
   const cache = createCredentialCache({ ...SETTINGS, negativeTtlSeconds: 0 });
-  const ghost = generateApiKey('production');
+  const ghost = generateApiKey('production', TAG);
   t.equal(await cache.principal(apiKeyCacheKey(ghost.hash), loaderFor(ghost.hash)), undefined);
   await sleep(5);
   t.equal(await cache.principal(apiKeyCacheKey(ghost.hash), loaderFor(ghost.hash)), undefined);
@@ -110,7 +113,7 @@ t.test('negative TTL 0: unknown is not remembered', async (t) => {
 t.test('invalidate drops the named credentials only', async (t) => {
   const { store, key, counter, loaderFor, expected } = await fixture(t);
   const cache = createCredentialCache(SETTINGS);
-  const other = generateApiKey('production');
+  const other = generateApiKey('production', TAG);
   await store.createApiKey({ id: other.id, orgId: 'org_1', hash: other.hash, displayPrefix: other.displayPrefix, createdAt: new Date().toISOString() });
   await cache.principal(apiKeyCacheKey(key.hash), loaderFor(key.hash));
   await cache.principal(apiKeyCacheKey(other.hash), loaderFor(other.hash));
@@ -151,7 +154,7 @@ t.test('invalidate of a session uses the session key space', async (t) => {
 t.test("invalidate('all') drops every principal, known and unknown", async (t) => {
   const { key, counter, loaderFor } = await fixture(t);
   const cache = createCredentialCache(SETTINGS);
-  const ghost = generateApiKey('production');
+  const ghost = generateApiKey('production', TAG);
   await cache.principal(apiKeyCacheKey(key.hash), loaderFor(key.hash));
   await cache.principal(apiKeyCacheKey(ghost.hash), loaderFor(ghost.hash));
   t.equal(cache.size(), 2);
@@ -225,7 +228,7 @@ t.test('caching off (no confirmed revocation channel): every lookup reads the st
   t.equal(cache.peek(k), undefined, 'and is still no answer after those reads');
   t.equal(cache.size(), 1, 'kept only as the reserve for a store that does not answer');
 
-  const ghost = generateApiKey('production');
+  const ghost = generateApiKey('production', TAG);
   t.equal(await cache.principal(apiKeyCacheKey(ghost.hash), loaderFor(ghost.hash)), undefined);
   t.equal(cache.peek(apiKeyCacheKey(ghost.hash)), null, 'an unknown credential is still remembered (its creation is never announced anyway)');
 
@@ -245,7 +248,7 @@ t.test('caching off: the reserve answers only when the store does not, and the s
   t.same(await cache.principal(k, loaderFor(key.hash)), expected, 'cached while subscribed');
   cache.setCaching(false);
   t.same(await cache.principal(k, down), expected, 'the store does not answer: the reserve is served (as in any outage)');
-  const ghost = generateApiKey('production');
+  const ghost = generateApiKey('production', TAG);
   await t.rejects(cache.principal(apiKeyCacheKey(ghost.hash), down), StoreUnavailable, 'nothing in reserve: still 503');
 
   await store.deleteApiKeyIfOwned('org_1', key.id); // revoked elsewhere, the message missed
@@ -332,7 +335,7 @@ t.test('StoreUnavailable from the loader propagates and is not cached', async (t
     await gate.promise;
     throw new StoreUnavailable();
   };
-  const ghost = generateApiKey('production');
+  const ghost = generateApiKey('production', TAG);
   const calls = Array.from({ length: 5 }, () => cache.principal(apiKeyCacheKey(ghost.hash), slowDown));
   gate.resolve();
   for (const call of calls) await t.rejects(call, StoreUnavailable);
@@ -373,7 +376,7 @@ t.test('a cache with max 0 (or TTL 0) loads every time', async (t) => {
     const cache = createCredentialCache(settings);
     for (let i = 0; i < 5; i++) t.same(await cache.principal(apiKeyCacheKey(key.hash), loaderFor(key.hash)), expected);
     t.equal(counter.calls, 5);
-    const ghost = generateApiKey('production');
+    const ghost = generateApiKey('production', TAG);
     t.equal(await cache.principal(apiKeyCacheKey(ghost.hash), loaderFor(ghost.hash)), undefined);
     t.equal(await cache.principal(apiKeyCacheKey(ghost.hash), loaderFor(ghost.hash)), undefined);
     t.equal(counter.calls, 7);

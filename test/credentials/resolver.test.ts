@@ -1,12 +1,18 @@
 import t from 'tap';
+import { randomBytes } from 'node:crypto';
 import { generateApiKey } from '../../src/credentials/api-keys.js';
 import { createTokenService, type TokenService } from '../../src/credentials/jwt.js';
 import { createResolver, type Resolution } from '../../src/credentials/resolver.js';
 import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSettings } from '../../src/credentials/cache.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
+import { shardTagOf, tagged } from '../../src/store/shard-tag.js';
 import type { Store } from '../../src/store/store.js';
 
 const SETTINGS: CacheSettings = { max: 1000, ttlSeconds: 60, negativeTtlSeconds: 5 };
+/** org_1's shard tag: its keys and its session carry it. */
+const TAG = shardTagOf('org_1');
+/** The fixture's session: `<tag>.<random>`, as the session service makes them. */
+const SESSION_ID = tagged(TAG, randomBytes(16).toString('base64url'));
 
 type Tap = typeof t;
 
@@ -16,7 +22,7 @@ async function fixture(t: Pick<Tap, 'teardown'>, cacheSettings: CacheSettings = 
   t.teardown(() => memory.close());
   const createdAt = new Date().toISOString();
   await memory.createOrganizationIfEmailFree({ id: 'org_1', name: 'Org', email: 'o@example.test', passwordHash: 'x', createdAt });
-  const key = generateApiKey('production');
+  const key = generateApiKey('production', TAG);
   await memory.createApiKey({ id: key.id, orgId: 'org_1', hash: key.hash, displayPrefix: key.displayPrefix, createdAt });
   const reads = { keys: 0, sessions: 0, verifications: 0 };
   const store: Store = {
@@ -26,8 +32,8 @@ async function fixture(t: Pick<Tap, 'teardown'>, cacheSettings: CacheSettings = 
   };
   const signer = await createTokenService({ secret: 'resolver-test-secret-0123456789abcdef', previousSecrets: [], issuer: 'authgate', ttlSeconds: 3600, environment: 'production' });
   const tokens: TokenService = { ...signer, verify: (token, nowMs) => (reads.verifications++, signer.verify(token, nowMs)) };
-  const { token, expiresAtMs } = await signer.sign('sess_1', Date.now());
-  await memory.createSession({ id: 'sess_1', orgId: 'org_1', expiresAt: expiresAtMs });
+  const { token, expiresAtMs } = await signer.sign(SESSION_ID, Date.now());
+  await memory.createSession({ id: SESSION_ID, orgId: 'org_1', expiresAt: expiresAtMs });
   const cache = createCredentialCache(cacheSettings);
   const resolver = createResolver({ store, cache, tokens, environment: 'production', now: Date.now });
   return { key, token, reads, cache, resolver, memory };
@@ -49,7 +55,7 @@ t.test('an API key: the first resolution reads the store, later ones are synchro
 
 t.test('an unknown key is remembered as unknown: one store read, then synchronous refusals', async (t) => {
   const { reads, resolver } = await fixture(t);
-  const ghost = generateApiKey('production').secret;
+  const ghost = generateApiKey('production', TAG).secret;
   t.match(await resolver.resolve(ghost), { ok: false, kind: 'api_key', reason: 'unknown_key' });
   const again = resolver.resolve(ghost);
   t.notOk(isPromise(again));
@@ -59,11 +65,14 @@ t.test('an unknown key is remembered as unknown: one store read, then synchronou
 
 t.test('malformed, mistyped and other-environment keys never reach the store or the cache', async (t) => {
   const { reads, resolver, cache } = await fixture(t);
-  const good = generateApiKey('production').secret;
+  const good = generateApiKey('production', TAG).secret;
   const typo = good.slice(0, -1) + (good.endsWith('A') ? 'B' : 'A');
   t.match(resolver.resolve('agk_live_short'), { ok: false, reason: 'malformed_key' });
+  // A key of the first format (agk_live_ + 36 base62, no shard tag) is not looked up either.
+  t.match(resolver.resolve(`agk_live_${good.slice(-36)}`), { ok: false, reason: 'malformed_key' });
+  t.match(resolver.resolve('agk_live_0123456789ABCDEFGHIJabcdefghijABCDEF'), { ok: false, reason: 'malformed_key' });
   t.match(resolver.resolve(typo), { ok: false, reason: 'bad_checksum' });
-  t.match(resolver.resolve(generateApiKey('sandbox').secret), { ok: false, reason: 'wrong_environment', environment: 'sandbox' });
+  t.match(resolver.resolve(generateApiKey('sandbox', TAG).secret), { ok: false, reason: 'wrong_environment', environment: 'sandbox' });
   t.equal(reads.keys, 0);
   t.same(cache.stats, { hits: 0, misses: 0, evictions: 0 });
 });
@@ -83,7 +92,7 @@ t.test('a revocation reaches the next resolution at once', async (t) => {
 
 t.test('a JWT is verified once, then answered from its memo and the session cache', async (t) => {
   const { token, reads, resolver, cache } = await fixture(t);
-  const expected: Resolution = { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1' } };
+  const expected: Resolution = { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: SESSION_ID } };
   t.same(await resolver.resolve(token), expected);
   for (let i = 0; i < 5; i++) {
     const hit = resolver.resolve(token);
@@ -93,8 +102,8 @@ t.test('a JWT is verified once, then answered from its memo and the session cach
   t.equal(reads.verifications, 1, 'the signature is checked once');
   t.equal(reads.sessions, 1, 'the session is read once');
   // Logout: the session goes, the memo stays, and the token is refused.
-  cache.invalidate([{ kind: 'session', cacheKey: 'sess_1' }]);
-  t.equal(cache.peek(sessionCacheKey('sess_1')), undefined);
+  cache.invalidate([{ kind: 'session', cacheKey: SESSION_ID }]);
+  t.equal(cache.peek(sessionCacheKey(SESSION_ID)), undefined);
   t.match(await resolver.resolve(token), { ok: true }, 'still in the store here: read again');
   t.equal(reads.verifications, 1, 'no second signature check');
   t.equal(reads.sessions, 2);

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { SHARD_TAG_SOURCE, shardTagOf } from '../../src/store/shard-tag.js';
 import { ADMIN_TOKEN as ADMIN, send, startGateway } from '../helpers/gateway.js';
 import { startGatewayProcess } from '../helpers/gateway-process.js';
 
@@ -77,7 +78,11 @@ t.test('production and sandbox on one Redis: nothing crosses over', async (t) =>
   t.equal((await production.get('/accounts', { authorization: `Bearer ${sandToken}` })).status, 401);
 
   const keys = (await redisCommand(redis.port, 'KEYS', '*')) as string[];
-  t.ok(keys.length > 0 && keys.every((k) => k.startsWith('authgate:{production}:') || k.startsWith('authgate:{sandbox}:')), 'every record is under its environment');
+  // `authgate:{<environment>:<shard tag>}:`: the environment is inside every key's hash tag.
+  const underEnvironment = new RegExp(`^authgate:\\{(production|sandbox):${SHARD_TAG_SOURCE}\\}:`);
+  t.ok(keys.length > 0 && keys.every((k) => underEnvironment.test(k)), 'every record is under its environment');
+  t.ok(keys.some((k) => k.startsWith(`authgate:{production:${shardTagOf(prodOrg.id)}}:`)), "production's organization under production, on its tag");
+  t.ok(keys.some((k) => k.startsWith(`authgate:{sandbox:${shardTagOf(sandOrg.id)}}:`)), "sandbox's organization under sandbox, on its tag");
 
   t.equal((await send(`${production.opsUrl}/admin/organizations/${prodOrg.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } })).status, 204);
   t.equal((await production.get('/accounts', { authorization: `Bearer ${prodKey.apiKey}` })).status, 401, 'deleted in production');

@@ -1,4 +1,6 @@
 import t from 'tap';
+import { parseApiKey } from '../../src/credentials/api-keys.js';
+import { shardTagOf } from '../../src/store/shard-tag.js';
 import { ADMIN_TOKEN, UA, send, startGateway } from '../helpers/gateway.js';
 
 const json = { 'content-type': 'application/json' };
@@ -103,7 +105,7 @@ t.test('API keys: create, list, use, revoke; JWT-only creation', async (t) => {
   t.equal(created.status, 201);
   t.equal(created.headers['cache-control'], 'no-store');
   const { id, apiKey } = created.json() as { id: string; apiKey: string };
-  t.match(apiKey, /^agk_test_[0-9A-Za-z]{36}$/, 'sandbox key: prefix, random, checksum');
+  t.match(apiKey, new RegExp(`^agk_test_${shardTagOf(org.id)}_[0-9A-Za-z]{36}$`), 'sandbox key: prefix, its organization\'s shard tag, random, checksum');
   t.same(Object.keys(created.json()).sort(), ['apiKey', 'id']);
 
   const withKey = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${apiKey}` } });
@@ -119,7 +121,10 @@ t.test('API keys: create, list, use, revoke; JWT-only creation', async (t) => {
   t.equal(keys[0]!.id, id);
   t.ok(apiKey.startsWith(keys[0]!.prefix!) && keys[0]!.prefix!.length < 20, 'a short prefix for recognition');
   t.notOk(listed.body.includes(apiKey), 'the secret is never listed');
-  t.notOk(/[0-9a-f]{64}/.test(listed.body), 'nor its hash');
+  const parsed = parseApiKey(apiKey);
+  t.ok(parsed.ok, 'the key parses');
+  t.notOk(parsed.ok && (listed.body.includes(parsed.hash) || listed.body.includes(parsed.hash.slice(parsed.hash.indexOf('.') + 1))), 'nor its lookup hash');
+  t.notOk(/[0-9a-f]{64}/.test(listed.body), 'nor any full sha256');
 
   t.equal((await gw.get('/accounts', { authorization: `Bearer ${apiKey}` })).status, 200, 'the key works');
   const revoked = await send(`${gw.publicUrl}/auth/api-key/${id}`, { method: 'DELETE', headers: { ...UA, authorization: `Bearer ${token}` } });
@@ -247,7 +252,8 @@ t.test('credential failures are 401 with WWW-Authenticate; nothing reaches the u
     ['basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }, /^Bearer realm="authgate"$/],
     ['bearer without token', { authorization: 'Bearer' }, /invalid_request/],
     ['two tokens', { authorization: `Bearer ${apiKey} ${apiKey}` }, /invalid_request/],
-    ['unknown key', { authorization: `Bearer agk_test_${'A'.repeat(36)}` }, /invalid_token/],
+    ['unknown key', { authorization: `Bearer agk_test_${shardTagOf(org.id)}_${'A'.repeat(36)}` }, /invalid_token/],
+    ['key of the first format', { authorization: `Bearer agk_test_${'A'.repeat(36)}` }, /invalid_token/],
     ['mistyped key', { authorization: `Bearer ${apiKey.slice(0, -1)}${lastChar}` }, /invalid_token/],
     ['truncated key', { authorization: `Bearer ${apiKey.slice(0, -3)}` }, /invalid_token/],
     ['garbage token', { authorization: 'Bearer not.a.jwt' }, /invalid_token/],

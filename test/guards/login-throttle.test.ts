@@ -121,6 +121,6 @@ t.test('the throttle itself: counts first, settles after', async (t) => {
   t.equal((await throttle.attempt('a@example.test', '192.0.2.1')).known, true, 'but not the known address');
   t.equal((await throttle.attempt('a@example.test', '192.0.2.1')).exhausted, true, 'its third since the reset');
   t.ok(await refusal(throttle.attempt('a@example.test', '192.0.2.1')) instanceof Problem, 'which keeps its pair limit');
-  t.strictSame((await store.readCounters(['login:addr:192.0.2.1'])).map((c) => c.count), [5], 'its address count: the success gave its one back');
+  t.strictSame((await store.readCounters(['login:addr:{192.0.2.1}'])).map((c) => c.count), [5], 'its address count: the success gave its one back');
   t.ok(await refusal(throttle.attempt('b@example.test', '192.0.2.1')) instanceof Problem, 'and its address limit, for every e-mail');
 });

@@ -230,30 +230,51 @@ export async function startSentinelTopology(options: SentinelOptions = {}): Prom
 }
 
 export type RedisCluster = {
+  /** Every server, masters and replicas: the seed list for a cluster client. */
   nodes: { host: string; port: number }[];
   servers: RedisServer[];
+  /**
+   * Each server's role as the server itself reports it (its `myself` line of CLUSTER NODES) at
+   * the time of the call, so after a failover too; a server that does not answer (killed,
+   * paused) is left out.
+   */
+  roles(): Promise<ClusterRole[]>;
+  /** The ports of the servers that say they replicate masterPort, now (see roles()). */
+  replicasOf(masterPort: number): Promise<number[]>;
   /** Everything the nodes printed. */
   output(): string;
   stop(): Promise<void>;
 };
+
+/** A cluster node's role; masterPort is the master a replica replicates. */
+export type ClusterRole = { port: number; role: 'master' | 'replica'; masterPort?: number };
 
 export type ClusterOptions = {
   /** TLS only, the cluster bus included (tls-cluster yes). */
   tls?: RedisTls;
   /** requirepass (and masterauth) of every node. */
   password?: string;
+  /** Replicas per master (redis-cli --cluster-replicas); 0 by default. */
+  replicas?: number;
 };
 
-/** Three masters, no replicas, every slot assigned, cluster_state:ok on each node. */
+/**
+ * Three masters, each with `replicas` replicas (none by default), every slot assigned; resolves
+ * once every node says cluster_state:ok, knows every other node with its final role, and every
+ * replica is attached and in sync with its master.
+ */
 export async function startCluster(options: ClusterOptions = {}): Promise<RedisCluster> {
   requireRedis();
   const { tls, password } = options;
+  const replicas = options.replicas ?? 0;
+  if (!Number.isInteger(replicas) || replicas < 0) throw new Error(`replicas must be a whole number, not ${replicas}`);
+  const masters = 3;
   const servers: RedisServer[] = [];
   const stop = async () => {
     await Promise.all(servers.map((server) => server.stop()));
   };
   try {
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < masters * (1 + replicas); i++) {
       // The cluster bus gets its own free port rather than port + 10000, which may be taken.
       const busPort = await freePort();
       servers.push(
@@ -266,6 +287,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<RedisC
             '--cluster-node-timeout', '2000',
             '--cluster-port', String(busPort),
             ...(tls ? ['--tls-cluster', 'yes'] : []),
+            // Redis 7 waits 5 s for more replicas before a diskless full sync: start it at once.
+            ...(replicas > 0 ? ['--repl-diskless-sync-delay', '0'] : []),
           ],
         }),
       );
@@ -275,27 +298,88 @@ export async function startCluster(options: ClusterOptions = {}): Promise<RedisC
       ...(password !== undefined ? ['-a', password, '--no-auth-warning'] : []),
       '--cluster', 'create',
       ...servers.map((server) => `127.0.0.1:${server.port}`),
-      '--cluster-replicas', '0',
+      '--cluster-replicas', String(replicas),
       '--cluster-yes',
     ]);
     if (create.code !== 0) throw new Error(`redis-cli --cluster create failed:\n${create.output}`);
     await waitFor('cluster_state:ok on every node', 20_000, async () => {
       for (const server of servers) {
         const info = String(await redisCommandOn(server.target, 'CLUSTER', 'INFO'));
-        if (!info.includes('cluster_state:ok') || !info.includes('cluster_known_nodes:3')) return false;
+        if (!info.includes('cluster_state:ok') || !new RegExp(`^cluster_known_nodes:${servers.length}\\r?$`, 'm').test(info)) return false;
       }
       return true;
     });
+    if (replicas > 0) {
+      // A replica can take over only once it is in sync and every master knows it as the replica
+      // of its master (the masters vote on its election): the gossip takes a moment to agree.
+      await waitFor('every replica in sync and known as such by every node', 30_000, async () => {
+        for (const server of servers) {
+          const nodes = clusterNodes(String(await redisCommandOn(server.target, 'CLUSTER', 'NODES')));
+          if (nodes.some((node) => !node.healthy)) return false;
+          if (nodes.filter((node) => node.role === 'master').length !== masters) return false;
+          if (nodes.filter((node) => node.role === 'replica' && node.masterId !== undefined).length !== masters * replicas) return false;
+          const info = String(await redisCommandOn(server.target, 'INFO', 'replication'));
+          const myself = nodes.find((node) => node.myself);
+          if (myself?.role === 'master') {
+            const online = info.match(/^slave\d+:.*state=online/gm) ?? [];
+            if (!info.includes(`connected_slaves:${replicas}`) || online.length !== replicas) return false;
+          } else if (!info.includes('master_link_status:up') || info.includes('master_sync_in_progress:1')) {
+            return false;
+          }
+        }
+        return true;
+      });
+    }
   } catch (error) {
     await stop();
     throw error;
   }
+  const roles = async (): Promise<ClusterRole[]> => {
+    const found = await Promise.all(servers.map(async (server): Promise<ClusterRole | undefined> => {
+      const reply = await redisCommandOn(server.target, 'CLUSTER', 'NODES').catch(() => undefined);
+      if (reply === undefined) return undefined;
+      const nodes = clusterNodes(String(reply));
+      const myself = nodes.find((node) => node.myself);
+      if (myself === undefined) return undefined;
+      if (myself.role === 'master') return { port: server.port, role: 'master' };
+      const masterPort = nodes.find((node) => node.id === myself.masterId)?.port;
+      return { port: server.port, role: 'replica', ...(masterPort !== undefined ? { masterPort } : {}) };
+    }));
+    return found.filter((role) => role !== undefined);
+  };
   return {
     nodes: servers.map((server) => ({ host: '127.0.0.1', port: server.port })),
     servers,
+    roles,
+    replicasOf: async (masterPort) =>
+      (await roles()).filter((role) => role.role === 'replica' && role.masterPort === masterPort).map((role) => role.port),
     output: () => servers.map((server) => server.output()).join('\n'),
     stop,
   };
+}
+
+type ClusterNode = { id: string; port: number; myself: boolean; role: 'master' | 'replica'; masterId?: string; healthy: boolean };
+
+/**
+ * CLUSTER NODES, one line a node:
+ * `<id> <ip:port@cport[,hostname]> <flags> <master id or -> <ping> <pong> <epoch> <link> <slots…>`.
+ */
+function clusterNodes(reply: string): ClusterNode[] {
+  return reply
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line): ClusterNode => {
+      const [id = '', address = '', flagList = '', master = '-', , , , link = ''] = line.trim().split(' ');
+      const flags = flagList.split(',');
+      return {
+        id,
+        port: Number(/:(\d+)@/.exec(address)?.[1]),
+        myself: flags.includes('myself'),
+        role: flags.includes('slave') ? 'replica' : 'master',
+        ...(master !== '-' ? { masterId: master } : {}),
+        healthy: link === 'connected' && !flags.some((flag) => ['fail', 'fail?', 'handshake', 'noaddr'].includes(flag)),
+      };
+    });
 }
 
 /** One command on a fresh connection, for tests to look at or poke a server directly. */

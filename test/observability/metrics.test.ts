@@ -1,6 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { generateApiKey } from '../../src/credentials/api-keys.js';
+import { shardTagOf } from '../../src/store/shard-tag.js';
 import { send, startGateway } from '../helpers/gateway.js';
 
 async function scrape(opsUrl: string): Promise<string> {
@@ -18,7 +19,7 @@ t.test('metrics: names, labels, and no raw path, secret or e-mail in any label',
   await gw.get('/accounts', { authorization: `Bearer ${apiKey}` });
   await gw.get('/accounts', { authorization: `Bearer ${apiKey}` });
   await gw.get('/accounts/acc_1', { authorization: `Bearer ${token}` });
-  await gw.get('/accounts', { authorization: `Bearer ${generateApiKey('sandbox').secret}` });
+  await gw.get('/accounts', { authorization: `Bearer ${generateApiKey('sandbox', shardTagOf(org.id)).secret}` });
   await gw.get('/accounts');
 
   const text = await scrape(gw.opsUrl);

@@ -1,5 +1,7 @@
 import t from 'tap';
 import { generateApiKey } from '../../src/credentials/api-keys.js';
+import { shardTagOf } from '../../src/store/shard-tag.js';
+import { eventually } from '../helpers/gateway.js';
 import { assertProblem, injectGateway } from '../helpers/inject.js';
 
 /**
@@ -20,6 +22,7 @@ t.test('POST /auth/api-key', async (t) => {
     const created = res.json<{ id: string; apiKey: string }>();
     t.same(Object.keys(created).sort(), ['apiKey', 'id']);
     t.match(created.apiKey, /^agk_test_/, 'a sandbox key (the test config is sandbox)');
+    t.match(created.apiKey, new RegExp(`^agk_test_${shardTagOf(orgId)}_[0-9A-Za-z]{36}$`), 'carrying its organization\'s shard tag');
     const listed = await gw.gateway.storage.store.listApiKeys(orgId);
     t.ok(listed.some((key) => key.id === created.id), 'stored under its organization');
     t.notOk(JSON.stringify(listed).includes(created.apiKey), 'never the secret');
@@ -40,11 +43,17 @@ t.test('POST /auth/api-key', async (t) => {
   t.test('without a credential, or with a bad one: 401', async (t) => {
     assertProblem(t, await gw.pub({ method: 'POST', url: '/auth/api-key' }), 401, 1101, 'none');
     assertProblem(t, await gw.pub({ method: 'POST', url: '/auth/api-key', headers: bearer('agk_test_notakey') }), 401, 1102, 'an unknown key');
+    // A key of the first format (agk_test_ + 36 base62, no shard tag): refused as malformed, never looked up.
+    const firstFormat = await gw.pub({ method: 'POST', url: '/auth/api-key', headers: { ...bearer(`agk_test_${'A'.repeat(36)}`), 'x-request-id': 'first-format-key' } });
+    assertProblem(t, firstFormat, 401, 1102, 'a key of the first format');
+    const line = () => gw.logs.records().find((r) => r['msg'] === 'request' && r['reqId'] === 'first-format-key');
+    t.ok(await eventually(async () => line() !== undefined), 'its request is logged');
+    t.match(line(), { status: 401, credentialKind: 'api_key', authReason: 'malformed_key' });
     assertProblem(t, await gw.pub({ method: 'POST', url: '/auth/api-key', headers: { authorization: `Basic ${token}` } }), 401, 1102, 'not Bearer');
   });
 
   t.test('a well-formed production key on this sandbox gateway: 401 1104', async (t) => {
-    const res = await gw.pub({ url: '/auth/api-key', headers: bearer(generateApiKey('production').secret) });
+    const res = await gw.pub({ url: '/auth/api-key', headers: bearer(generateApiKey('production', shardTagOf(orgId)).secret) });
     assertProblem(t, res, 401, 1104);
   });
 

@@ -3,6 +3,7 @@ import { parseApiKey } from '../../src/credentials/api-keys.js';
 import { Problem } from '../../src/problems.js';
 import { createApiKeyService } from '../../src/services/api-keys.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
+import { shardTagIn, shardTagOf } from '../../src/store/shard-tag.js';
 import type { Revoked } from '../../src/store/store.js';
 
 /** The error a promise rejects with (undefined if it resolves). */
@@ -27,13 +28,18 @@ t.test('create: the secret is returned once; the store holds its hash, under the
   const { store, apiKeys } = await fixture(t);
   const created = await apiKeys.create('org_a');
   t.match(created.apiKey, /^agk_live_/, 'a production key');
+  t.match(created.apiKey, new RegExp(`^agk_live_${shardTagOf('org_a')}_`), 'carrying its organization\'s shard tag');
   t.match(created.id, /^key_/);
   const parsed = parseApiKey(created.apiKey);
   if (!parsed.ok) throw new Error('the key does not parse');
+  t.equal(shardTagIn(parsed.hash), shardTagOf('org_a'), 'its lookup hash carries the tag too');
   const record = await store.findApiKeyByHash(parsed.hash);
-  t.match(record, { id: created.id, orgId: 'org_a', createdAt: new Date(NOW).toISOString() });
-  t.notOk(JSON.stringify(record).includes(created.apiKey), 'the record does not hold the secret');
-  t.ok(created.apiKey.startsWith(record!.displayPrefix), 'the display prefix is the start of the key');
+  t.same(record, { id: created.id, orgId: 'org_a', hash: parsed.hash }, 'found by its hash, for its organization');
+  const [summary, ...others] = await store.listApiKeys('org_a');
+  t.same(others, []);
+  t.match(summary, { id: created.id, createdAt: new Date(NOW).toISOString() });
+  t.notOk(JSON.stringify([record, summary]).includes(created.apiKey), 'the record does not hold the secret');
+  t.ok(created.apiKey.startsWith(summary!.displayPrefix), 'the display prefix is the start of the key');
 });
 
 t.test('create for an organization that no longer exists: the credential is refused, nothing is stored', async (t) => {

@@ -1,8 +1,10 @@
 import t, { type Test } from 'tap';
+import { randomBytes } from 'node:crypto';
 import { createPasswordHasher } from '../../src/credentials/passwords.js';
 import { Problem } from '../../src/problems.js';
 import { createOrganizationService, normalizeEmail } from '../../src/services/organizations.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
+import { shardTagOf, tagged } from '../../src/store/shard-tag.js';
 import type { Revoked } from '../../src/store/store.js';
 
 /** The error a promise rejects with (undefined if it resolves). */
@@ -63,19 +65,23 @@ t.test('delete: the organization goes with every key and session, all announced 
   const org = await organizations.create({ name: 'A', email: 'a@example.test', password: 'organization-password' });
   const keep = await organizations.create({ name: 'B', email: 'b@example.test', password: 'organization-password' });
   const createdAt = new Date(NOW).toISOString();
-  await store.createApiKey({ id: 'key_1', orgId: org.id, hash: 'h1', displayPrefix: 'agk_test_1', createdAt });
-  await store.createApiKey({ id: 'key_2', orgId: org.id, hash: 'h2', displayPrefix: 'agk_test_2', createdAt });
-  await store.createApiKey({ id: 'key_3', orgId: keep.id, hash: 'h3', displayPrefix: 'agk_test_3', createdAt });
-  await store.createSession({ id: 'sess_1', orgId: org.id, expiresAt: NOW + 60_000 });
+  // Lookup hashes and session ids carry their organization's shard tag, as the services make them.
+  const digest = () => randomBytes(16).toString('base64url');
+  const [h1, h2, h3] = [tagged(shardTagOf(org.id), digest()), tagged(shardTagOf(org.id), digest()), tagged(shardTagOf(keep.id), digest())];
+  const sessionId = tagged(shardTagOf(org.id), digest());
+  t.equal(await store.createApiKey({ id: 'key_1', orgId: org.id, hash: h1, displayPrefix: 'agk_test_1', createdAt }), 'created');
+  t.equal(await store.createApiKey({ id: 'key_2', orgId: org.id, hash: h2, displayPrefix: 'agk_test_2', createdAt }), 'created');
+  t.equal(await store.createApiKey({ id: 'key_3', orgId: keep.id, hash: h3, displayPrefix: 'agk_test_3', createdAt }), 'created');
+  t.equal(await store.createSession({ id: sessionId, orgId: org.id, expiresAt: NOW + 60_000 }), 'created');
 
   t.same(await organizations.delete(org.id), { revoked: 3 });
   t.equal(announced.length, 1, 'one announcement');
   t.same(announced[0]?.map((r) => r.kind).sort(), ['api_key', 'api_key', 'session']);
   t.equal(await store.findOrganizationById(org.id), undefined);
   t.equal(await store.findOrganizationByEmail('a@example.test'), undefined, 'the e-mail is free again');
-  t.equal(await store.findApiKeyByHash('h1'), undefined);
-  t.equal(await store.findSession('sess_1'), undefined);
-  t.equal((await store.findApiKeyByHash('h3'))?.orgId, keep.id, 'another organization\'s keys are kept');
+  t.equal(await store.findApiKeyByHash(h1), undefined);
+  t.equal(await store.findSession(sessionId), undefined);
+  t.equal((await store.findApiKeyByHash(h3))?.orgId, keep.id, 'another organization\'s keys are kept');
   t.match(await caught(organizations.delete(org.id)), { problem: 'organizationNotFound' }, 'deleting twice');
   t.equal(announced.length, 1);
 });

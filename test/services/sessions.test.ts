@@ -5,6 +5,7 @@ import { Problem } from '../../src/problems.js';
 import { normalizeEmail } from '../../src/services/organizations.js';
 import { createSessionService } from '../../src/services/sessions.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
+import { shardTagIn, shardTagOf } from '../../src/store/shard-tag.js';
 import type { Revoked, Store } from '../../src/store/store.js';
 
 /** The error a promise rejects with (undefined if it resolves). */
@@ -33,6 +34,9 @@ t.test('login: a token whose session is stored for the organization, expiring wi
   const verified = await tokens.verify(token, NOW);
   if (!verified.ok) throw new Error('the token does not verify');
   t.equal(verified.expiresAtMs, NOW + 3600_000);
+  // `<shard tag>.<128 random bits>`: the organization's tag routes the session to its shard.
+  t.match(verified.sessionId, new RegExp(`^${shardTagOf('org_s')}\\.[A-Za-z0-9_-]{22}$`), 'the session id carries its organization\'s shard tag');
+  t.equal(shardTagIn(verified.sessionId), shardTagOf('org_s'));
   const session = await memory.findSession(verified.sessionId);
   t.match(session, { id: verified.sessionId, orgId: 'org_s', expiresAt: verified.expiresAtMs });
   const again = await sessions.login(normalizeEmail('owner@example.test'), PASSWORD);

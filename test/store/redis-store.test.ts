@@ -7,7 +7,9 @@ import type { RedisInvalidationBus } from '../../src/store/redis/invalidation.js
 import { openRedisStorage, type OpenRedisStorageOptions, type RedisStorage } from '../../src/store/redis/store.js';
 import { StoreUnavailable, type CounterStore, type Revoked, type Store } from '../../src/store/store.js';
 import { redisCommand, startRedis } from '../helpers/redis.js';
-import { newApiKey, newOrganization, pollUntil, storeContract } from './store-contract.js';
+import { packId } from '../../src/store/redis/packing.js';
+import { SHARD_TAG_LENGTH, shardTagOf } from '../../src/store/shard-tag.js';
+import { found, newApiKey, newOrganization, newSession, pollUntil, storeContract } from './store-contract.js';
 
 const PREFIX = 'authgate-test:';
 const server = await startRedis();
@@ -63,12 +65,12 @@ function everyMethod(store: Store & CounterStore): [string, () => Promise<unknow
     ['findOrganizationById', () => store.findOrganizationById(org.id)],
     ['deleteOrganization', () => store.deleteOrganization(org.id)],
     ['createApiKey', () => store.createApiKey(newApiKey(org.id))],
-    ['findApiKeyByHash', () => store.findApiKeyByHash(sha())],
+    ['findApiKeyByHash', () => store.findApiKeyByHash(newApiKey(org.id).hash)],
     ['listApiKeys', () => store.listApiKeys(org.id)],
     ['deleteApiKeyIfOwned', () => store.deleteApiKeyIfOwned(org.id, randomUUID())],
-    ['createSession', () => store.createSession({ id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 60_000 })],
-    ['findSession', () => store.findSession(randomUUID())],
-    ['deleteSession', () => store.deleteSession(randomUUID())],
+    ['createSession', () => store.createSession(newSession(org.id, 60_000))],
+    ['findSession', () => store.findSession(newSession(org.id).id)],
+    ['deleteSession', () => store.deleteSession(newSession(org.id).id)],
     ['countAttempt', () => store.countAttempt({ counters: [{ name: 'login:x', limit: 10 }], windowMs: 60_000, known: { set: 'login:x', member: '192.0.2.1', knownTtlMs: 60_000 } })],
     ['settleAttempt', () => store.settleAttempt({ reset: ['login:x'], giveBack: ['login:y'], remember: { set: 'login:x', member: '192.0.2.1', ttlMs: 60_000, max: 10 } })],
     ['readCounters', () => store.readCounters(['login:x'])],
@@ -83,60 +85,101 @@ t.test('the store contract', async (t) => {
   });
 });
 
-t.test('key names: one hash tag per environment, the documented types, nothing left behind', async (t) => {
+t.test('key names: under the organization\'s or the e-mail\'s shard tag, the documented types, nothing left behind', async (t) => {
   t.throws(() => redisKeys('authgate:{x}:', 'production'), /must not contain/);
   t.throws(() => redisKeys('authgate:', ''), /must not be empty/);
   t.equal(redisKeys('authgate:', 'production').invalidationChannel, 'authgate:{production}:invalidations');
+  t.equal(redisKeys('authgate:', 'production').shard('k3x').apiKeys, 'authgate:{production:k3x}:k');
 
   const environment = `env-${randomUUID()}`;
   const { store } = await open(t, { environment });
   const keys = redisKeys(PREFIX, environment);
   const org = newOrganization();
+  const shard = keys.shard(shardTagOf(org.id));
+  const packed = packId(org.id);
+  t.equal(packed.length, 26, 'a generated id is packed to 26 characters');
   const key = newApiKey(org.id);
-  const short = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 300 };
+  const short = newSession(org.id, 300);
   await store.createOrganizationIfEmailFree(org);
   await store.createApiKey(key);
   await store.createSession(short);
-  // Redis itself forgets the session record (PX), not only the read path.
-  await pollUntil(20_000, async () => (await redisCommand(server.port, 'EXISTS', keys.session(short.id))) === 0);
-  const session = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 3_600_000 };
+  // Redis forgets the tag's session hash and the org's index with their last session (PX).
+  await pollUntil(20_000, async () => (await redisCommand(server.port, 'EXISTS', shard.organizationSessions(packed))) === 0);
+  t.equal(await redisCommand(server.port, 'HEXISTS', shard.sessions, short.id.slice(SHARD_TAG_LENGTH + 1)), 0, 'the short session went with its hash');
+  const session = newSession(org.id);
   await store.createSession(session);
 
   const ours = async () =>
     ((await redisCommand(server.port, 'KEYS', `*${environment}*`)) as string[]).sort();
+  const emailClaim = keys.shard(shardTagOf(org.email)).emailClaim(org.email);
   t.strictSame(
     await ours(),
-    [
-      keys.organization(org.id),
-      keys.organizationIdByEmail(org.email),
-      keys.apiKey(key.hash),
-      keys.organizationApiKeys(org.id),
-      keys.session(session.id),
-      keys.organizationSessions(org.id),
-    ].sort(),
+    [shard.organization(packed), emailClaim, shard.apiKeys, shard.sessions, shard.organizationSessions(packed)].sort(),
   );
-  for (const name of await ours()) t.ok(name.startsWith(`${PREFIX}{${environment}}:`), name);
+  for (const name of await ours()) t.match(name, new RegExp(`^${PREFIX}\\{${environment}:[0-9a-z]{3}\\}:`), name);
   const types = Object.fromEntries(
     await Promise.all((await ours()).map(async (name) => [name, await redisCommand(server.port, 'TYPE', name)])),
   );
   t.strictSame(types, {
-    [keys.organization(org.id)]: 'hash',
-    [keys.organizationIdByEmail(org.email)]: 'string',
-    [keys.apiKey(key.hash)]: 'hash',
-    [keys.organizationApiKeys(org.id)]: 'hash',
-    [keys.session(session.id)]: 'hash',
-    [keys.organizationSessions(org.id)]: 'zset',
+    [shard.organization(packed)]: 'hash',
+    [emailClaim]: 'string',
+    [shard.apiKeys]: 'hash',
+    [shard.sessions]: 'hash',
+    [shard.organizationSessions(packed)]: 'zset',
   });
-  const pttl = Number(await redisCommand(server.port, 'PTTL', keys.session(session.id)));
-  t.ok(pttl > 3_500_000 && pttl <= 3_600_000, `session TTL ${pttl} ms`);
-  t.strictSame(
-    await redisCommand(server.port, 'ZRANGE', keys.organizationSessions(org.id), 0, -1),
-    [session.id],
-    'the expired session was pruned from the index',
-  );
+  t.equal(await redisCommand(server.port, 'OBJECT', 'ENCODING', shard.apiKeys), 'listpack', 'small hashes stay in the compact encoding');
+  t.match(await redisCommand(server.port, 'HGET', shard.organization(packed), `k:${packId(key.id)}`), new RegExp(`^${key.hash.slice(SHARD_TAG_LENGTH + 1)}[0-9a-z]+ ${key.displayPrefix}$`), 'the key\'s index entry is a field of its organization\'s record');
+  t.equal(await redisCommand(server.port, 'OBJECT', 'ENCODING', shard.sessions), 'listpack');
+  t.equal(await redisCommand(server.port, 'HGET', shard.apiKeys, key.hash.slice(SHARD_TAG_LENGTH + 1)), `${packed} ${packId(key.id)}`, 'the hot path\'s record: owner and key id');
+  for (const name of [shard.sessions, shard.organizationSessions(packed)]) {
+    const pttl = Number(await redisCommand(server.port, 'PTTL', name));
+    t.ok(pttl > 3_500_000 && pttl <= 3_600_000, `${name} lives as long as its last session: ${pttl} ms`);
+  }
+  t.strictSame(await redisCommand(server.port, 'ZRANGE', shard.organizationSessions(packed), 0, -1), [session.id.slice(SHARD_TAG_LENGTH + 1)]);
+  t.equal(await redisCommand(server.port, 'PTTL', shard.apiKeys), -1, 'API keys do not expire');
 
   await store.deleteOrganization(org.id);
   t.strictSame(await ours(), [], 'deleting the organization leaves no key behind');
+});
+
+t.test('an e-mail claim and its organization are two steps: a crash between them leaves nothing wrong', async (t) => {
+  const environment = `env-${randomUUID()}`;
+  const { store } = await open(t, { environment });
+  const keys = redisKeys(PREFIX, environment);
+  const claimOf = (email: string) => keys.shard(shardTagOf(email)).emailClaim(email);
+
+  // A sign-up cut off after writing the organization, before claiming the e-mail: an
+  // organization nobody can reach, and the e-mail free.
+  const orphan = newOrganization();
+  await store.createOrganizationIfEmailFree(orphan);
+  await redisCommand(server.port, 'DEL', claimOf(orphan.email));
+  t.equal(await store.findOrganizationByEmail(orphan.email), undefined, 'no login reaches it');
+  const next = newOrganization({ email: orphan.email });
+  t.strictSame(await store.createOrganizationIfEmailFree(next), next, 'the e-mail is free');
+  t.strictSame(await store.findOrganizationByEmail(orphan.email), next);
+
+  // A deletion cut off after its script, before releasing the claim: the claim names a gone
+  // organization; it finds nothing, and the next sign-up with the e-mail takes it over.
+  const gone = newOrganization();
+  await store.createOrganizationIfEmailFree(gone);
+  const key = newApiKey(gone.id);
+  await store.createApiKey(key);
+  // What the deletion's script does, without the release that follows it.
+  const shard = keys.shard(shardTagOf(gone.id));
+  await redisCommand(server.port, 'DEL', shard.organization(packId(gone.id)));
+  await redisCommand(server.port, 'HDEL', shard.apiKeys, key.hash.slice(SHARD_TAG_LENGTH + 1));
+  t.equal(await redisCommand(server.port, 'GET', claimOf(gone.email)), gone.id, 'the claim is left behind');
+  t.equal(await store.findOrganizationByEmail(gone.email), undefined, 'a claim without its organization finds nothing');
+  const rivals = [newOrganization({ email: gone.email }), newOrganization({ email: gone.email }), newOrganization({ email: gone.email })];
+  const results = await Promise.all(rivals.map((org) => store.createOrganizationIfEmailFree(org)));
+  t.equal(results.filter((result) => result !== 'email-taken').length, 1, 'racing sign-ups repair it once: exactly one wins');
+  const winner = rivals[results.findIndex((result) => result !== 'email-taken')]!;
+  t.strictSame(await store.findOrganizationByEmail(gone.email), winner);
+  for (const rival of rivals) if (rival !== winner) t.equal(await store.findOrganizationById(rival.id), undefined, 'the losers wrote nothing that stays');
+
+  // A release that comes late (the old deletion finishing now) does not free the new claim.
+  t.equal(await store.deleteOrganization(gone.id), undefined);
+  t.equal(await redisCommand(server.port, 'GET', claimOf(gone.email)), winner.id, 'the new claim stands');
 });
 
 t.test('two storages on one server see each other\'s writes', async (t) => {
@@ -148,7 +191,7 @@ t.test('two storages on one server see each other\'s writes', async (t) => {
   await a.store.createOrganizationIfEmailFree(org);
   await a.store.createApiKey(key);
   t.strictSame(await b.store.findOrganizationByEmail(org.email), org);
-  t.strictSame(await b.store.findApiKeyByHash(key.hash), key);
+  t.strictSame(await b.store.findApiKeyByHash(key.hash), found(key));
   t.strictSame(await b.store.deleteApiKeyIfOwned(org.id, key.id), { kind: 'api_key', cacheKey: key.hash });
   t.equal(await a.store.findApiKeyByHash(key.hash), undefined);
 
@@ -228,7 +271,7 @@ t.test('a revocation and its announcement are one step: the PUBLISH runs inside 
   await Promise.all([subscribed(a), subscribed(b)]);
   const org = newOrganization();
   const key = newApiKey(org.id);
-  const session = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 3_600_000 };
+  const session = newSession(org.id);
   const lastKey = newApiKey(org.id);
   await a.store.createOrganizationIfEmailFree(org);
   await a.store.createApiKey(key);
@@ -265,17 +308,25 @@ t.test('a revocation and its announcement are one step: the PUBLISH runs inside 
   t.ok(revoking.every((r) => r.lua), 'each ran inside its script: there is no separate PUBLISH');
   t.equal(publishes.filter((r) => r.lua).length, 4, 'and the script that revoked nothing published too (B\'s heartbeats are the others)');
   const scripts = steps.filter((r) => !r.lua && /^eval/i.test(r.args[0] ?? ''));
-  t.equal(scripts.length, 4, 'four revoking scripts ran');
-  for (const script of scripts) {
+  t.equal(scripts.length, 5, 'four revoking scripts ran, and the release of the e-mail claim after the organization\'s');
+  const bodies = scripts.map((script) => {
     const body = steps.slice(steps.indexOf(script) + 1);
-    const own = body.slice(0, body.findIndex((r) => !r.lua) === -1 ? body.length : body.findIndex((r) => !r.lua));
+    const end = body.findIndex((r) => !r.lua);
+    return body.slice(0, end === -1 ? body.length : end);
+  });
+  const revokingBodies = bodies.filter((own) => own.some((r) => r.args[0]?.toLowerCase() === 'publish'));
+  t.equal(revokingBodies.length, 4, 'four scripts announced');
+  for (const own of revokingBodies) {
     const names = own.map((r) => r.args[0]?.toLowerCase());
     t.equal(names.filter((n) => n === 'publish').length, 1, 'each script PUBLISHes exactly once');
     const writes = names.flatMap((n, i) => (n === 'del' || n === 'hdel' || n === 'zrem' ? [i] : []));
     t.ok(writes.every((i) => i > names.indexOf('publish')), `the PUBLISH comes before every write (${names.join(' ')})`);
   }
-  const apiKeyGone = keys.apiKey(key.hash);
-  t.ok(steps.some((r) => r.lua && r.args[0]?.toLowerCase() === 'del' && r.args[1] === apiKeyGone), 'the key record went in the same script');
+  const release = bodies.find((own) => !revokingBodies.includes(own))!;
+  const emailClaim = keys.shard(shardTagOf(org.email)).emailClaim(org.email);
+  t.ok(release.every((r) => r.args[1] === emailClaim), 'the other script touched only the e-mail claim');
+  const apiKeys = keys.shard(shardTagOf(org.id)).apiKeys;
+  t.ok(steps.some((r) => r.lua && r.args[0]?.toLowerCase() === 'hdel' && r.args[1] === apiKeys && r.args[2] === key.hash.slice(SHARD_TAG_LENGTH + 1)), 'the key record went in the same script');
 });
 
 t.test('a user that may not use the channel: never subscribed, and never revokes without announcing', async (t) => {
@@ -307,11 +358,11 @@ t.test('a user that may not use the channel: never subscribed, and never revokes
   const key = newApiKey(org.id);
   t.strictSame(await storage.store.createOrganizationIfEmailFree(org), org, 'it may still write…');
   t.equal(await storage.store.createApiKey(key), 'created');
-  t.strictSame(await storage.store.findApiKeyByHash(key.hash), key, '…and read');
+  t.strictSame(await storage.store.findApiKeyByHash(key.hash), found(key), '…and read');
   const error = await failure(storage.store.deleteApiKeyIfOwned(org.id, key.id));
   t.ok(error instanceof StoreUnavailable, 'a revocation it cannot announce fails…');
-  t.strictSame(await storage.store.findApiKeyByHash(key.hash), key, '…and leaves the key in place: nothing committed unannounced');
-  t.equal(await redisCommand(server.port, 'EXISTS', keys.apiKey(key.hash)), 1);
+  t.strictSame(await storage.store.findApiKeyByHash(key.hash), found(key), '…and leaves the key in place: nothing committed unannounced');
+  t.equal(await redisCommand(server.port, 'HEXISTS', keys.shard(shardTagOf(org.id)).apiKeys, key.hash.slice(SHARD_TAG_LENGTH + 1)), 1);
 
   events.length = 0;
   await redisCommand(server.port, 'ACL', 'SETUSER', user, 'allchannels');
@@ -441,7 +492,7 @@ t.test('Redis killed: every method fails fast with StoreUnavailable; back after 
   t.ok(bus.subscribed && other.bus.subscribed, 'and both are subscribed again');
 
   heardByOther.length = 0;
-  const session = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 60_000 };
+  const session = newSession(org.id, 60_000);
   t.equal(await store.createSession(session), 'created');
   t.strictSame(await store.deleteSession(session.id), { kind: 'session', cacheKey: session.id });
   await pollUntil(20_000, () => heardByOther.some((i) => i !== 'all' && i[0]?.cacheKey === session.id));
@@ -468,7 +519,7 @@ t.test('appendonly yes: credentials survive a crash and restart', async (t) => {
   const { store } = await open(t, { url: own.url });
   const org = newOrganization();
   const key = newApiKey(org.id);
-  const session = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 3_600_000 };
+  const session = newSession(org.id);
   t.strictSame(await store.createOrganizationIfEmailFree(org), org);
   t.equal(await store.createApiKey(key), 'created');
   t.equal(await store.createSession(session), 'created');
@@ -477,7 +528,7 @@ t.test('appendonly yes: credentials survive a crash and restart', async (t) => {
   await own.restart();
   await pollUntil(10_000, () => store.ping().then(() => true, () => false));
   t.strictSame(await store.findOrganizationByEmail(org.email), org);
-  t.strictSame(await store.findApiKeyByHash(key.hash), key);
+  t.strictSame(await store.findApiKeyByHash(key.hash), found(key));
   t.strictSame(await store.findSession(session.id), session);
   t.strictSame(await store.listApiKeys(org.id), [{ id: key.id, displayPrefix: key.displayPrefix, createdAt: key.createdAt }]);
 });
@@ -494,7 +545,7 @@ async function checkEveryMethodFails(t: Test, store: Store & CounterStore, comma
   }
 }
 
-t.test('login limit keys: under the hash tag, counters with the window, the known set bounded in time', async (t) => {
+t.test('login limit keys: the e-mail\'s counters together, the address\'s apart, with the window; the known set bounded in time', async (t) => {
   const { createLoginThrottle, DEFAULT_LIMITS, KNOWN_ADDRESS_TTL_MS } = await import('../../src/guards/login-throttle.js');
   const environment = `env-${randomUUID()}`;
   const { store } = await open(t, { environment });
@@ -505,20 +556,26 @@ t.test('login limit keys: under the hash tag, counters with the window, the know
 
   const names = ((await redisCommand(server.port, 'KEYS', `*${environment}*`)) as string[]).sort();
   t.ok(names.length > 0);
+  const tagOf = (name: string) => /^[^{]*\{[^:]*:([0-9a-z]{3})\}:/.exec(name)?.[1];
   for (const name of names) {
-    t.ok(name.startsWith(keys.base), `${name} is under the environment's hash tag`);
+    t.ok(name.startsWith(keys.environmentBase) && tagOf(name) !== undefined, `${name} is under a shard tag of the environment`);
     const type = await redisCommand(server.port, 'TYPE', name);
     const pttl = Number(await redisCommand(server.port, 'PTTL', name));
     t.notOk(name.includes('owner@example.com'), 'the e-mail is not in key names');
-    if (name.startsWith(keys.counter('login:'))) {
+    if (name.includes('}:c:login:')) {
       t.equal(type, 'string', name);
       t.ok(pttl > 0 && pttl <= DEFAULT_LIMITS.windowSeconds * 1000, `${name}: PTTL ${pttl}`);
+      const placement = /\{([^}]+)\}[^{}]*$/.exec(name)![1]!;
+      t.equal(tagOf(name), shardTagOf(placement), `${name} is placed by the text in its braces`);
     } else {
-      t.ok(name.startsWith(keys.knownSet('login:')), `${name} is a known-address set`);
+      t.ok(name.includes('}:n:login:'), `${name} is a known-address set`);
       t.equal(type, 'zset', name);
       t.ok(pttl > KNOWN_ADDRESS_TTL_MS - 60_000 && pttl <= KNOWN_ADDRESS_TTL_MS, `${name}: PTTL ${pttl}`);
       t.strictSame(await redisCommand(server.port, 'ZRANGE', name, '0', '-1'), ['192.0.2.1']);
     }
   }
-  t.equal(names.filter((name) => name.startsWith(keys.knownSet(''))).length, 1, 'one known set');
+  t.equal(names.filter((name) => name.includes('}:n:')).length, 1, 'one known set');
+  const emailTags = new Set(names.filter((name) => !name.includes(':addr:')).map(tagOf));
+  t.equal(emailTags.size, 1, 'the pair, e-mail and known-set keys share the e-mail\'s tag: one atomic step');
+  t.ok(names.some((name) => name.includes(':addr:') && !emailTags.has(tagOf(name))), 'an address counter is placed by the address');
 });

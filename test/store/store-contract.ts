@@ -4,7 +4,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
-import type { ApiKeyRecord, CounterStore, NewOrganization, Revoked, Store } from '../../src/store/store.js';
+import { shardTagOf, tagged } from '../../src/store/shard-tag.js';
+import type { ApiKeyRecord, CounterStore, FoundApiKey, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
 
 export type ContractStore = { store: Store & CounterStore; close(): Promise<void> };
 
@@ -41,14 +42,14 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const ofB = newApiKey(b.id, '2023-01-01T00:00:00.000Z');
     for (const key of [later, earlyY, earlyX, ofB]) t.equal(await store.createApiKey(key), 'created');
 
-    t.strictSame(await store.findApiKeyByHash(later.hash), later);
+    t.strictSame(await store.findApiKeyByHash(later.hash), found(later));
     t.equal(await store.findApiKeyByHash(sha()), undefined);
     t.strictSame(await store.listApiKeys(a.id), [earlyX, earlyY, later].map(summary), 'by createdAt, then id');
     t.strictSame(await store.listApiKeys(b.id), [summary(ofB)]);
     t.strictSame(await store.listApiKeys(randomUUID()), []);
 
     t.equal(await store.deleteApiKeyIfOwned(b.id, later.id), undefined, "another org's key");
-    t.strictSame(await store.findApiKeyByHash(later.hash), later, 'untouched');
+    t.strictSame(await store.findApiKeyByHash(later.hash), found(later), 'untouched');
     t.strictSame(await store.listApiKeys(a.id), [earlyX, earlyY, later].map(summary), 'still listed');
 
     t.strictSame(await store.deleteApiKeyIfOwned(a.id, later.id), { kind: 'api_key', cacheKey: later.hash });
@@ -69,11 +70,11 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   t.test('sessions: create, find, delete, expire', async (t) => {
     const store = await open(t);
     const org = await created(store, newOrganization());
-    const missing = { id: randomUUID(), orgId: randomUUID(), expiresAt: Date.now() + 60_000 };
+    const missing = newSession(randomUUID(), 60_000);
     t.equal(await store.createSession(missing), 'no-organization');
     t.equal(await store.findSession(missing.id), undefined);
 
-    const session = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 3_600_000 };
+    const session = newSession(org.id);
     t.equal(await store.createSession(session), 'created');
     t.strictSame(await store.findSession(session.id), session);
     t.strictSame(await store.deleteSession(session.id), { kind: 'session', cacheKey: session.id });
@@ -81,7 +82,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.equal(await store.deleteSession(session.id), undefined, 'only once');
     t.equal(await store.deleteSession(randomUUID()), undefined);
 
-    const brief = { id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 2000 };
+    const brief = newSession(org.id, 2000);
     t.equal(await store.createSession(brief), 'created');
     const found = await store.findSession(brief.id);
     // On a stalled machine the find may only answer after expiresAt; then undefined is right.
@@ -97,9 +98,9 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const org = await created(store, newOrganization());
     const other = await created(store, newOrganization());
     const keys = [newApiKey(org.id), newApiKey(org.id)];
-    const sessions = [0, 1].map(() => ({ id: randomUUID(), orgId: org.id, expiresAt: Date.now() + 3_600_000 }));
+    const sessions = [0, 1].map(() => newSession(org.id));
     const otherKey = newApiKey(other.id);
-    const otherSession = { id: randomUUID(), orgId: other.id, expiresAt: Date.now() + 3_600_000 };
+    const otherSession = newSession(other.id);
     for (const key of [...keys, otherKey]) await store.createApiKey(key);
     for (const session of [...sessions, otherSession]) await store.createSession(session);
 
@@ -117,11 +118,11 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     for (const session of sessions) t.equal(await store.findSession(session.id), undefined);
     t.strictSame(await store.listApiKeys(org.id), []);
     t.equal(await store.createApiKey(newApiKey(org.id)), 'no-organization');
-    t.equal(await store.createSession({ ...sessions[0]!, id: randomUUID() }), 'no-organization');
+    t.equal(await store.createSession(newSession(org.id)), 'no-organization');
     t.equal(await store.deleteOrganization(org.id), undefined, 'only once');
 
     t.strictSame(await store.findOrganizationById(other.id), other, 'the other org is untouched');
-    t.strictSame(await store.findApiKeyByHash(otherKey.hash), otherKey);
+    t.strictSame(await store.findApiKeyByHash(otherKey.hash), found(otherKey));
     t.strictSame(await store.findSession(otherSession.id), otherSession);
 
     const again = newOrganization({ email: org.email });
@@ -148,7 +149,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     );
     t.strictSame(await store.listApiKeys(org.id), expected);
     for (const key of first) t.equal(await store.findApiKeyByHash(key.hash), undefined);
-    for (const key of second) t.strictSame(await store.findApiKeyByHash(key.hash), key);
+    for (const key of second) t.strictSame(await store.findApiKeyByHash(key.hash), found(key));
   });
 
   t.test('attempts: counted within limits, a fixed window from the first count, nothing counted when refused', async (t) => {
@@ -259,6 +260,67 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.strictSame((await store.readCounters([email])).map((state) => state.count), [0], 'the e-mail counter untouched');
   });
 
+  t.test('credentials carry their organization\'s shard tag: a record with another is refused', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const otherTag = shardTagOf(`${org.id}-other`) === shardTagOf(org.id) ? shardTagOf(`${org.id}-else`) : shardTagOf(`${org.id}-other`);
+    const key = { ...newApiKey(org.id), hash: tagged(otherTag, randomBytes(16).toString('base64url')) };
+    await t.rejects(store.createApiKey(key), 'a key hash with another tag');
+    await t.rejects(store.createApiKey({ ...key, hash: randomBytes(16).toString('base64url') }), 'a key hash without a tag');
+    await t.rejects(store.createSession({ ...newSession(org.id), id: tagged(otherTag, 'x') }), 'a session id with another tag');
+    t.strictSame(await store.listApiKeys(org.id), [], 'nothing was stored');
+    t.equal(await store.findApiKeyByHash(key.hash), undefined);
+    t.equal(await store.findApiKeyByHash('64c0ffee'.repeat(8)), undefined, 'a hash of the first format (hex) finds nothing');
+    t.equal(await store.findSession(randomUUID()), undefined, 'a session id without a tag finds nothing');
+  });
+
+  t.test('ids and times of other shapes than the gateway makes are kept as written', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization({ id: randomUUID() }));
+    const key = newApiKey(org.id, '2024-01-01T00:00:00Z', `custom-${randomUUID()}`);
+    const generated = newApiKey(org.id, '2024-01-01T00:00:00.000Z', `key_${randomBytes(16).toString('hex')}`);
+    for (const k of [key, generated]) t.equal(await store.createApiKey(k), 'created');
+    t.strictSame(await store.findApiKeyByHash(key.hash), found(key));
+    t.strictSame(await store.listApiKeys(org.id), [generated, key].map(summary), 'a time without milliseconds is its own text');
+    const session = { ...newSession(org.id), expiresAt: Date.now() + 60_000.5 };
+    t.equal(await store.createSession(session), 'created');
+    t.strictSame(await store.findSession(session.id), session, 'a fractional expiry too');
+    t.strictSame(await store.deleteApiKeyIfOwned(org.id, key.id), { kind: 'api_key', cacheKey: key.hash });
+    t.strictSame(sortRevoked((await store.deleteOrganization(org.id)) ?? []),
+      sortRevoked([{ kind: 'api_key', cacheKey: generated.hash }, { kind: 'session', cacheKey: session.id }]));
+  });
+
+  t.test('attempts over counters placed apart (braces): all counted, or none once the refusal returns', async (t) => {
+    const store = await open(t);
+    const id = randomUUID();
+    const [here, there] = [`test:{${id}-here}:x`, `test:{${id}-there}`];
+    const attempt = () => store.countAttempt({ counters: [{ name: there, limit: 100 }, { name: here, limit: 1 }], windowMs: 60_000 });
+    t.strictSame(await attempt(), { allowed: true, known: false, counted: [there, here], exhausted: true });
+    t.equal((await attempt()).allowed, false, 'here is spent');
+    t.strictSame((await store.readCounters([there, here])).map((state) => state.count), [1, 1], 'the refused attempt\'s count on there was given back');
+    await store.settleAttempt({ reset: [here], giveBack: [there] });
+    t.strictSame((await store.readCounters([there, here])).map((state) => state.count), [0, 0], 'settled in both places');
+
+    const [pair, address] = [`test:{${id}-pair}`, `test:{${id}-address}`];
+    const verdicts = await Promise.all(Array.from({ length: 60 }, () =>
+      store.countAttempt({ counters: [{ name: address, limit: 100 }, { name: pair, limit: 10 }], windowMs: 60_000 })));
+    t.equal(verdicts.filter((verdict) => verdict.allowed).length, 10, 'a parallel burst: exactly 10 of 60 allowed');
+    t.strictSame((await store.readCounters([pair, address])).map((state) => state.count), [10, 10], 'only the allowed ones stay counted');
+
+    const [set, email, other] = [`test:{${id}-email}:known`, `test:{${id}-email}:count`, `test:{${id}-elsewhere}`];
+    await store.settleAttempt({ remember: { set, member: '192.0.2.1', ttlMs: 60_000, max: 10 } });
+    const knownAttempt = (member: string) => store.countAttempt({
+      counters: [{ name: other, limit: 100, exemptWhenKnown: true }, { name: email, limit: 100 }],
+      windowMs: 60_000,
+      known: { set, member, knownTtlMs: 60_000 },
+    });
+    t.strictSame(await knownAttempt('192.0.2.1'), { allowed: true, known: true, counted: [email], exhausted: false },
+      'a member known in one place exempts a counter placed in another');
+    const unknown = await knownAttempt('192.0.2.2');
+    t.strictSame(unknown.allowed && { ...unknown, counted: [...unknown.counted].sort() },
+      { allowed: true, known: false, counted: [email, other].sort(), exhausted: false }, 'an unknown member: both counted (in any order)');
+  });
+
   t.test('concurrent sign-ups with one e-mail: exactly one wins', async (t) => {
     const store = await open(t);
     for (let round = 0; round < 10; round++) {
@@ -276,11 +338,12 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   });
 }
 
+/** As the services make them: `org_` and 32 hex characters (give another id to test other shapes). */
 export function newOrganization(overrides: Partial<NewOrganization> = {}): NewOrganization {
-  const id = randomUUID();
+  const id = `org_${randomBytes(16).toString('hex')}`;
   return {
     id,
-    name: `Org ${id.slice(0, 8)}`,
+    name: `Org ${id.slice(4, 12)}`,
     email: `${id}@example.com`,
     passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo',
     createdAt: new Date().toISOString(),
@@ -288,8 +351,20 @@ export function newOrganization(overrides: Partial<NewOrganization> = {}): NewOr
   };
 }
 
-export function newApiKey(orgId: string, createdAt = new Date().toISOString(), id: string = randomUUID()): ApiKeyRecord {
-  return { id, orgId, hash: sha(), displayPrefix: `ag_${randomBytes(3).toString('hex')}`, createdAt };
+/** As the services make them: a lookup hash under the organization's tag, `key_` and 32 hex. */
+export function newApiKey(orgId: string, createdAt = new Date().toISOString(), id = `key_${randomBytes(16).toString('hex')}`): ApiKeyRecord {
+  const tag = shardTagOf(orgId);
+  return { id, orgId, hash: tagged(tag, randomBytes(16).toString('base64url')), displayPrefix: `agk_live_${tag}_${randomBytes(2).toString('hex')}`, createdAt };
+}
+
+/** A session of the organization's, with its tag, that ends ttlMs from now. */
+export function newSession(orgId: string, ttlMs = 3_600_000): Session {
+  return { id: tagged(shardTagOf(orgId), randomBytes(16).toString('base64url')), orgId, expiresAt: Date.now() + ttlMs };
+}
+
+/** What findApiKeyByHash answers for a stored key. */
+export function found(key: ApiKeyRecord): FoundApiKey {
+  return { id: key.id, orgId: key.orgId, hash: key.hash };
 }
 
 /** Polls until check() is true; returns the time it first was. Throws after timeoutMs. */

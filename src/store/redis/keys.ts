@@ -1,45 +1,52 @@
 /**
  * Names of every Redis key and channel authgate uses. docs/redis-layout.md has the table.
  *
- * Every name starts with `${prefix}{${environment}}:`, e.g. `authgate:{production}:org:…`.
- * The braces are a Redis Cluster hash tag, and there is exactly ONE for the whole deployment:
- * Cluster only runs a script or MULTI whose keys share a slot, and our atomic steps span an
- * organization, its e-mail, its keys and its sessions, while an API key is looked up by hash
- * without knowing its organization, so no per-organization tag could serve every step. With one
- * tag every key of an environment sits in one slot, so each Store method stays one Lua script,
- * and the scripts may derive further key names (an org's key records, its sessions) from the
- * stems below. The cost is that one environment's data lives on one shard: it is small (orgs,
- * key hashes, sessions), so Cluster buys high availability here, not capacity.
+ * Every key starts with `${prefix}{${environment}:${tag}}:`, e.g. `authgate:{production:k3x}:`.
+ * The braces are a Redis Cluster hash tag: Cluster places a key by its tag alone, and runs a
+ * script only on keys of one slot. The tag is a shard tag (store/shard-tag.ts):
+ * - an organization's: its record, its indexes and the per-tag hashes of its keys and sessions,
+ *   so every step on one organization stays one script, and organizations spread over shards;
+ * - an e-mail's own (shardTagOf of the e-mail): the e-mail → organization claim;
+ * - a counter's, from the text in braces in its name (the login limits: per e-mail, per address).
+ * The environment is inside the tag, so production and sandbox never share a key, also on one
+ * Redis. The channel keeps the environment-wide name: PUBLISH reaches every Cluster node anyway.
+ *
+ * Names are short on purpose: at millions of keys each byte of a name costs megabytes.
  */
 
-export type RedisKeys = Readonly<{
-  /** `${prefix}{${environment}}:`; every key and the channel start with it. */
+/** The keys of one shard tag of one environment. */
+export type ShardKeys = Readonly<{
+  /** `${prefix}{${environment}:${tag}}:` */
   base: string;
-  /** Hash: id, name, email, passwordHash, createdAt. */
-  organization(orgId: string): string;
-  /** String: the organization id owning this normalized e-mail. */
-  organizationIdByEmail(email: string): string;
-  /** Hash: id, orgId, hash, displayPrefix, createdAt. */
-  apiKey(keyHash: string): string;
-  /** Hash: keyId → key hash, for one organization. */
-  organizationApiKeys(orgId: string): string;
-  /** Hash with a PX TTL: id, orgId, expiresAt. */
-  session(sessionId: string): string;
-  /** Sorted set: session id scored by expiresAt, for one organization. */
-  organizationSessions(orgId: string): string;
+  /** Hash: field = API-key digest (22 characters), value = `<packed org id> <packed key id>`. */
+  apiKeys: string;
+  /** Hash: field = session's random part, value = `<packed org id> <expiresAt, base 36>`. */
+  sessions: string;
+  /** What scripts append a packed organization id to, then `:k` or `:s`, to name its indexes. */
+  organizationStem: string;
+  /**
+   * Hash: name, email, passwordHash, createdAt, and the organization's key index: one field
+   * `k:<packed key id>` → `<digest><createdAt><space><displayPrefix>` per key (replies.ts reads
+   * it). In the record rather than a key of its own: a Redis key costs ~200 B more than a field,
+   * which for an organization of one key doubled its cost.
+   */
+  organization(packedOrgId: string): string;
+  /** Sorted set: session random part scored by expiresAt (epoch ms). */
+  organizationSessions(packedOrgId: string): string;
+  /** String: the organization id owning this normalized e-mail (under the e-mail's tag). */
+  emailClaim(email: string): string;
   /** String with a PX TTL: a fixed-window counter (login attempts), named by the caller. */
   counter(name: string): string;
-  /** Sorted set of members scored by when last seen (epoch ms), named by the caller: a login's known addresses. */
+  /** Sorted set of members scored by when last seen (epoch ms): a login's known addresses. */
   knownSet(name: string): string;
-  /** The pub/sub channel revocations travel on. */
+}>;
+
+export type RedisKeys = Readonly<{
+  /** `${prefix}{${environment}` : what every key starts with (then `:<tag>}:`). */
+  environmentBase: string;
+  /** The pub/sub channel revocations travel on: `${prefix}{${environment}}:invalidations`. */
   invalidationChannel: string;
-  /** The beginnings Lua scripts append an id to, to name keys they find in an index. */
-  stems: Readonly<{
-    organizationIdByEmail: string;
-    apiKey: string;
-    session: string;
-    organizationSessions: string;
-  }>;
+  shard(tag: string): ShardKeys;
 }>;
 
 export function redisKeys(prefix: string, environment: string): RedisKeys {
@@ -49,34 +56,21 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
   }
   if (environment.length === 0) throw new Error('the environment must not be empty');
 
-  const base = `${prefix}{${environment}}:`;
-  const stems = {
-    organization: `${base}org:`,
-    organizationIdByEmail: `${base}org-email:`,
-    apiKey: `${base}api-key:`,
-    organizationApiKeys: `${base}org-api-keys:`,
-    session: `${base}session:`,
-    organizationSessions: `${base}org-sessions:`,
-    counter: `${base}counter:`,
-    knownSet: `${base}known:`,
-  } as const;
-
-  return Object.freeze({
-    base,
-    organization: (orgId: string) => stems.organization + orgId,
-    organizationIdByEmail: (email: string) => stems.organizationIdByEmail + email,
-    apiKey: (keyHash: string) => stems.apiKey + keyHash,
-    organizationApiKeys: (orgId: string) => stems.organizationApiKeys + orgId,
-    session: (sessionId: string) => stems.session + sessionId,
-    organizationSessions: (orgId: string) => stems.organizationSessions + orgId,
-    counter: (name: string) => stems.counter + name,
-    knownSet: (name: string) => stems.knownSet + name,
-    invalidationChannel: `${base}invalidations`,
-    stems: Object.freeze({
-      organizationIdByEmail: stems.organizationIdByEmail,
-      apiKey: stems.apiKey,
-      session: stems.session,
-      organizationSessions: stems.organizationSessions,
-    }),
-  });
+  const environmentBase = `${prefix}{${environment}`;
+  const shard = (tag: string): ShardKeys => {
+    const base = `${environmentBase}:${tag}}:`;
+    const organizationStem = `${base}o:`;
+    return {
+      base,
+      apiKeys: `${base}k`,
+      sessions: `${base}s`,
+      organizationStem,
+      organization: (packedOrgId) => organizationStem + packedOrgId,
+      organizationSessions: (packedOrgId) => `${organizationStem}${packedOrgId}:s`,
+      emailClaim: (email) => `${base}e:${email}`,
+      counter: (name) => `${base}c:${name}`,
+      knownSet: (name) => `${base}n:${name}`,
+    };
+  };
+  return Object.freeze({ environmentBase, invalidationChannel: `${environmentBase}}:invalidations`, shard });
 }

@@ -6,6 +6,7 @@
 import type {
   ApiKeyRecord,
   ApiKeySummary,
+  FoundApiKey,
   AttemptVerdict,
   CounterState,
   LimitedCounter,
@@ -13,45 +14,84 @@ import type {
   Revoked,
   Session,
 } from '../store.js';
+import { DIGEST_LENGTH, packTime, unpackId, unpackMs, unpackTime } from './packing.js';
 
-/** HGETALL of an organization: undefined when there is none. */
-export function organizationReply(reply: unknown): Organization | undefined {
-  return recordReply(reply, 'organization', ['id', 'name', 'email', 'passwordHash', 'createdAt']);
+/** The organization's own fields in its record (the rest is its key index). */
+export const ORGANIZATION_FIELDS = ['name', 'email', 'passwordHash', 'createdAt'] as const;
+
+/** HMGET of ORGANIZATION_FIELDS (its id is in the key's name): undefined when there is none. */
+export function organizationReply(id: string, reply: unknown): Organization | undefined {
+  if (!Array.isArray(reply) || reply.length !== ORGANIZATION_FIELDS.length) throw unexpected('organization');
+  const [name, email, passwordHash, createdAt] = reply as unknown[];
+  if (name === null && email === null && passwordHash === null && createdAt === null) return undefined;
+  if (typeof name !== 'string' || typeof email !== 'string' || typeof passwordHash !== 'string' || typeof createdAt !== 'string') {
+    throw new Error('malformed organization record in Redis');
+  }
+  return { id, name, email, passwordHash, createdAt };
 }
 
-/** HGETALL of an API key: undefined when there is none. */
-export function apiKeyReply(reply: unknown): ApiKeyRecord | undefined {
-  return recordReply(reply, 'api key', ['id', 'orgId', 'hash', 'displayPrefix', 'createdAt']);
+/** The field of a key in its organization's record: `k:<packed key id>`. */
+export function keyIndexField(packedKeyId: string): string {
+  return `k:${packedKeyId}`;
 }
 
-/** HGETALL of a session: undefined when there is none (expired or not, the caller decides). */
-export function sessionReply(reply: unknown): Session | undefined {
-  const record = recordReply(reply, 'session', ['id', 'orgId', 'expiresAt']);
-  if (record === undefined) return undefined;
-  return { id: record.id, orgId: record.orgId, expiresAt: finiteNumber(record.expiresAt, 'session') };
+/** HGET of a key's field in its tag's hash: `<packed org id> <packed key id>`, or nil. */
+export function apiKeyReply(hash: string, reply: unknown): FoundApiKey | undefined {
+  if (reply === null) return undefined;
+  const [org, id] = pair(reply, 'api key');
+  return { id: unpackId(id), orgId: unpackId(org), hash };
 }
 
-/** The listApiKeys script: {id, displayPrefix, createdAt} per key, in no order. */
+/** An entry of an organization's key index: `<digest><packed createdAt> <displayPrefix>`. */
+export function apiKeyIndexEntry(digest: string, key: Pick<ApiKeyRecord, 'createdAt' | 'displayPrefix'>): string {
+  if (key.displayPrefix === '') throw new Error('an API key needs a display prefix');
+  return `${digest}${packTime(key.createdAt)} ${key.displayPrefix}`;
+}
+
+/** HGETALL of an organization's record: its `k:<packed key id>` fields → entry (apiKeyIndexEntry). */
 export function apiKeySummaries(reply: unknown): ApiKeySummary[] {
-  if (!Array.isArray(reply)) throw unexpected('listApiKeys');
-  return (reply as unknown[]).map((entry) => {
-    const [id, displayPrefix, createdAt] = strings(entry, 'listApiKeys');
-    if (id === undefined || displayPrefix === undefined || createdAt === undefined) {
-      throw unexpected('listApiKeys');
-    }
-    return { id, displayPrefix, createdAt };
+  if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) throw unexpected('listApiKeys');
+  return Object.entries(reply).filter(([field]) => field.startsWith('k:')).map(([field, entry]): ApiKeySummary => {
+    const packedId = field.slice(2);
+    if (typeof entry !== 'string') throw unexpected('listApiKeys');
+    const space = entry.indexOf(' ', DIGEST_LENGTH);
+    if (space < 0) throw new Error('malformed API key index entry in Redis');
+    return {
+      id: unpackId(packedId),
+      displayPrefix: entry.slice(space + 1),
+      createdAt: unpackTime(entry.slice(DIGEST_LENGTH, space)),
+    };
   });
 }
 
-/** The deleteOrganization script: nil (no such organization) or {key hashes, session ids}. */
-export function organizationRevocations(reply: unknown): Revoked[] | undefined {
+/** HGET of a session's field in its tag's hash: `<packed org id> <expiresAt>`, or nil. */
+export function sessionReply(id: string, reply: unknown): Session | undefined {
   if (reply === null) return undefined;
-  if (!Array.isArray(reply) || reply.length !== 2) throw unexpected('deleteOrganization');
-  const [hashes, sessionIds] = reply as unknown[];
-  return [
-    ...strings(hashes, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'api_key', cacheKey })),
-    ...strings(sessionIds, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'session', cacheKey })),
-  ];
+  const [org, expiresAt] = pair(reply, 'session');
+  return { id, orgId: unpackId(org), expiresAt: unpackMs(expiresAt) };
+}
+
+/** The deleteOrganization script: nil (no such organization) or {email, key hashes, session ids}. */
+export function organizationRevocations(reply: unknown): { email: string; revoked: Revoked[] } | undefined {
+  if (reply === null) return undefined;
+  if (!Array.isArray(reply) || reply.length !== 3) throw unexpected('deleteOrganization');
+  const [email, hashes, sessionIds] = reply as unknown[];
+  if (typeof email !== 'string') throw unexpected('deleteOrganization');
+  return {
+    email,
+    revoked: [
+      ...strings(hashes, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'api_key', cacheKey })),
+      ...strings(sessionIds, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'session', cacheKey })),
+    ],
+  };
+}
+
+/** A value of two parts separated by a space (packing.ts keeps spaces out of parts). */
+function pair(reply: unknown, what: string): [string, string] {
+  if (typeof reply !== 'string') throw unexpected(what);
+  const [first, second, ...rest] = reply.split(' ');
+  if (!first || !second || rest.length > 0) throw new Error(`malformed ${what} record in Redis`);
+  return [first, second];
 }
 
 /** The readCounters script: {count, ms left} per counter asked for. */
@@ -79,41 +119,6 @@ export function attemptVerdict(reply: unknown, counters: readonly LimitedCounter
     return counter.name;
   });
   return { allowed: true, known: second === 1, counted: names, exhausted: exhausted === 1 };
-}
-
-function hashReply(reply: unknown, what: string): Record<string, string> | undefined {
-  if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) throw unexpected(what);
-  const entries = Object.entries(reply);
-  if (entries.length === 0) return undefined;
-  const record: Record<string, string> = {};
-  for (const [name, value] of entries) {
-    if (typeof value !== 'string') throw unexpected(what);
-    record[name] = value;
-  }
-  return record;
-}
-
-/** A hash reply with exactly the named fields taken from it, each required; undefined for no hash. */
-function recordReply<const Name extends string>(
-  reply: unknown,
-  what: string,
-  names: readonly Name[],
-): Record<Name, string> | undefined {
-  const record = hashReply(reply, what);
-  if (record === undefined) return undefined;
-  const taken: Partial<Record<Name, string>> = {};
-  for (const name of names) {
-    const value = record[name];
-    if (value === undefined) throw new Error(`malformed ${what} record in Redis: no ${name}`);
-    taken[name] = value;
-  }
-  return taken as Record<Name, string>;
-}
-
-function finiteNumber(text: string, what: string): number {
-  const value = Number(text);
-  if (text === '' || !Number.isFinite(value)) throw new Error(`malformed ${what} record in Redis: not a number`);
-  return value;
 }
 
 function strings(reply: unknown, what: string): string[] {

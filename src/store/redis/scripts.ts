@@ -3,6 +3,7 @@
  * the method it serves (its KEYS, ARGV and reply beside it), and their definition on a client.
  */
 import type { Client } from './connection.js';
+import { DIGEST_LENGTH } from './packing.js';
 
 export type Script = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
 type ScriptSource = Readonly<{ keys: number | 'any'; lua: string }>;
@@ -25,112 +26,143 @@ local function announce(channel, head, revoked)
   redis.call('PUBLISH', channel, head .. '[' .. table.concat(items, ',') .. ']}')
 end`;
 
+/** Reads a time packed by packing.ts#packMs: base 36, or `=` and decimal. */
+const readMs = `
+local function readMs(text)
+  if string.sub(text, 1, 1) == '=' then return tonumber(string.sub(text, 2)) end
+  return tonumber(text, 36)
+end`;
+
 /**
  * One Lua script per multi-key step, so each Store method is atomic. Every key a script touches
- * shares the deployment's hash tag (keys.ts), which is what lets a script name keys it finds
- * in an index (ARGV stems) and still run on Redis Cluster.
+ * carries one shard tag (keys.ts): an organization's, so a script may also name keys of that
+ * organization it finds in a value (ARGV stems) and still run on Redis Cluster. A step that
+ * must cross tags (an e-mail claim and its organization) is several steps, ordered so that a
+ * crash between them leaves nothing visible or something the next step repairs (store.ts).
  */
 export const scripts = {
-  // KEYS: email, org. ARGV: id, name, email, passwordHash, createdAt.
-  createOrganizationIfEmailFree: {
-    keys: 2,
+  // KEYS: org. ARGV: name, email, passwordHash, createdAt. Written before the e-mail is claimed.
+  createOrganization: {
+    keys: 1,
     lua: `
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 'email-taken' end
-redis.call('HSET', KEYS[2], 'id', ARGV[1], 'name', ARGV[2], 'email', ARGV[3],
-  'passwordHash', ARGV[4], 'createdAt', ARGV[5])
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'email', ARGV[2], 'passwordHash', ARGV[3], 'createdAt', ARGV[4])
 return 'created'`,
   },
-  // KEYS: org, org's key index, org's sessions. ARGV: orgId, email stem, apiKey stem, session stem,
-  // channel, message head. Reply: nil when there was no org, else {key hashes, session ids}.
+  // KEYS: an e-mail claim. ARGV: orgId. Deletes the claim only while it is still that org's.
+  releaseEmail: {
+    keys: 1,
+    lua: `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`,
+  },
+  // KEYS: org (with its key index), org's sessions, the tag's API keys, the tag's sessions.
+  // ARGV: tag, channel, message head. Reply: nil when there was no org, else
+  // {email, revoked key hashes, revoked session ids}; the caller then releases the e-mail.
   deleteOrganization: {
-    keys: 3,
+    keys: 4,
     lua: `${announce}
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  announce(ARGV[5], ARGV[6], {})
+  announce(ARGV[2], ARGV[3], {})
   return false
 end
-local email = redis.call('HGET', KEYS[1], 'email')
-local hashes = redis.call('HVALS', KEYS[2])
-local sessionIds = redis.call('ZRANGE', KEYS[3], 0, -1)
-local revoked = {}
-for _, hash in ipairs(hashes) do revoked[#revoked + 1] = {kind = 'api_key', cacheKey = hash} end
-for _, id in ipairs(sessionIds) do revoked[#revoked + 1] = {kind = 'session', cacheKey = id} end
-announce(ARGV[5], ARGV[6], revoked)
-if email and redis.call('GET', ARGV[2] .. email) == ARGV[1] then redis.call('DEL', ARGV[2] .. email) end
-for _, hash in ipairs(hashes) do redis.call('DEL', ARGV[3] .. hash) end
-for _, id in ipairs(sessionIds) do redis.call('DEL', ARGV[4] .. id) end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-return {hashes, sessionIds}`,
+local email = redis.call('HGET', KEYS[1], 'email') or ''
+local digests = {}
+local record = redis.call('HGETALL', KEYS[1])
+for i = 1, #record, 2 do
+  if string.sub(record[i], 1, 2) == 'k:' then digests[#digests + 1] = string.sub(record[i + 1], 1, ${DIGEST_LENGTH}) end
+end
+local sessions = redis.call('ZRANGE', KEYS[2], 0, -1)
+local revoked, hashes, ids = {}, {}, {}
+for i, digest in ipairs(digests) do
+  hashes[i] = ARGV[1] .. '.' .. digest
+  revoked[#revoked + 1] = {kind = 'api_key', cacheKey = hashes[i]}
+end
+for i, id in ipairs(sessions) do
+  ids[i] = ARGV[1] .. '.' .. id
+  revoked[#revoked + 1] = {kind = 'session', cacheKey = ids[i]}
+end
+announce(ARGV[2], ARGV[3], revoked)
+for _, digest in ipairs(digests) do redis.call('HDEL', KEYS[3], digest) end
+for _, id in ipairs(sessions) do redis.call('HDEL', KEYS[4], id) end
+redis.call('DEL', KEYS[1], KEYS[2])
+return {email, hashes, ids}`,
   },
-  // KEYS: org, api key, org's key index. ARGV: id, orgId, hash, displayPrefix, createdAt.
+  // KEYS: org, the tag's API keys. ARGV: digest, key value, index field (k:<packed key id>), index entry.
   createApiKey: {
-    keys: 3,
+    keys: 2,
     lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'no-organization' end
-redis.call('HSET', KEYS[2], 'id', ARGV[1], 'orgId', ARGV[2], 'hash', ARGV[3],
-  'displayPrefix', ARGV[4], 'createdAt', ARGV[5])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
 return 'created'`,
   },
-  // KEYS: org's key index. ARGV: apiKey stem. Reply: {id, displayPrefix, createdAt} per key.
-  listApiKeys: {
-    keys: 1,
-    lua: `
-local out = {}
-for _, hash in ipairs(redis.call('HVALS', KEYS[1])) do
-  local record = redis.call('HMGET', ARGV[1] .. hash, 'id', 'displayPrefix', 'createdAt')
-  if record[1] then out[#out + 1] = record end
-end
-return out`,
-  },
-  // KEYS: org's key index. ARGV: keyId, apiKey stem, channel, message head.
-  // Reply: the deleted key's hash, or nil.
+  // KEYS: org (its key index), the tag's API keys. ARGV: index field, tag, channel, message head.
+  // Reply: the deleted key's lookup hash, or nil.
   deleteApiKeyIfOwned: {
-    keys: 1,
+    keys: 2,
     lua: `${announce}
-local hash = redis.call('HGET', KEYS[1], ARGV[1])
-if not hash then
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+if not entry then
   announce(ARGV[3], ARGV[4], {})
   return false
 end
+local digest = string.sub(entry, 1, ${DIGEST_LENGTH})
+local hash = ARGV[2] .. '.' .. digest
 announce(ARGV[3], ARGV[4], {{kind = 'api_key', cacheKey = hash}})
 redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('DEL', ARGV[2] .. hash)
+redis.call('HDEL', KEYS[2], digest)
 return hash`,
   },
-  // KEYS: org, session, org's sessions. ARGV: id, orgId, expiresAt, ttlMs, now.
-  // Prunes the org's expired sessions from its index here, since Redis expires only the records.
+  // KEYS: org, the tag's sessions, org's sessions. ARGV: session field, value, expiresAt, ttlMs,
+  // now, org stem. Redis cannot expire a hash field, so this prunes: the org's expired sessions,
+  // and two sampled fields of the tag's hash (sessions of other orgs that stopped logging in).
+  // Each hash and index expires as a whole with its last session.
   createSession: {
     keys: 3,
-    lua: `
+    lua: `${readMs}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'no-organization' end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[5])
-if tonumber(ARGV[4]) <= 0 then return 'created' end
-redis.call('HSET', KEYS[2], 'id', ARGV[1], 'orgId', ARGV[2], 'expiresAt', ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
+local now = tonumber(ARGV[5])
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do redis.call('HDEL', KEYS[2], id) end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local sample = redis.call('HRANDFIELD', KEYS[2], 2, 'WITHVALUES')
+for i = 1, #sample, 2 do
+  local org, expiresAt = string.match(sample[i + 1], '^(%S+) (%S+)$')
+  if org and (readMs(expiresAt) or 0) <= now then
+    redis.call('HDEL', KEYS[2], sample[i])
+    redis.call('ZREM', ARGV[6] .. org .. ':s', sample[i])
+  end
+end
+local ttl = tonumber(ARGV[4])
+if ttl <= 0 then return 'created' end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
 return 'created'`,
   },
-  // KEYS: session. ARGV: org sessions stem, sessionId, now, channel, message head.
+  // KEYS: the tag's sessions. ARGV: session field, now, org stem, channel, message head, session id.
   // Reply: 1 if a live session went.
   deleteSession: {
     keys: 1,
-    lua: `${announce}
-local record = redis.call('HMGET', KEYS[1], 'orgId', 'expiresAt')
-if not record[1] then
+    lua: `${announce}${readMs}
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+local org, expiresAt
+if value then org, expiresAt = string.match(value, '^(%S+) (%S+)$') end
+if not org then
   announce(ARGV[4], ARGV[5], {})
   return 0
 end
-local expiresAt = tonumber(record[2])
-local live = expiresAt ~= nil and expiresAt > tonumber(ARGV[3])
-announce(ARGV[4], ARGV[5], live and {{kind = 'session', cacheKey = ARGV[2]}} or {})
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', ARGV[1] .. record[1], ARGV[2])
+local live = (readMs(expiresAt) or 0) > tonumber(ARGV[2])
+announce(ARGV[4], ARGV[5], live and {{kind = 'session', cacheKey = ARGV[6]}} or {})
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', ARGV[3] .. org .. ':s', ARGV[1])
 if live then return 1 end
 return 0`,
   },
   // KEYS: n counters, then the known set (optional). ARGV: n, windowMs, then per counter
-  // its limit and 1 if exempt when known, then (with the set) member and known-after (epoch ms).
+  // its limit and 1 if exempt when known, then with the set: member and known-after (epoch ms);
+  // without it: 1 if the member was found known in another place's step (store.ts), else 0.
   // Reply: {1, known, exhausted, indexes counted} when allowed, {0, ms to wait} when refused.
   // Checks every counter first and counts only if all are below their limits, so a window never
   // admits more than its limit. A counter found without a TTL (never expected) gets one, so
@@ -144,6 +176,8 @@ local known = false
 if #KEYS > n then
   local seen = redis.call('ZSCORE', KEYS[n + 1], ARGV[3 + 2 * n])
   known = seen ~= false and tonumber(seen) > tonumber(ARGV[4 + 2 * n])
+else
+  known = ARGV[3 + 2 * n] == '1'
 end
 local applying = {}
 local retry = 0

@@ -14,9 +14,14 @@ import {
 } from '../store.js';
 import { connect, quitRedisConnection, watchConnection, type RedisConnectionOptions } from './connection.js';
 import { createRedisInvalidationBus } from './invalidation.js';
-import { redisKeys } from './keys.js';
+import { redisKeys, type ShardKeys } from './keys.js';
+import { DIGEST, packId, packMs } from './packing.js';
+import { restAfterOrganizationTag, shardTagIn, shardTagOf } from '../shard-tag.js';
 import {
+  apiKeyIndexEntry,
   apiKeyReply,
+  keyIndexField,
+  ORGANIZATION_FIELDS,
   apiKeySummaries,
   attemptVerdict,
   counterStates,
@@ -94,62 +99,144 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     );
   }
 
-  async function readOrganization(orgId: string) {
-    return organizationReply(await client.hgetall(keys.organization(orgId)));
+  /** Where an organization's data is: its shard's keys and its id as packed into names and values. */
+  function organizationPlace(orgId: string) {
+    return { shard: keys.shard(shardTagOf(orgId)), packed: packId(orgId) };
   }
 
+  async function readOrganization(orgId: string) {
+    const { shard, packed } = organizationPlace(orgId);
+    // HMGET, not HGETALL: the record also holds the organization's key index.
+    return organizationReply(orgId, await client.hmget(shard.organization(packed), ...ORGANIZATION_FIELDS));
+  }
+
+  /** The e-mail → organization claim lives under the e-mail's own tag: any shard. */
+  const emailClaim = (email: string) => keys.shard(shardTagOf(email)).emailClaim(email);
+
+  /**
+   * A credential's handle (`<tag>.<rest>`, an API key's lookup hash or a session id) and the
+   * shard it names; undefined for a handle without a tag (a credential of the first format).
+   */
+  function credentialPlace(handle: string) {
+    const tag = shardTagIn(handle);
+    return tag === undefined ? undefined : { tag, shard: keys.shard(tag), rest: handle.slice(tag.length + 1) };
+  }
+
+  /** The one place counters and known sets are placed: by the text in braces in their name. */
+  const counterShard = (name: string) => keys.shard(shardTagOf(/\{([^}]+)\}/.exec(name)?.[1] ?? name));
+
   const store: Store & CounterStore = {
+    /**
+     * Two steps on two shards, in an order that keeps them safe: the organization is written
+     * first (under its own tag), then the e-mail claimed (SET NX under the e-mail's tag), so a
+     * claim always names an organization that was written. A crash between the two leaves an
+     * organization nobody can reach (its id was never returned), never a taken e-mail. A claim
+     * naming an organization that is gone was left by a deletion cut off before it released
+     * the claim: it is released here (only while it still names the dead organization) and the
+     * claim retried. Losing the claim deletes the organization just written.
+     */
     createOrganizationIfEmailFree: (org) =>
       guard('createOrganizationIfEmailFree', async () => {
-        const reply = await run.createOrganizationIfEmailFree(
-          [keys.organizationIdByEmail(org.email), keys.organization(org.id)],
-          [org.id, org.name, org.email, org.passwordHash, org.createdAt],
-        );
-        if (reply === 'email-taken') return 'email-taken';
-        if (reply !== 'created') throw unexpected('createOrganizationIfEmailFree');
-        return { id: org.id, name: org.name, email: org.email, passwordHash: org.passwordHash, createdAt: org.createdAt };
+        const { shard, packed } = organizationPlace(org.id);
+        const record = shard.organization(packed);
+        const written = await run.createOrganization([record], [org.name, org.email, org.passwordHash, org.createdAt]);
+        // Ids are 128 random bits: a clash is a bug, not a taken e-mail.
+        if (written === 'exists') throw new Error('an organization with this id exists');
+        if (written !== 'created') throw unexpected('createOrganization');
+        const claim = emailClaim(org.email);
+        for (let attempt = 0; attempt < 3; attempt++) {
+          if ((await client.set(claim, org.id, 'NX')) === 'OK') {
+            return { id: org.id, name: org.name, email: org.email, passwordHash: org.passwordHash, createdAt: org.createdAt };
+          }
+          const holder: unknown = await client.get(claim);
+          if (typeof holder === 'string' && (await readOrganization(holder)) === undefined) {
+            await run.releaseEmail([claim], [holder]);
+            continue;
+          }
+          if (holder !== null) break;
+        }
+        await client.del(record);
+        return 'email-taken';
       }),
 
     findOrganizationByEmail: (email) =>
       guard('findOrganizationByEmail', async () => {
-        const orgId: unknown = await client.get(keys.organizationIdByEmail(email));
+        const orgId: unknown = await client.get(emailClaim(email));
         if (orgId === null) return undefined;
         if (typeof orgId !== 'string') throw unexpected('findOrganizationByEmail');
+        // A claim whose organization is gone (a deletion cut off halfway) finds nothing.
         return readOrganization(orgId);
       }),
 
     findOrganizationById: (orgId) => guard('findOrganizationById', () => readOrganization(orgId)),
 
+    /**
+     * One script under the organization's tag deletes it with all it owns and announces the
+     * revocations; the e-mail claim, under the e-mail's tag, is released after. Cut off between
+     * the two, the claim names a deleted organization: it finds nothing, and the next sign-up
+     * with that e-mail releases it (createOrganizationIfEmailFree).
+     */
     deleteOrganization: (orgId) =>
-      announced((channel, head) => guard('deleteOrganization', async () =>
-        organizationRevocations(await run.deleteOrganization(
-          [keys.organization(orgId), keys.organizationApiKeys(orgId), keys.organizationSessions(orgId)],
-          [orgId, keys.stems.organizationIdByEmail, keys.stems.apiKey, keys.stems.session, channel, head],
-        )),
-      )),
+      announced((channel, head) => guard('deleteOrganization', async () => {
+        const { shard, packed } = organizationPlace(orgId);
+        const tag = shardTagOf(orgId);
+        const reply = await run.deleteOrganization(
+          [shard.organization(packed), shard.organizationSessions(packed), shard.apiKeys, shard.sessions],
+          [tag, channel, head],
+        );
+        const deleted = organizationRevocations(reply);
+        if (deleted === undefined) return undefined;
+        if (deleted.email !== '') {
+          // The deletion is committed and announced: a claim left behind is repaired by the next
+          // sign-up with the e-mail, so a failure here must not turn the answer into an error.
+          await run.releaseEmail([emailClaim(deleted.email)], [orgId]).catch((error: unknown) => {
+            options.logger?.warn({ event: 'redis_email_release_failed', error: describe(error) }, 'the deleted organization\'s e-mail stays claimed until its next sign-up');
+          });
+        }
+        return deleted.revoked;
+      })),
 
     createApiKey: (key) =>
       guard('createApiKey', async () => {
+        const digest = restAfterOrganizationTag(key.hash, key.orgId, 'the API key');
+        if (!DIGEST.test(digest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
+        const { shard, packed } = organizationPlace(key.orgId);
+        const packedKeyId = packId(key.id);
         const reply = await run.createApiKey(
-          [keys.organization(key.orgId), keys.apiKey(key.hash), keys.organizationApiKeys(key.orgId)],
-          [key.id, key.orgId, key.hash, key.displayPrefix, key.createdAt],
+          [shard.organization(packed), shard.apiKeys],
+          [digest, `${packed} ${packedKeyId}`, keyIndexField(packedKeyId), apiKeyIndexEntry(digest, key)],
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createApiKey');
         return reply;
       }),
 
+    /** The hot path: one HGET on the shard the key's own tag names. */
     findApiKeyByHash: (hash) =>
-      guard('findApiKeyByHash', async () => apiKeyReply(await client.hgetall(keys.apiKey(hash)))),
+      guard('findApiKeyByHash', async () => {
+        const place = credentialPlace(hash);
+        if (place === undefined || !DIGEST.test(place.rest)) return undefined;
+        return apiKeyReply(hash, await client.hget(place.shard.apiKeys, place.rest));
+      }),
 
     listApiKeys: (orgId) =>
       guard('listApiKeys', async () => {
-        const reply = await run.listApiKeys([keys.organizationApiKeys(orgId)], [keys.stems.apiKey]);
-        return apiKeySummaries(reply).sort(byCreatedAtThenId);
+        const { shard, packed } = organizationPlace(orgId);
+        return apiKeySummaries(await client.hgetall(shard.organization(packed))).sort(byCreatedAtThenId);
       }),
 
     deleteApiKeyIfOwned: (orgId, keyId) =>
       announced((channel, head) => guard('deleteApiKeyIfOwned', async () => {
-        const reply = await run.deleteApiKeyIfOwned([keys.organizationApiKeys(orgId)], [keyId, keys.stems.apiKey, channel, head]);
+        const { shard, packed } = organizationPlace(orgId);
+        let field: string;
+        try {
+          field = keyIndexField(packId(keyId));
+        } catch {
+          field = ''; // an id no key can have (a space in it): the script still announces nothing
+        }
+        const reply = await run.deleteApiKeyIfOwned(
+          [shard.organization(packed), shard.apiKeys],
+          [field, shardTagOf(orgId), channel, head],
+        );
         if (reply === null) return undefined;
         if (typeof reply !== 'string') throw unexpected('deleteApiKeyIfOwned');
         return { kind: 'api_key', cacheKey: reply };
@@ -157,67 +244,122 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
 
     createSession: (session) =>
       guard('createSession', async () => {
+        const field = restAfterOrganizationTag(session.id, session.orgId, 'the session id');
+        if (/\s/.test(field) || field === '') throw new Error('a session id is <tag>.<random>');
+        const { shard, packed } = organizationPlace(session.orgId);
         const t = now();
         const reply = await run.createSession(
-          [keys.organization(session.orgId), keys.session(session.id), keys.organizationSessions(session.orgId)],
-          [session.id, session.orgId, session.expiresAt, Math.ceil(session.expiresAt - t), t],
+          [shard.organization(packed), shard.sessions, shard.organizationSessions(packed)],
+          [field, `${packed} ${packMs(session.expiresAt)}`, session.expiresAt, Math.ceil(session.expiresAt - t), t, shard.organizationStem],
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createSession');
         return reply;
       }),
 
+    /** The hot path for login tokens: one HGET on the shard the session id's tag names. */
     findSession: (sessionId) =>
       guard('findSession', async () => {
-        const session = sessionReply(await client.hgetall(keys.session(sessionId)));
+        const place = credentialPlace(sessionId);
+        if (place === undefined) return undefined;
+        const session = sessionReply(sessionId, await client.hget(place.shard.sessions, place.rest));
         if (session === undefined) return undefined;
-        // Redis expires the record by its own clock; the gateway's clock has the last word.
+        // Redis cannot expire a hash field: the record's own expiresAt, by the gateway's clock, decides.
         return session.expiresAt <= now() ? undefined : session;
       }),
 
     deleteSession: (sessionId) =>
       announced((channel, head) => guard('deleteSession', async () => {
+        const place = credentialPlace(sessionId);
+        const shard = place?.shard ?? keys.shard(shardTagOf(sessionId));
+        // An id without a tag names nothing, but the script still runs: it announces an empty
+        // revocation, so this replica's message sequence has no hole.
         const reply = await run.deleteSession(
-          [keys.session(sessionId)],
-          [keys.stems.organizationSessions, sessionId, now(), channel, head],
+          [shard.sessions],
+          [place?.rest ?? '', now(), shard.organizationStem, channel, head, sessionId],
         );
         if (reply === 0) return undefined;
         if (reply !== 1) throw unexpected('deleteSession');
         return { kind: 'session', cacheKey: sessionId };
       })),
 
+    /**
+     * The counters of one place (text in braces) are checked and counted in one script. The
+     * place holding the known set goes first; a later place that refuses has the earlier
+     * places' counts given back, so an attempt is counted everywhere or (once the give-back
+     * landed) nowhere. Until then a concurrent attempt may be refused by a count about to go
+     * back: the limit errs on the strict side, never the loose one.
+     */
     countAttempt: ({ counters, windowMs, known }) =>
       guard('countAttempt', async () => {
-        const keyNames = counters.map((counter) => keys.counter(counter.name));
-        const args: (string | number)[] = [counters.length, Math.max(1, Math.ceil(windowMs))];
-        for (const counter of counters) args.push(counter.limit, counter.exemptWhenKnown === true ? 1 : 0);
-        if (known !== undefined) {
-          keyNames.push(keys.knownSet(known.set));
-          args.push(known.member, now() - known.knownTtlMs);
+        const window = Math.max(1, Math.ceil(windowMs));
+        const places = groupByShard(counters, (counter) => counterShard(counter.name));
+        const knownShard = known === undefined ? undefined : counterShard(known.set);
+        const ordered = [...places.entries()].sort(([a], [b]) => (a === knownShard?.base ? -1 : b === knownShard?.base ? 1 : 0));
+        if (knownShard !== undefined && !places.has(knownShard.base)) ordered.unshift([knownShard.base, { shard: knownShard, items: [] }]);
+        let isKnown = false;
+        let exhausted = false;
+        const counted: string[] = [];
+        for (const [base, { shard, items }] of ordered) {
+          const keyNames = items.map((counter) => shard.counter(counter.name));
+          const args: (string | number)[] = [items.length, window];
+          for (const counter of items) args.push(counter.limit, counter.exemptWhenKnown === true ? 1 : 0);
+          if (known !== undefined && base === knownShard?.base) {
+            keyNames.push(shard.knownSet(known.set));
+            args.push(known.member, now() - known.knownTtlMs);
+          } else {
+            args.push(isKnown ? 1 : 0);
+          }
+          const verdict = attemptVerdict(await run.countAttempt(keyNames, args), items);
+          if (!verdict.allowed) {
+            if (counted.length > 0) await store.settleAttempt({ giveBack: counted }).catch(() => undefined);
+            return verdict;
+          }
+          isKnown ||= verdict.known;
+          exhausted ||= verdict.exhausted;
+          counted.push(...verdict.counted);
         }
-        return attemptVerdict(await run.countAttempt(keyNames, args), counters);
+        return { allowed: true, known: isKnown, counted, exhausted };
       }),
 
+    /** One script per place; the places are independent, so they run side by side. */
     settleAttempt: ({ reset = [], giveBack = [], remember }) =>
       guard('settleAttempt', async () => {
-        const keyNames = [...reset, ...giveBack].map(keys.counter);
-        const args: (string | number)[] = [reset.length, giveBack.length];
-        if (remember !== undefined) {
-          keyNames.push(keys.knownSet(remember.set));
-          args.push(remember.member, now(), Math.max(1, Math.ceil(remember.ttlMs)), Math.max(1, remember.max));
-        }
-        if (keyNames.length > 0) await run.settleAttempt(keyNames, args);
+        type Part = { reset: string[]; giveBack: string[]; remember?: typeof remember };
+        const parts = new Map<string, { shard: ReturnType<typeof counterShard>; part: Part }>();
+        const partOf = (shard: ReturnType<typeof counterShard>) => {
+          let entry = parts.get(shard.base);
+          if (entry === undefined) parts.set(shard.base, (entry = { shard, part: { reset: [], giveBack: [] } }));
+          return entry.part;
+        };
+        for (const name of reset) partOf(counterShard(name)).reset.push(name);
+        for (const name of giveBack) partOf(counterShard(name)).giveBack.push(name);
+        if (remember !== undefined) partOf(counterShard(remember.set)).remember = remember;
+        await Promise.all([...parts.values()].map(async ({ shard, part }) => {
+          const keyNames = [...part.reset, ...part.giveBack].map(shard.counter);
+          const args: (string | number)[] = [part.reset.length, part.giveBack.length];
+          if (part.remember !== undefined) {
+            keyNames.push(shard.knownSet(part.remember.set));
+            args.push(part.remember.member, now(), Math.max(1, Math.ceil(part.remember.ttlMs)), Math.max(1, part.remember.max));
+          }
+          await run.settleAttempt(keyNames, args);
+        }));
       }),
 
     readCounters: (names) =>
       guard('readCounters', async () => {
-        if (names.length === 0) return [];
-        return counterStates(await run.readCounters(names.map(keys.counter), []), names.length);
+        const states = await Promise.all(names.map(async (name) => {
+          const [state] = counterStates(await run.readCounters([counterShard(name).counter(name)], []), 1);
+          return state!;
+        }));
+        return states;
       }),
 
     ping: () =>
       guard('ping', async () => {
-        // Cluster sends PING to any node; what the store needs is the master of our one slot.
-        if (client instanceof Cluster) await client.exists(`${keys.base}ping`);
+        // On Cluster, a key's read: it fails (CLUSTERDOWN) while the cluster does not serve every
+        // slot, which is also when a master without a replica to replace it is down. PING would
+        // only say that some node answers.
+        if (client instanceof Cluster) await client.exists(`${keys.environmentBase}:ping}`);
         else await client.ping();
       }),
 
@@ -228,4 +370,16 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
   };
 
   return { store, bus };
+}
+
+/** Items by the shard they are placed on, in first-seen order. */
+function groupByShard<T>(items: readonly T[], shardOf: (item: T) => ShardKeys): Map<string, { shard: ShardKeys; items: T[] }> {
+  const groups = new Map<string, { shard: ShardKeys; items: T[] }>();
+  for (const item of items) {
+    const shard = shardOf(item);
+    let group = groups.get(shard.base);
+    if (group === undefined) groups.set(shard.base, (group = { shard, items: [] }));
+    group.items.push(item);
+  }
+  return groups;
 }
