@@ -3,8 +3,8 @@
  * to one short hash field (and one index entry), and Redis keeps a hash of up to 128 entries with
  * values up to 64 bytes in one listpack, several times smaller than a hash table. Ids and times
  * the gateway makes are packed to fit; anything else is kept as written, marked with `=`.
- * Measured (`npm run bench -- --only scale`): about 180 B of Redis memory per API key and 140 B
- * per session, against 595 B and 310 B for one hash per record.
+ * Measured (`npm run bench -- --only scale`, docs/performance.md): about 230 B of Redis memory per
+ * API key and 130 B per session, against 595 B and 310 B for one hash per record.
  *
  * Every packed form is free of spaces, so a value of several parts splits on its spaces.
  */
