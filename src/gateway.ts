@@ -6,6 +6,7 @@ import { createCredentialCache, followRevocations } from './credentials/cache.js
 import { createTokenService } from './credentials/jwt.js';
 import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
+import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
@@ -15,6 +16,7 @@ import { instrument } from './observability/instrumentation.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
+import { LEAK_REPORTS } from './routes/leaked-keys.js';
 import { createApiKeyService } from './services/api-keys.js';
 import { createOrganizationService } from './services/organizations.js';
 import { createSessionService } from './services/sessions.js';
@@ -83,6 +85,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     sessions,
     throttle: createLoginThrottle(store),
     apiKeys,
+    leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
   });
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,

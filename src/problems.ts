@@ -19,6 +19,7 @@ export const problems = {
   forbidden: { status: 403, code: 1106, title: 'Not permitted' },
   adminTokenInvalid: { status: 401, code: 1107, title: 'Admin token required' },
   tooManyLoginAttempts: { status: 429, code: 1108, title: 'Too many failed logins' },
+  tooManyLeakReports: { status: 429, code: 1109, title: 'Too many leak reports' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
+import type { LeakReportThrottle } from '../guards/leak-report-throttle.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { userAgentGuard } from '../guards/user-agent.js';
 import type { AccessLog } from '../observability/access-log.js';
@@ -12,6 +13,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { forwardedRoutes } from '../proxy/forward.js';
 import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
+import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { SessionService } from '../services/sessions.js';
 import { createErrorHandler } from './error-handler.js';
@@ -39,6 +41,8 @@ export type PublicServerDeps = Readonly<{
   sessions: SessionService;
   throttle: LoginThrottle;
   apiKeys: ApiKeyService;
+  /** The leak-report limit per client address (POST /auth/api-key/leaked). */
+  leakReports: LeakReportThrottle;
 }>;
 
 /** The public port. The order of work reads top to bottom, as a request meets it. */
@@ -109,6 +113,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     useStrictJsonBodies(auth);
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys });
+    await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports });
   });
 
   // 5. Identity injection and the proxy, for the route table only.

@@ -13,6 +13,7 @@ t.test('User-Agent guard: every path, before anything else', async (t) => {
     ['GET', '/organization/me', { authorization: 'Bearer whatever' }],
     ['GET', '/no/such/path', {}],
     ['POST', '/auth/api-key', {}],
+    ['POST', '/auth/api-key/leaked', json],
   ];
   for (const [method, path, headers] of cases) {
     for (const ua of [undefined, '', '   ']) {

@@ -74,10 +74,14 @@ t.test('the OpenAPI documents lint clean under Redocly\'s recommended rules', as
     const ids = [...operations(pub), ...operations(admin)].map(({ path, method, operation }) => operation.operationId ?? `(none: ${method} ${path})`);
     t.same(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'no operationId twice');
     t.notOk(ids.some((id) => id.startsWith('(none')), 'none missing');
-    for (const id of ['login', 'logout', 'createApiKey', 'listApiKeys', 'deleteApiKey', 'getAccounts', 'postAccounts', 'getAccountsPath', 'deleteAccountsPath', 'getOrganizationMe', 'createOrganization', 'getOrganization', 'deleteOrganization']) {
+    for (const id of ['login', 'logout', 'createApiKey', 'listApiKeys', 'deleteApiKey', 'reportLeakedApiKeys', 'getAccounts', 'postAccounts', 'getAccountsPath', 'deleteAccountsPath', 'getOrganizationMe', 'createOrganization', 'getOrganization', 'deleteOrganization']) {
       t.ok(ids.includes(id), id);
     }
     t.same(pub.paths['/auth/login']?.post?.security, [], 'login needs no credential');
+    const leaked = pub.paths['/auth/api-key/leaked']?.post;
+    t.same(leaked?.security, [], 'a leak report needs no credential');
+    t.same(Object.keys(leaked?.responses ?? {}).sort(), ['202', '400', '403', '413', '415', '429', '503'], 'a leak report\'s answers');
+    for (const status of ['400', '413', '429', '503']) t.ok(leaked?.responses[status]?.content?.['application/problem+json'], `leak report: ${status} is a problem`);
   });
 
   t.test('the forwarded routes, as a user of the upstream calls them', async (t) => {
