@@ -12,6 +12,12 @@ const ENVIRONMENT_DETAIL = {
   sandbox: 'This credential belongs to the sandbox environment.',
 } as const;
 
+/** The detail of a 401 whose reason has words of its own; any other says 'invalid, expired or revoked'. */
+const DENIAL_DETAIL: Partial<Record<DecisionReason, string>> = {
+  expired_token: 'The token has expired; log in again.',
+  expired_key: 'The API key has expired.',
+};
+
 /** The decision of every allowed request, one per credential kind (decisions are read-only). */
 const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
   jwt: Object.freeze({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
@@ -50,7 +56,7 @@ export function createAuthenticate(resolver: CredentialResolver, record: Decisio
       if (resolution.reason === 'wrong_environment' && resolution.environment !== undefined) {
         throw new Problem('wrongEnvironment', ENVIRONMENT_DETAIL[resolution.environment], resolution.reason);
       }
-      const detail = resolution.reason === 'expired_token' ? 'The token has expired; log in again.' : 'The credential is invalid, expired or revoked.';
+      const detail = DENIAL_DETAIL[resolution.reason] ?? 'The credential is invalid, expired or revoked.';
       throw new Problem('credentialInvalid', detail, resolution.reason);
     }
     const via = resolution.principal.via;

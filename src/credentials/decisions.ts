@@ -15,6 +15,7 @@ export const DENIAL_REASONS = [
   'malformed_key',
   'bad_checksum',
   'unknown_key',
+  'expired_key',
   'invalid_token',
   'expired_token',
   'revoked_token',

@@ -9,4 +9,9 @@ export type Principal = Readonly<{
   via: CredentialKind;
   /** The API key's id, or the login session's id: never a secret. */
   credentialId: string;
+  /**
+   * Epoch ms from which the credential is refused, for an API key that expires (absent
+   * otherwise). The resolver compares it with its clock on every lookup, cache hits too.
+   */
+  expiresAt?: number;
 }>;

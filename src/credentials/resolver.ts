@@ -30,6 +30,7 @@ const denied = (kind: CredentialKind, reason: DenialReason): Resolution => Objec
 const MALFORMED_KEY = denied('api_key', 'malformed_key');
 const BAD_CHECKSUM = denied('api_key', 'bad_checksum');
 const UNKNOWN_KEY = denied('api_key', 'unknown_key');
+const EXPIRED_KEY = denied('api_key', 'expired_key');
 const REVOKED_TOKEN = denied('jwt', 'revoked_token');
 
 export function createResolver(deps: {
@@ -49,16 +50,30 @@ export function createResolver(deps: {
     }
     const key = apiKeyCacheKey(parsed.hash);
     const cached = cache.peek(key);
-    if (cached !== undefined) return cached === null ? UNKNOWN_KEY : { ok: true, principal: cached };
+    if (cached !== undefined) return cached === null ? UNKNOWN_KEY : keyPrincipal(cached);
     return loadApiKey(key, parsed.hash);
+  }
+
+  /**
+   * A key past its expiresAt is refused by this replica's clock, from the cache as from the store:
+   * nothing is written when a key expires, so no revocation announces it.
+   */
+  function keyPrincipal(principal: Principal): Resolution {
+    return principal.expiresAt !== undefined && principal.expiresAt <= now() ? EXPIRED_KEY : { ok: true, principal };
   }
 
   async function loadApiKey(key: string, hash: string): Promise<Resolution> {
     const principal = await cache.principal(key, async () => {
       const record = await store.findApiKeyByHash(hash);
-      return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id } };
+      if (record === undefined) return undefined;
+      if (record.expiresAt === undefined) return { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id } };
+      // Cached no longer than the key lives (an expired key for a millisecond: the cache's least).
+      return {
+        principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, expiresAt: record.expiresAt },
+        ttlMs: record.expiresAt - now(),
+      };
     });
-    return principal ? { ok: true, principal } : UNKNOWN_KEY;
+    return principal ? keyPrincipal(principal) : UNKNOWN_KEY;
   }
 
   function resolveJwt(token: string): Resolution | Promise<Resolution> {

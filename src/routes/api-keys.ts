@@ -1,22 +1,27 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyService } from '../services/api-keys.js';
-import { ApiKeyCreated, ApiKeyList, IdParams, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
+import { ApiKeyCreated, ApiKeyList, IdParams, NewApiKeyBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
 /** POST, GET and DELETE /auth/api-key: the organization's keys, always its own. */
 export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService }) {
   const { apiKeys } = opts;
 
-  app.post('/auth/api-key', {
+  app.post<{ Body: NewApiKeyBody | undefined }>('/auth/api-key', {
     config: { auth: 'login-token', routeLabel: '/auth/api-key' },
     schema: {
       operationId: 'createApiKey',
       tags: ['auth'],
       summary: 'Create an API key; its secret is in this answer only.',
-      description: 'Needs a login token (an API key cannot create another). The key (`agk_…`) is a bearer credential until it is deleted; only its digest is stored.',
-      response: { 201: ApiKeyCreated, 401: ProblemSchema, 403: ProblemSchema },
+      description: 'Needs a login token (an API key cannot create another). The key (`agk_…`) is a bearer credential until it is deleted or, when given an expiry, until then; only its digest is stored. The body is optional: a name, and at most one of expiresAt or expiresIn.',
+      body: NewApiKeyBody,
+      response: { 201: ApiKeyCreated, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 415: ProblemSchema },
+    },
+    // No body (or an empty one) is no options: validated as {}.
+    preValidation: async (request) => {
+      if (request.body === undefined) request.body = {};
     },
     handler: async (request, reply) => {
-      const created = await apiKeys.create(request.principal!.orgId);
+      const created = await apiKeys.create(request.principal!.orgId, request.body ?? {});
       request.log.info({ event: 'api_key.created', orgId: request.principal!.orgId, keyId: created.id }, 'API key created');
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },

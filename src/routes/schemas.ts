@@ -17,11 +17,34 @@ export type LoginBody = Static<typeof LoginBody>;
 
 export const LoginResponse = Type.Object({ token: Type.String() }, { description: 'The login token: a bearer credential for one hour.' });
 
-export const ApiKeyCreated = Type.Object({ id: Type.String(), apiKey: Type.String() }, { description: 'The new key: `apiKey` is its secret, shown this once.' });
+/** The longest `expiresIn`: 366 days in seconds (services/api-keys.ts MAX_API_KEY_LIFETIME_MS). */
+export const MAX_API_KEY_EXPIRES_IN = 31_622_400;
+
+export const NewApiKeyBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A label for people; shown in listings.' })),
+    expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the key stops working (RFC 3339): in the future, at most 366 days ahead. Not with expiresIn.' })),
+    expiresIn: Type.Optional(Type.Integer({ minimum: 60, maximum: MAX_API_KEY_EXPIRES_IN, description: 'Seconds from now until the key stops working (60 to 366 days). Not with expiresAt.' })),
+  },
+  { additionalProperties: false, description: 'Optional: without a body the key has no name and does not expire.' },
+);
+export type NewApiKeyBody = Static<typeof NewApiKeyBody>;
+
+const KeyName = Type.Union([Type.String(), Type.Null()], { description: 'Its name; null when it was given none.' });
+const KeyExpiry = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+  description: 'When the key stops working (401 from then on, on every replica); null when it does not expire.',
+});
+
+export const ApiKeyCreated = Type.Object(
+  { id: Type.String(), apiKey: Type.String(), name: KeyName, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry },
+  { description: 'The new key: `apiKey` is its secret, shown this once.' },
+);
 export const ApiKeyListed = Type.Object({
   id: Type.String(),
   prefix: Type.String({ description: 'The first characters of the key, to recognise it; not a secret.' }),
+  name: KeyName,
   createdAt: Type.String({ format: 'date-time' }),
+  expiresAt: KeyExpiry,
 });
 export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyListed) }, { description: "The organization's API keys, without their secrets." });
 

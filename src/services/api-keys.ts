@@ -7,28 +7,64 @@ import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf } from '../store/shard-tag.js';
 import type { ApiKeySummary, Store } from '../store/store.js';
 
-export type ApiKeyView = Readonly<{ id: string; prefix: string; createdAt: string }>;
+export type ApiKeyView = Readonly<{ id: string; prefix: string; name: string | null; createdAt: string; expiresAt: string | null }>;
+
+/** What a new key may be given: a name, and an end (at most one of expiresAt, expiresIn). */
+export type NewApiKeyOptions = Readonly<{ name?: string; expiresAt?: string; expiresIn?: number }>;
+
+export type CreatedApiKey = Readonly<{ id: string; apiKey: string; name: string | null; createdAt: string; expiresAt: string | null }>;
+
+/** The latest end a key may be given: 366 days (31,622,400 s, the most `expiresIn` takes). */
+export const MAX_API_KEY_LIFETIME_MS = 366 * 24 * 60 * 60 * 1000;
+
+/** A key's answer shape: null where it has no name or does not expire. */
+const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 
 /** A key a leak report revoked: for the audit line, never the key or its hash. */
 export type LeakedKeyRevoked = Readonly<{ orgId: string; keyId: string }>;
 
 export function createApiKeyService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; environment: Environment; now: () => number }) {
   const { store, bus, environment, now } = deps;
-  const view = (key: ApiKeySummary): ApiKeyView => ({ id: key.id, prefix: key.displayPrefix, createdAt: key.createdAt });
+  const view = (key: ApiKeySummary): ApiKeyView => ({
+    id: key.id,
+    prefix: key.displayPrefix,
+    name: key.name ?? null,
+    createdAt: key.createdAt,
+    expiresAt: iso(key.expiresAt),
+  });
+
+  /** The key's end in epoch ms, or undefined; a 400 for one in the past or beyond 366 days. */
+  function expiryOf(options: NewApiKeyOptions, t: number): number | undefined {
+    if (options.expiresAt !== undefined && options.expiresIn !== undefined) {
+      throw new Problem('badRequest', 'Give expiresAt or expiresIn, not both.');
+    }
+    if (options.expiresIn !== undefined) return t + options.expiresIn * 1000;
+    if (options.expiresAt === undefined) return undefined;
+    const at = Date.parse(options.expiresAt);
+    if (!Number.isFinite(at)) throw new Problem('badRequest', 'expiresAt must be an RFC 3339 date-time.');
+    if (at <= t) throw new Problem('badRequest', 'expiresAt must be in the future.');
+    if (at - t > MAX_API_KEY_LIFETIME_MS) throw new Problem('badRequest', 'expiresAt must be at most 366 days ahead.');
+    return at;
+  }
 
   return {
     /** The secret is in this answer and nowhere else, ever: only its hash is stored. */
-    async create(orgId: string): Promise<{ id: string; apiKey: string }> {
+    async create(orgId: string, options: NewApiKeyOptions = {}): Promise<CreatedApiKey> {
+      const t = now();
+      const expiresAt = expiryOf(options, t);
       const key = generateApiKey(environment, shardTagOf(orgId));
+      const createdAt = new Date(t).toISOString();
       const created = await store.createApiKey({
         id: key.id,
         orgId,
         hash: key.hash,
         displayPrefix: key.displayPrefix,
-        createdAt: new Date(now()).toISOString(),
+        createdAt,
+        ...(options.name !== undefined && { name: options.name }),
+        ...(expiresAt !== undefined && { expiresAt }),
       });
       if (created === 'no-organization') throw new Problem('credentialInvalid', undefined, 'revoked_token');
-      return { id: key.id, apiKey: key.secret };
+      return { id: key.id, apiKey: key.secret, name: options.name ?? null, createdAt, expiresAt: iso(expiresAt) };
     },
 
     async list(orgId: string): Promise<ApiKeyView[]> {

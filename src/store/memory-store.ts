@@ -118,7 +118,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
 
     async findApiKeyByHash(hash) {
       const key = keysByHash.get(hash);
-      return key && { id: key.id, orgId: key.orgId, hash: key.hash };
+      if (key === undefined) return undefined;
+      return key.expiresAt === undefined
+        ? { id: key.id, orgId: key.orgId, hash: key.hash }
+        : { id: key.id, orgId: key.orgId, hash: key.hash, expiresAt: key.expiresAt };
     },
 
     async listApiKeys(orgId) {
@@ -126,7 +129,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       for (const hash of keyHashesByOrg.get(orgId)?.values() ?? []) {
         const key = keysByHash.get(hash);
         if (key !== undefined) {
-          summaries.push({ id: key.id, displayPrefix: key.displayPrefix, createdAt: key.createdAt });
+          summaries.push({
+            id: key.id,
+            displayPrefix: key.displayPrefix,
+            createdAt: key.createdAt,
+            ...(key.name !== undefined && { name: key.name }),
+            ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
+          });
         }
       }
       return summaries.sort(byCreatedAtThenId);

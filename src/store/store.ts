@@ -28,12 +28,22 @@ export type ApiKeyRecord = Readonly<{
   /** A short, non-secret beginning of the key, shown in listings so people can recognise it. */
   displayPrefix: string;
   createdAt: string;
+  /** A label its owner gave it (1..100 characters, may hold spaces); absent when none. */
+  name?: string;
+  /**
+   * Epoch milliseconds from which the key is refused; absent for a key that does not expire. The
+   * store keeps an expired key (listed, with this) until it is deleted: the reader decides.
+   */
+  expiresAt?: number;
 }>;
 
-export type ApiKeySummary = Readonly<{ id: string; displayPrefix: string; createdAt: string }>;
+export type ApiKeySummary = Readonly<{ id: string; displayPrefix: string; createdAt: string; name?: string; expiresAt?: number }>;
 
-/** What the hot path reads of a key: whose it is, and its id (the principal's credentialId). */
-export type FoundApiKey = Readonly<{ id: string; orgId: string; hash: string }>;
+/**
+ * What the hot path reads of a key: whose it is, its id (the principal's credentialId) and when
+ * it expires (epoch ms; absent when never). An expired key is still found: the resolver refuses it.
+ */
+export type FoundApiKey = Readonly<{ id: string; orgId: string; hash: string; expiresAt?: number }>;
 
 /** The order every store lists an organization's keys in: oldest first, ties by id. */
 export function byCreatedAtThenId(a: ApiKeySummary, b: ApiKeySummary): number {

@@ -122,3 +122,52 @@ t.test('with the cache off every resolution reads the store', async (t) => {
   t.equal(reads.sessions, 3);
   t.equal(reads.verifications, 3, 'nor are verified tokens remembered');
 });
+
+t.test('a key with an expiry: refused from its expiresAt on by the resolver\'s clock, from the cache too, and cached no longer than it lives', async (t) => {
+  const memory = createMemoryStore();
+  t.teardown(() => memory.close());
+  let clock = Date.parse('2030-01-01T00:00:00.000Z');
+  const now = () => clock;
+  await memory.createOrganizationIfEmailFree({ id: 'org_1', name: 'Org', email: 'o@example.test', passwordHash: 'x', createdAt: new Date(clock).toISOString() });
+  const expiring = generateApiKey('production', TAG);
+  const expiresAt = clock + 60_000;
+  await memory.createApiKey({ id: expiring.id, orgId: 'org_1', hash: expiring.hash, displayPrefix: expiring.displayPrefix, createdAt: new Date(clock).toISOString(), expiresAt });
+  const lasting = generateApiKey('production', TAG);
+  await memory.createApiKey({ id: lasting.id, orgId: 'org_1', hash: lasting.hash, displayPrefix: lasting.displayPrefix, createdAt: new Date(clock).toISOString() });
+  const reads = { keys: 0 };
+  const store: Store = { ...memory, findApiKeyByHash: (hash) => (reads.keys++, memory.findApiKeyByHash(hash)) };
+  const real = createCredentialCache(SETTINGS);
+  const ttls: Array<number | undefined> = [];
+  // The cache as the resolver sees it, with the TTL each load asks for written down.
+  const cache = { ...real, peek: real.peek, principal: (key: string, load: () => Promise<import('../../src/credentials/cache.js').Loaded>) => real.principal(key, async () => {
+    const loaded = await load();
+    ttls.push(loaded?.ttlMs);
+    return loaded;
+  }) };
+  const resolver = createResolver({ store, cache, tokens: undefined as never, environment: 'production', now });
+
+  const first = await resolver.resolve(expiring.secret);
+  t.same(first, { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: expiring.id, expiresAt } });
+  t.same(ttls, [60_000], 'cached for what is left of its life (under the 60 s cache TTL, it would be capped by it)');
+  t.same(await resolver.resolve(lasting.secret), { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: lasting.id } });
+  t.same(ttls, [60_000, undefined], 'a key without expiry: the cache\'s own TTL');
+
+  clock = expiresAt - 1;
+  const before = resolver.resolve(expiring.secret);
+  t.notOk(isPromise(before), 'a millisecond before: a cache hit');
+  t.match(before, { ok: true });
+  clock = expiresAt;
+  const at = resolver.resolve(expiring.secret);
+  t.notOk(isPromise(at), 'at its expiresAt: still the cached entry, answered synchronously');
+  t.same(at, { ok: false, kind: 'api_key', reason: 'expired_key' }, 'refused with its own reason');
+  t.equal(reads.keys, 2, 'no store read, and no store write, made it so');
+  t.match(resolver.resolve(lasting.secret), { ok: true }, 'the key without expiry lives on');
+
+  // A replica that never cached it reads it from the store, and refuses it all the same.
+  const fresh = createResolver({ store, cache: createCredentialCache(SETTINGS), tokens: undefined as never, environment: 'production', now });
+  t.same(await fresh.resolve(expiring.secret), { ok: false, kind: 'api_key', reason: 'expired_key' });
+  t.equal(reads.keys, 3);
+  // With the cache off (every read from the store), the same.
+  const uncached = createResolver({ store, cache: createCredentialCache({ ...SETTINGS, max: 0 }), tokens: undefined as never, environment: 'production', now });
+  t.same(await uncached.resolve(expiring.secret), { ok: false, kind: 'api_key', reason: 'expired_key' });
+});

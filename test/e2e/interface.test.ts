@@ -107,7 +107,7 @@ t.test('API keys: create, list, use, revoke; JWT-only creation', async (t) => {
   t.equal(created.headers['cache-control'], 'no-store');
   const { id, apiKey } = created.json() as { id: string; apiKey: string };
   t.match(apiKey, new RegExp(`^agk_test_${shardTagOf(org.id)}_[0-9A-Za-z]{36}$`), 'sandbox key: prefix, its organization\'s shard tag, random, checksum');
-  t.same(Object.keys(created.json()).sort(), ['apiKey', 'id']);
+  t.same(Object.keys(created.json()).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name']);
 
   const withKey = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${apiKey}` } });
   t.equal(withKey.status, 403, 'an API key cannot create API keys');
@@ -118,7 +118,7 @@ t.test('API keys: create, list, use, revoke; JWT-only creation', async (t) => {
   t.equal(listed.status, 200);
   const keys = listed.json().keys as Array<Record<string, string>>;
   t.equal(keys.length, 1);
-  t.same(Object.keys(keys[0]!).sort(), ['createdAt', 'id', 'prefix']);
+  t.same(Object.keys(keys[0]!).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
   t.equal(keys[0]!.id, id);
   t.ok(apiKey.startsWith(keys[0]!.prefix!) && keys[0]!.prefix!.length < 20, 'a short prefix for recognition');
   t.notOk(listed.body.includes(apiKey), 'the secret is never listed');

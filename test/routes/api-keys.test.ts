@@ -19,8 +19,11 @@ t.test('POST /auth/api-key', async (t) => {
     const res = await gw.pub({ method: 'POST', url: '/auth/api-key', headers: bearer(token) });
     t.equal(res.statusCode, 201);
     t.equal(res.headers['cache-control'], 'no-store');
-    const created = res.json<{ id: string; apiKey: string }>();
-    t.same(Object.keys(created).sort(), ['apiKey', 'id']);
+    const created = res.json<{ id: string; apiKey: string; name: string | null; createdAt: string; expiresAt: string | null }>();
+    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name']);
+    t.equal(created.name, null, 'no name without a body');
+    t.equal(created.expiresAt, null, 'and no expiry');
+    t.ok(!Number.isNaN(Date.parse(created.createdAt)));
     t.match(created.apiKey, /^agk_test_/, 'a sandbox key (the test config is sandbox)');
     t.match(created.apiKey, new RegExp(`^agk_test_${shardTagOf(orgId)}_[0-9A-Za-z]{36}$`), 'carrying its organization\'s shard tag');
     const listed = await gw.gateway.storage.store.listApiKeys(orgId);
@@ -77,10 +80,12 @@ t.test('GET /auth/api-key', async (t) => {
       const res = await gw.pub({ url: '/auth/api-key', headers: bearer(credential) });
       t.equal(res.statusCode, 200);
       t.equal(res.headers['cache-control'], 'no-store');
-      const { keys } = res.json<{ keys: Array<{ id: string; prefix: string; createdAt: string }> }>();
+      const { keys } = res.json<{ keys: Array<{ id: string; prefix: string; name: string | null; createdAt: string; expiresAt: string | null }> }>();
       t.same(keys.map((key) => key.id).sort(), [a.keyId, second.id].sort(), 'its two keys, not b\'s');
       for (const key of keys) {
-        t.same(Object.keys(key).sort(), ['createdAt', 'id', 'prefix']);
+        t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
+        t.equal(key.name, null);
+        t.equal(key.expiresAt, null);
         t.ok(a.apiKey.startsWith(key.prefix) || second.apiKey.startsWith(key.prefix), 'the prefix is the start of the key');
         t.ok(key.prefix.length < second.apiKey.length / 2, 'and much shorter than it');
         t.ok(!Number.isNaN(Date.parse(key.createdAt)));
@@ -136,5 +141,90 @@ t.test('DELETE /auth/api-key/:id', async (t) => {
     assertProblem(t, await gw.pub({ url: '/auth/api-key', headers: bearer(a.apiKey) }), 401, 1102, 'the revoked key, at once');
     assertProblem(t, await gw.pub({ method: 'DELETE', url: `/auth/api-key/${a.keyId}`, headers: bearer(a.token) }), 404, 1301, 'revoking twice');
     t.ok(gw.logs.records().some((r) => r['event'] === 'api_key.deleted' && r['keyId'] === a.keyId));
+  });
+});
+
+t.test('POST /auth/api-key with a name and an expiry', async (t) => {
+  let clock = Date.parse('2030-01-01T00:00:00.000Z');
+  const gw = await injectGateway(t, { deps: { now: () => clock } });
+  const { orgId, token } = await gw.signedUp();
+  const create = (payload?: unknown, headers: Record<string, string> = {}) =>
+    gw.pub({ method: 'POST', url: '/auth/api-key', headers: { ...bearer(token), ...headers }, ...(payload !== undefined && { payload: payload as object }) });
+  type Created = { id: string; apiKey: string; name: string | null; createdAt: string; expiresAt: string | null };
+  type Listed = { id: string; prefix: string; name: string | null; createdAt: string; expiresAt: string | null };
+
+  t.test('an empty body, or an empty object, is no options', async (t) => {
+    for (const [what, res] of [
+      ['an empty JSON body', await create(undefined, { 'content-type': 'application/json' })],
+      ['{}', await create({})],
+    ] as const) {
+      t.equal(res.statusCode, 201, what);
+      t.match(res.json(), { name: null, expiresAt: null, createdAt: '2030-01-01T00:00:00.000Z' }, what);
+    }
+  });
+
+  t.test('name and expiresIn: 201 with both; listed with both', async (t) => {
+    const res = await create({ name: 'CI deploy key', expiresIn: 3600 });
+    t.equal(res.statusCode, 201);
+    const created = res.json<Created>();
+    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name']);
+    t.match(created, { name: 'CI deploy key', createdAt: '2030-01-01T00:00:00.000Z', expiresAt: '2030-01-01T01:00:00.000Z' });
+    const { keys } = (await gw.pub({ url: '/auth/api-key', headers: bearer(token) })).json<{ keys: Listed[] }>();
+    t.match(keys.find((key) => key.id === created.id), { name: 'CI deploy key', expiresAt: '2030-01-01T01:00:00.000Z', createdAt: '2030-01-01T00:00:00.000Z' });
+  });
+
+  t.test('expiresAt: 201, normalized; a name alone: no expiry', async (t) => {
+    const at = await create({ expiresAt: '2030-06-01T12:00:00+02:00' });
+    t.equal(at.statusCode, 201);
+    t.match(at.json(), { name: null, expiresAt: '2030-06-01T10:00:00.000Z' });
+    const named = await create({ name: 'x'.repeat(100) });
+    t.equal(named.statusCode, 201);
+    t.match(named.json(), { name: 'x'.repeat(100), expiresAt: null });
+    const edge = await create({ expiresAt: new Date(clock + 366 * 86_400_000).toISOString() });
+    t.equal(edge.statusCode, 201, 'exactly 366 days ahead');
+    t.equal((await create({ expiresIn: 31_622_400 })).statusCode, 201, 'expiresIn at its maximum');
+    t.equal((await create({ expiresIn: 60 })).statusCode, 201, 'expiresIn at its minimum');
+  });
+
+  t.test('bad bodies: 400 1200 and no key is made', async (t) => {
+    const before = (await gw.gateway.storage.store.listApiKeys(orgId)).length;
+    const bad: Array<[string, unknown]> = [
+      ['an empty name', { name: '' }],
+      ['a name of 101 characters', { name: 'x'.repeat(101) }],
+      ['a name that is not a string', { name: 5 }],
+      ['both expiresAt and expiresIn', { expiresAt: '2030-02-01T00:00:00Z', expiresIn: 3600 }],
+      ['expiresAt in the past', { expiresAt: '2029-12-31T23:59:59Z' }],
+      ['expiresAt now', { expiresAt: '2030-01-01T00:00:00.000Z' }],
+      ['expiresAt beyond 366 days', { expiresAt: new Date(clock + 366 * 86_400_000 + 1000).toISOString() }],
+      ['expiresAt not a date-time', { expiresAt: 'tomorrow' }],
+      ['expiresAt without a time zone', { expiresAt: '2030-02-01T00:00:00' }],
+      ['expiresIn below 60', { expiresIn: 59 }],
+      ['expiresIn above 366 days', { expiresIn: 31_622_401 }],
+      ['expiresIn not an integer', { expiresIn: 90.5 }],
+      ['expiresIn as a string', { expiresIn: '3600' }],
+      ['an unknown field', { scopes: ['read'] }],
+      ['an array', []],
+    ];
+    for (const [what, payload] of bad) assertProblem(t, await create(payload), 400, 1200, what);
+    assertProblem(t, await create('{"name":', { 'content-type': 'application/json' }), 400, 1201, 'malformed JSON');
+    t.equal((await gw.gateway.storage.store.listApiKeys(orgId)).length, before);
+  });
+
+  t.test('an expired key: 401 1102 from its expiresAt on, with its own reason; still listed', async (t) => {
+    const created = (await create({ name: 'short-lived', expiresIn: 60 })).json<Created>();
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: bearer(created.apiKey) })).statusCode, 200, 'works, and is now cached');
+    clock += 59_999;
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: bearer(created.apiKey) })).statusCode, 200, 'a millisecond before');
+    clock += 1;
+    const res = await gw.pub({ url: '/auth/api-key', headers: { ...bearer(created.apiKey), 'x-request-id': 'expired-key' } });
+    const body = assertProblem(t, res, 401, 1102, 'at its expiresAt');
+    t.match(res.headers['www-authenticate'], /error="invalid_token"/);
+    t.match(body.detail, /expired/);
+    const line = () => gw.logs.records().find((r) => r['msg'] === 'request' && r['reqId'] === 'expired-key');
+    t.ok(await eventually(async () => line() !== undefined), 'its request is logged');
+    t.match(line(), { status: 401, credentialKind: 'api_key', authReason: 'expired_key' });
+    const { keys } = (await gw.pub({ url: '/auth/api-key', headers: bearer(token) })).json<{ keys: Listed[] }>();
+    t.match(keys.find((key) => key.id === created.id), { name: 'short-lived', expiresAt: '2030-01-01T00:01:00.000Z' }, 'kept, and listed, until deleted');
+    t.equal((await gw.pub({ method: 'DELETE', url: `/auth/api-key/${created.id}`, headers: bearer(token) })).statusCode, 204, 'and deletable');
   });
 });

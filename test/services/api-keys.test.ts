@@ -57,7 +57,8 @@ t.test('list: views of the organization\'s own keys, never a hash', async (t) =>
   await apiKeys.create('org_b');
   const listed = await apiKeys.list('org_a');
   t.same(listed.map((key) => key.id).sort(), [a1.id, a2.id].sort());
-  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'id', 'prefix']);
+  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
+  for (const key of listed) t.match(key, { name: null, expiresAt: null });
   t.same(await apiKeys.list('org_none'), []);
 });
 

@@ -142,6 +142,38 @@ t.test('key names: under the organization\'s or the e-mail\'s shard tag, the doc
   t.strictSame(await ours(), [], 'deleting the organization leaves no key behind');
 });
 
+t.test('a key with a name and an expiry: expiresAt appended to the hot-path value (still a listpack), both in the index entry, name last', async (t) => {
+  const environment = `env-${randomUUID()}`;
+  const { store } = await open(t, { environment });
+  const org = newOrganization();
+  const shard = redisKeys(PREFIX, environment).shard(shardTagOf(org.id));
+  const packed = packId(org.id);
+  await store.createOrganizationIfEmailFree(org);
+  const expiresAt = Date.parse('2027-03-01T12:00:00.000Z');
+  const key = { ...newApiKey(org.id), name: 'deploy key  two', expiresAt };
+  const onlyExpiry = { ...newApiKey(org.id), expiresAt };
+  const onlyName = { ...newApiKey(org.id), name: 'n' };
+  for (const k of [key, onlyExpiry, onlyName]) t.equal(await store.createApiKey(k), 'created');
+  const value = (k: { hash: string }) => redisCommand(server.port, 'HGET', shard.apiKeys, k.hash.slice(SHARD_TAG_LENGTH + 1));
+  const entry = (k: { id: string }) => redisCommand(server.port, 'HGET', shard.organization(packed), `k:${packId(k.id)}`);
+  const hot = await value(key);
+  t.equal(hot, `${packed} ${packId(key.id)} ${expiresAt.toString(36)}`, 'owner, key id, expiresAt in base 36');
+  t.ok(Buffer.byteLength(String(hot)) <= 64, `at most 64 bytes (${String(hot).length})`);
+  t.equal(await value(onlyName), `${packed} ${packId(onlyName.id)}`, 'no expiry: the value is as before');
+  t.equal(await redisCommand(server.port, 'OBJECT', 'ENCODING', shard.apiKeys), 'listpack');
+  const digest = (k: { hash: string }) => k.hash.slice(SHARD_TAG_LENGTH + 1);
+  t.match(await entry(key), new RegExp(`^${digest(key)}[0-9a-z]+ ${key.displayPrefix} ${expiresAt.toString(36)} deploy key  two$`));
+  t.match(await entry(onlyExpiry), new RegExp(`^${digest(onlyExpiry)}[0-9a-z]+ ${onlyExpiry.displayPrefix} ${expiresAt.toString(36)}$`));
+  t.match(await entry(onlyName), new RegExp(`^${digest(onlyName)}[0-9a-z]+ ${onlyName.displayPrefix} - n$`));
+  t.strictSame(await store.findApiKeyByHash(key.hash), found(key));
+  // The scripts read the digest (the entry's first 22 characters) only.
+  t.strictSame(await store.deleteApiKeyIfOwned(org.id, key.id), { kind: 'api_key', cacheKey: key.hash });
+  t.equal(await value(key), null, 'its hot-path value went with it');
+  t.equal((await store.deleteOrganization(org.id))?.length, 2);
+  t.equal(await value(onlyExpiry), null);
+  t.equal(await value(onlyName), null);
+});
+
 t.test('an e-mail claim and its organization are two steps: a crash between them leaves nothing wrong', async (t) => {
   const environment = `env-${randomUUID()}`;
   const { store } = await open(t, { environment });

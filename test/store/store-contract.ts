@@ -59,6 +59,28 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.equal(await store.deleteApiKeyIfOwned(a.id, randomUUID()), undefined, 'unknown key id');
   });
 
+  t.test('api keys: a name and an expiry go through create, find and list; keys without them are unchanged', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const plain = newApiKey(org.id, '2024-01-01T00:00:00.000Z');
+    const named: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-02T00:00:00.000Z'), name: 'CI deploy key - prod  (eu)' };
+    const expiring: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-03T00:00:00.000Z'), expiresAt: Date.parse('2099-01-01T00:00:00.123Z') };
+    const both: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-04T00:00:00.000Z'), name: `é ${'ж'.repeat(96)} -`, expiresAt: Date.now() + 60_000 };
+    // Stored and found as any other: the reader, not the store, refuses an expired key.
+    const expired: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-05T00:00:00.000Z'), name: '-', expiresAt: Date.parse('2024-01-05T00:01:00.000Z') };
+    const keys = [plain, named, expiring, both, expired];
+    for (const key of keys) t.equal(await store.createApiKey(key), 'created');
+    for (const key of keys) t.strictSame(await store.findApiKeyByHash(key.hash), found(key), key.name ?? key.id);
+    t.strictSame(await store.findApiKeyByHash(plain.hash), { id: plain.id, orgId: org.id, hash: plain.hash }, 'no expiresAt when there is none');
+    t.strictSame(await store.listApiKeys(org.id), keys.map(summary), 'listed with theirs, expired too');
+    t.strictSame((await store.listApiKeys(org.id))[0], { id: plain.id, displayPrefix: plain.displayPrefix, createdAt: plain.createdAt }, 'no name or expiresAt when there is none');
+    t.strictSame(await store.deleteApiKeyIfOwned(org.id, both.id), { kind: 'api_key', cacheKey: both.hash }, 'deleted by id');
+    t.equal(await store.findApiKeyByHash(both.hash), undefined);
+    const revoked = await store.deleteOrganization(org.id);
+    t.strictSame(sortRevoked(revoked ?? []), sortRevoked([plain, named, expiring, expired].map((key): Revoked => ({ kind: 'api_key', cacheKey: key.hash }))), 'the organization\'s deletion revokes each');
+    for (const key of keys) t.equal(await store.findApiKeyByHash(key.hash), undefined);
+  });
+
   t.test('api keys: an organization that does not exist gets none', async (t) => {
     const store = await open(t);
     const key = newApiKey(randomUUID());
@@ -364,7 +386,8 @@ export function newSession(orgId: string, ttlMs = 3_600_000): Session {
 
 /** What findApiKeyByHash answers for a stored key. */
 export function found(key: ApiKeyRecord): FoundApiKey {
-  return { id: key.id, orgId: key.orgId, hash: key.hash };
+  const base = { id: key.id, orgId: key.orgId, hash: key.hash };
+  return key.expiresAt === undefined ? base : { ...base, expiresAt: key.expiresAt };
 }
 
 /** Polls until check() is true; returns the time it first was. Throws after timeoutMs. */
@@ -384,7 +407,13 @@ async function created(store: Store, org: NewOrganization): Promise<NewOrganizat
 }
 
 function summary(key: ApiKeyRecord) {
-  return { id: key.id, displayPrefix: key.displayPrefix, createdAt: key.createdAt };
+  return {
+    id: key.id,
+    displayPrefix: key.displayPrefix,
+    createdAt: key.createdAt,
+    ...(key.name !== undefined && { name: key.name }),
+    ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
+  };
 }
 
 function sha(): string {

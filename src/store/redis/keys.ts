@@ -18,7 +18,10 @@
 export type ShardKeys = Readonly<{
   /** `${prefix}{${environment}:${tag}}:` */
   base: string;
-  /** Hash: field = API-key digest (22 characters), value = `<packed org id> <packed key id>`. */
+  /**
+   * Hash: field = API-key digest (22 characters), value = `<packed org id> <packed key id>`, then
+   * ` <expiresAt, base 36>` for a key that expires (replies.ts apiKeyValue).
+   */
   apiKeys: string;
   /** Hash: field = session's random part, value = `<packed org id> <expiresAt, base 36>`. */
   sessions: string;
@@ -26,8 +29,8 @@ export type ShardKeys = Readonly<{
   organizationStem: string;
   /**
    * Hash: name, email, passwordHash, createdAt, and the organization's key index: one field
-   * `k:<packed key id>` → `<digest><createdAt><space><displayPrefix>` per key (replies.ts reads
-   * it). In the record rather than a key of its own: a Redis key costs ~200 B more than a field,
+   * `k:<packed key id>` → `<digest><createdAt><space><displayPrefix>`, then ` <expiresAt or -> <name>`
+   * for a key with a name or an expiry, per key (replies.ts apiKeyIndexEntry writes and reads it). In the record rather than a key of its own: a Redis key costs ~200 B more than a field,
    * which for an organization of one key doubled its cost.
    */
   organization(packedOrgId: string): string;

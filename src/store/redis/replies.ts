@@ -14,7 +14,7 @@ import type {
   Revoked,
   Session,
 } from '../store.js';
-import { DIGEST_LENGTH, packTime, unpackId, unpackMs, unpackTime } from './packing.js';
+import { DIGEST_LENGTH, packMs, packTime, unpackId, unpackMs, unpackTime } from './packing.js';
 
 /** The organization's own fields in its record (the rest is its key index). */
 export const ORGANIZATION_FIELDS = ['name', 'email', 'passwordHash', 'createdAt'] as const;
@@ -35,17 +35,40 @@ export function keyIndexField(packedKeyId: string): string {
   return `k:${packedKeyId}`;
 }
 
-/** HGET of a key's field in its tag's hash: `<packed org id> <packed key id>`, or nil. */
-export function apiKeyReply(hash: string, reply: unknown): FoundApiKey | undefined {
-  if (reply === null) return undefined;
-  const [org, id] = pair(reply, 'api key');
-  return { id: unpackId(id), orgId: unpackId(org), hash };
+/**
+ * A key's value in its tag's hash: `<packed org id> <packed key id>`, then ` <expiresAt>` (packMs)
+ * only for a key that expires. Short, so the hash stays a listpack (values up to 64 bytes).
+ */
+export function apiKeyValue(packedOrgId: string, packedKeyId: string, expiresAt: number | undefined): string {
+  return expiresAt === undefined ? `${packedOrgId} ${packedKeyId}` : `${packedOrgId} ${packedKeyId} ${packMs(expiresAt)}`;
 }
 
-/** An entry of an organization's key index: `<digest><packed createdAt> <displayPrefix>`. */
-export function apiKeyIndexEntry(digest: string, key: Pick<ApiKeyRecord, 'createdAt' | 'displayPrefix'>): string {
-  if (key.displayPrefix === '') throw new Error('an API key needs a display prefix');
-  return `${digest}${packTime(key.createdAt)} ${key.displayPrefix}`;
+/** HGET of a key's field in its tag's hash (apiKeyValue), or nil. */
+export function apiKeyReply(hash: string, reply: unknown): FoundApiKey | undefined {
+  if (reply === null) return undefined;
+  const [org, id, expiresAt] = parts(reply, 'api key', 3);
+  const found = { id: unpackId(id!), orgId: unpackId(org!), hash };
+  return expiresAt === undefined ? found : { ...found, expiresAt: unpackMs(expiresAt) };
+}
+
+/** What stands for "no expiry" in an index entry that has a name. */
+const NO_EXPIRY = '-';
+
+/**
+ * An entry of an organization's key index: `<digest><packed createdAt> <displayPrefix>`, then, for
+ * a key with a name or an expiry, ` <expiresAt (packMs) or -> <name>` (the name last, and only when
+ * there is one: a name may hold spaces). The scripts read only the first 22 characters (the digest).
+ */
+export function apiKeyIndexEntry(
+  digest: string,
+  key: Pick<ApiKeyRecord, 'createdAt' | 'displayPrefix' | 'name' | 'expiresAt'>,
+): string {
+  if (key.displayPrefix === '' || /\s/.test(key.displayPrefix)) throw new Error('an API key needs a display prefix without spaces');
+  if (key.name === '') throw new Error('an API key\'s name must not be empty');
+  const head = `${digest}${packTime(key.createdAt)} ${key.displayPrefix}`;
+  if (key.name === undefined && key.expiresAt === undefined) return head;
+  const expiry = key.expiresAt === undefined ? NO_EXPIRY : packMs(key.expiresAt);
+  return key.name === undefined ? `${head} ${expiry}` : `${head} ${expiry} ${key.name}`;
 }
 
 /** HGETALL of an organization's record: its `k:<packed key id>` fields → entry (apiKeyIndexEntry). */
@@ -56,10 +79,21 @@ export function apiKeySummaries(reply: unknown): ApiKeySummary[] {
     if (typeof entry !== 'string') throw unexpected('listApiKeys');
     const space = entry.indexOf(' ', DIGEST_LENGTH);
     if (space < 0) throw new Error('malformed API key index entry in Redis');
+    const summary = { id: unpackId(packedId), createdAt: unpackTime(entry.slice(DIGEST_LENGTH, space)) };
+    const rest = entry.slice(space + 1);
+    const afterPrefix = rest.indexOf(' ');
+    if (afterPrefix < 0) return { ...summary, displayPrefix: rest };
+    const displayPrefix = rest.slice(0, afterPrefix);
+    const tail = rest.slice(afterPrefix + 1);
+    const afterExpiry = tail.indexOf(' ');
+    const expiry = afterExpiry < 0 ? tail : tail.slice(0, afterExpiry);
+    const name = afterExpiry < 0 ? undefined : tail.slice(afterExpiry + 1);
+    if (displayPrefix === '' || expiry === '' || name === '') throw new Error('malformed API key index entry in Redis');
     return {
-      id: unpackId(packedId),
-      displayPrefix: entry.slice(space + 1),
-      createdAt: unpackTime(entry.slice(DIGEST_LENGTH, space)),
+      ...summary,
+      displayPrefix,
+      ...(name !== undefined && { name }),
+      ...(expiry !== NO_EXPIRY && { expiresAt: unpackMs(expiry) }),
     };
   });
 }
@@ -88,10 +122,16 @@ export function organizationRevocations(reply: unknown): { email: string; revoke
 
 /** A value of two parts separated by a space (packing.ts keeps spaces out of parts). */
 function pair(reply: unknown, what: string): [string, string] {
+  const [first, second] = parts(reply, what, 2);
+  return [first!, second!];
+}
+
+/** A value of two up to `most` non-empty parts separated by single spaces. */
+function parts(reply: unknown, what: string, most: number): string[] {
   if (typeof reply !== 'string') throw unexpected(what);
-  const [first, second, ...rest] = reply.split(' ');
-  if (!first || !second || rest.length > 0) throw new Error(`malformed ${what} record in Redis`);
-  return [first, second];
+  const split = reply.split(' ');
+  if (split.length < 2 || split.length > most || split.some((part) => part === '')) throw new Error(`malformed ${what} record in Redis`);
+  return split;
 }
 
 /** The readCounters script: {count, ms left} per counter asked for. */

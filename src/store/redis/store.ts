@@ -20,6 +20,7 @@ import { restAfterOrganizationTag, shardTagIn, shardTagOf } from '../shard-tag.j
 import {
   apiKeyIndexEntry,
   apiKeyReply,
+  apiKeyValue,
   keyIndexField,
   ORGANIZATION_FIELDS,
   apiKeySummaries,
@@ -204,7 +205,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         const packedKeyId = packId(key.id);
         const reply = await run.createApiKey(
           [shard.organization(packed), shard.apiKeys],
-          [digest, `${packed} ${packedKeyId}`, keyIndexField(packedKeyId), apiKeyIndexEntry(digest, key)],
+          [digest, apiKeyValue(packed, packedKeyId, key.expiresAt), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, key)],
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createApiKey');
         return reply;
