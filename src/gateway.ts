@@ -93,6 +93,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     metrics,
     health,
     organizations,
+    apiKeys,
     publicOpenApi: () => publicServer.swagger(),
   });
 

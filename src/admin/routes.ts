@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../observability/logging.js';
+import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
-import { IdParams, NewOrganizationBody, OrganizationResponse, NoContent, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import { ApiKeyList, IdParams, NewOrganizationBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import { createAdminTokenCheck } from './admin-token.js';
 
-/** /admin/organizations: on the ops port only, behind the admin token. */
-export async function adminRoutes(app: FastifyInstance, opts: { organizations: OrganizationService; adminToken: string; audit: Logger }) {
-  const { organizations, audit } = opts;
+/** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
+export async function adminRoutes(app: FastifyInstance, opts: { organizations: OrganizationService; apiKeys: ApiKeyService; adminToken: string; audit: Logger }) {
+  const { organizations, apiKeys, audit } = opts;
   app.addHook('onRequest', createAdminTokenCheck(opts.adminToken));
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
@@ -49,6 +50,39 @@ export async function adminRoutes(app: FastifyInstance, opts: { organizations: O
     handler: async (request, reply) => {
       const { revoked } = await organizations.delete(request.params.id);
       audit.info({ event: 'organization.deleted', orgId: request.params.id, revokedCredentials: revoked }, 'organization deleted');
+      return reply.code(204).send();
+    },
+  });
+
+  app.get<{ Params: IdParams }>('/admin/organizations/:id/api-keys', {
+    schema: {
+      operationId: 'listOrganizationApiKeys',
+      tags: ['organizations'],
+      summary: "List an organization's API keys, never their secrets.",
+      description: 'The same view as GET /auth/api-key on the public port: id, prefix, name, creation and expiry; never a secret or a hash.',
+      params: IdParams,
+      response: { 200: ApiKeyList, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+    },
+    handler: async (request, reply) => {
+      await organizations.get(request.params.id); // 404 for an unknown organization, not an empty list
+      return reply.header('cache-control', 'no-store').send({ keys: await apiKeys.list(request.params.id) });
+    },
+  });
+
+  app.delete<{ Params: OrgKeyParams }>('/admin/organizations/:id/api-keys/:keyId', {
+    schema: {
+      operationId: 'deleteOrganizationApiKey',
+      tags: ['organizations'],
+      summary: 'Revoke one API key of an organization.',
+      description: "The key is refused at once, on every replica. Another organization's key is not found.",
+      params: OrgKeyParams,
+      response: { 204: NoContent, 401: ProblemSchema, 404: problemOf('organizationNotFound', 'apiKeyNotFound') },
+    },
+    handler: async (request, reply) => {
+      const { id: orgId, keyId } = request.params;
+      await organizations.get(orgId); // an unknown organization is its own 404
+      await apiKeys.revoke(orgId, keyId);
+      audit.info({ event: 'api_key.deleted', orgId, keyId, by: 'admin' }, 'API key deleted');
       return reply.code(204).send();
     },
   });

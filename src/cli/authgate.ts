@@ -21,6 +21,10 @@ Commands:
                           for twice with echo off. It is never taken from the command line.
   org get <id>            Print an organization as JSON.
   org delete <id>         Delete an organization with all its keys and sessions.
+  keys list --org <id>    Print an organization's API keys as JSON: id, prefix, name,
+                          creation and expiry; never a secret.
+  keys revoke --org <id> --key <keyId>
+                          Revoke one API key of an organization, at once, everywhere.
   config                  Print every setting the gateway reads: its default, what it
                           accepts and what it does. No value is read or shown.
   help                    Print this help.
@@ -41,6 +45,8 @@ Exit status: 0 success, 1 error answered by the gateway or gateway unreachable,
 Examples:
   printf '%s\\n' "$PASSWORD" | authgate org create --name Acme --email ops@acme.example
   authgate org get org_123
+  authgate keys list --org org_123
+  authgate keys revoke --org org_123 --key key_456
 `;
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -195,7 +201,7 @@ async function readNewPassword(): Promise<string> {
   return line;
 }
 
-type Parsed = { positionals: string[]; values: { help?: boolean; version?: boolean; name?: string; email?: string } };
+type Parsed = { positionals: string[]; values: { help?: boolean; version?: boolean; name?: string; email?: string; org?: string; key?: string } };
 
 function parse(args: string[]): Parsed {
   try {
@@ -208,6 +214,8 @@ function parse(args: string[]): Parsed {
         version: { type: 'boolean', short: 'V' },
         name: { type: 'string' },
         email: { type: 'string' },
+        org: { type: 'string' },
+        key: { type: 'string' },
       },
     });
     return { values, positionals };
@@ -227,6 +235,34 @@ function idPath(id: string): string {
   return `admin/organizations/${encodeURIComponent(id)}`;
 }
 
+function keysPath(orgId: string, keyId?: string): string {
+  return `${idPath(orgId)}/api-keys${keyId !== undefined ? `/${encodeURIComponent(keyId)}` : ''}`;
+}
+
+/** A required option's value: a usage error when it is missing or blank. */
+function required(value: string | undefined, what: string): string {
+  if (value === undefined || value.trim() === '') throw usageError(what);
+  return value;
+}
+
+async function keysCommand(action: string | undefined, rest: string[], values: Parsed['values']): Promise<number> {
+  if (action === undefined) throw usageError('missing keys subcommand (list or revoke)', true);
+  if (action !== 'list' && action !== 'revoke') throw usageError(`unknown keys subcommand '${oneLine(action).slice(0, 40)}'`, true);
+  if (values.name !== undefined || values.email !== undefined) throw usageError(`keys ${action} takes no --name or --email`);
+  if (rest.length > 0) throw usageError(`unexpected extra argument${rest.length > 1 ? 's' : ''} after keys ${action}`);
+  const orgId = required(values.org, `keys ${action} needs --org <id>`);
+  if (action === 'list') {
+    if (values.key !== undefined) throw usageError('keys list takes no --key');
+    const target = resolveTarget(process.env);
+    printJson((await call(target, 'GET', keysPath(orgId))).body);
+    return 0;
+  }
+  const keyId = required(values.key, 'keys revoke needs --key <keyId>');
+  const target = resolveTarget(process.env);
+  await call(target, 'DELETE', keysPath(orgId, keyId));
+  return 0;
+}
+
 async function main(args: string[]): Promise<number> {
   refusePasswordFlag(args);
   const { values, positionals } = parse(args);
@@ -242,17 +278,21 @@ async function main(args: string[]): Promise<number> {
   }
   if (group === undefined) throw usageError('missing command', true);
   if (group === 'config') {
-    if (action !== undefined || values.name !== undefined || values.email !== undefined) throw usageError('config takes no arguments');
+    if (action !== undefined || values.name !== undefined || values.email !== undefined || values.org !== undefined || values.key !== undefined) {
+      throw usageError('config takes no arguments');
+    }
     // The table, never the environment: a secret cannot be printed because none is read.
     process.stdout.write(settingsText());
     return 0;
   }
+  if (group === 'keys') return keysCommand(action, rest, values);
   if (group !== 'org') throw usageError(`unknown command '${oneLine(group).slice(0, 40)}'`, true);
   if (action === undefined) throw usageError('missing org subcommand (create, get or delete)', true);
 
   switch (action) {
     case 'create': {
       if (rest.length > 0) throw usageError('org create takes no positional arguments');
+      if (values.org !== undefined || values.key !== undefined) throw usageError('org create takes no --org or --key');
       const name = values.name;
       const email = values.email;
       if (name === undefined || name.trim() === '') throw usageError('org create needs --name <name>');
@@ -266,6 +306,7 @@ async function main(args: string[]): Promise<number> {
     case 'get':
     case 'delete': {
       if (values.name !== undefined || values.email !== undefined) throw usageError(`org ${action} takes no --name or --email`);
+      if (values.org !== undefined || values.key !== undefined) throw usageError(`org ${action} takes no --org or --key (the id is an argument)`);
       expectPositionals(rest, 1, 'an organization id');
       const id = rest[0]!;
       const target = resolveTarget(process.env);

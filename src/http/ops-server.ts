@@ -5,6 +5,7 @@ import { adminRoutes } from '../admin/routes.js';
 import type { Health } from '../observability/health.js';
 import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
 import { createErrorHandler } from './error-handler.js';
 import { adminDocumentOptions } from './openapi.js';
@@ -18,6 +19,8 @@ export type OpsServerDeps = Readonly<{
   metrics: Metrics;
   health: Health;
   organizations: OrganizationService;
+  /** The API keys' service: the admin API lists and revokes an organization's keys with it. */
+  apiKeys: ApiKeyService;
   /** The public API's OpenAPI document, served here so the public port carries only the API. */
   publicOpenApi: () => unknown;
 }>;
@@ -60,6 +63,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/openapi.json', hidden, async () => deps.publicOpenApi());
   app.get('/openapi/admin.json', hidden, async () => app.swagger());
 
-  await app.register(adminRoutes, { organizations: deps.organizations, adminToken: deps.adminToken, audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, adminToken: deps.adminToken, audit: deps.logger });
   return app;
 }

@@ -51,6 +51,16 @@ export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyListed) }, { desc
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
 export type IdParams = Static<typeof IdParams>;
 
+/** An organization's id and one of its API keys' ids (the admin API). */
+export const OrgKeyParams = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }),
+    keyId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }),
+  },
+  { additionalProperties: false },
+);
+export type OrgKeyParams = Static<typeof OrgKeyParams>;
+
 export const NewOrganizationBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { ADMIN_TOKEN } from '../helpers/gateway.js';
+import { parseApiKey } from '../../src/credentials/api-keys.js';
 import { assertProblem, injectGateway } from '../helpers/inject.js';
 
 /**
@@ -123,5 +124,65 @@ t.test('GET and DELETE /admin/organizations/:id', async (t) => {
     assertProblem(t, await gw.pub({ method: 'POST', url: '/auth/login', payload: { email: a.email, password: a.password } }), 401, 1105, 'no more logins');
     t.match(gw.logs.records().find((r) => r['event'] === 'organization.deleted'), { orgId: a.orgId, revokedCredentials: 2 });
     assertProblem(t, await gw.ops({ url: `/admin/organizations/${a.orgId}` }), 404, 1302, 'then GET');
+  });
+});
+
+t.test('GET and DELETE /admin/organizations/:id/api-keys', async (t) => {
+  const gw = await injectGateway(t);
+  const a = await gw.signedUp();
+  const b = await gw.signedUp();
+  const second = await gw.createApiKey(a.token);
+  const lookupHash = (key: string) => {
+    const parsed = parseApiKey(key);
+    if (!parsed.ok) throw new Error('not a key');
+    return parsed.hash;
+  };
+
+  t.test('the admin token is required: 401 without, nothing revoked', async (t) => {
+    for (const [method, url] of [['GET', `/admin/organizations/${a.orgId}/api-keys`], ['DELETE', `/admin/organizations/${a.orgId}/api-keys/${a.keyId}`]] as const) {
+      assertProblem(t, await gw.ops({ method, url, bare: true }), 401, 1107, `${method} without a token`);
+      assertProblem(t, await gw.ops({ method, url, headers: { authorization: `Bearer ${a.token}` }, bare: true }), 401, 1107, `${method} with a login token`);
+    }
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${a.apiKey}` } })).statusCode, 200, 'the key still works');
+  });
+
+  t.test('GET: the keys\' metadata, the same view as GET /auth/api-key, never a secret or a hash', async (t) => {
+    const res = await gw.ops({ url: `/admin/organizations/${a.orgId}/api-keys` });
+    t.equal(res.statusCode, 200);
+    t.equal(res.headers['cache-control'], 'no-store');
+    const { keys } = res.json<{ keys: Array<Record<string, unknown>> }>();
+    t.same(keys.map((k) => k['id']).sort(), [a.keyId, second.id].sort());
+    for (const key of keys) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
+    const own = await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${a.token}` } });
+    t.same(res.json(), own.json(), 'what the organization itself sees');
+    for (const secret of [a.apiKey, second.apiKey]) {
+      t.notOk(res.body.includes(secret), 'no secret');
+      t.notOk(res.body.includes(lookupHash(secret)), 'no lookup hash');
+    }
+    t.same((await gw.ops({ url: `/admin/organizations/${b.orgId}/api-keys` })).json<{ keys: Array<{ id: string }> }>().keys.map((k) => k.id), [b.keyId], 'another organization: its own keys only');
+  });
+
+  t.test('unknown organization or key: 404', async (t) => {
+    assertProblem(t, await gw.ops({ url: '/admin/organizations/org_unknown/api-keys' }), 404, 1302, 'GET unknown organization');
+    assertProblem(t, await gw.ops({ method: 'DELETE', url: `/admin/organizations/org_unknown/api-keys/${a.keyId}` }), 404, 1302, 'DELETE unknown organization');
+    assertProblem(t, await gw.ops({ method: 'DELETE', url: `/admin/organizations/${a.orgId}/api-keys/key_unknown` }), 404, 1301, 'DELETE unknown key');
+    assertProblem(t, await gw.ops({ method: 'DELETE', url: `/admin/organizations/${a.orgId}/api-keys/${b.keyId}` }), 404, 1301, 'DELETE another organization\'s key');
+    assertProblem(t, await gw.ops({ method: 'DELETE', url: `/admin/organizations/${a.orgId}/api-keys/a.b` }), 400, 1200, 'a malformed key id');
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${b.apiKey}` } })).statusCode, 200, 'b\'s key still works');
+  });
+
+  t.test('DELETE: 204; the key is refused at once; audited without the key or its hash', async (t) => {
+    // Used once, so the key sits in the cache the revocation must clear.
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${a.apiKey}` } })).statusCode, 200);
+    const res = await gw.ops({ method: 'DELETE', url: `/admin/organizations/${a.orgId}/api-keys/${a.keyId}` });
+    t.equal(res.statusCode, 204);
+    t.equal(res.body, '');
+    assertProblem(t, await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${a.apiKey}` } }), 401, 1102, 'the revoked key');
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${second.apiKey}` } })).statusCode, 200, 'the other key still works');
+    t.same((await gw.ops({ url: `/admin/organizations/${a.orgId}/api-keys` })).json<{ keys: Array<{ id: string }> }>().keys.map((k) => k.id), [second.id]);
+    t.match(gw.logs.records().find((r) => r['event'] === 'api_key.deleted'), { orgId: a.orgId, keyId: a.keyId, by: 'admin' });
+    t.notOk(gw.logs.text().includes(a.apiKey), 'the key is not logged');
+    t.notOk(gw.logs.text().includes(lookupHash(a.apiKey)), 'nor its hash');
+    assertProblem(t, await gw.ops({ method: 'DELETE', url: `/admin/organizations/${a.orgId}/api-keys/${a.keyId}` }), 404, 1301, 'again');
   });
 });

@@ -75,6 +75,8 @@ t.test('help and usage errors', async (t) => {
     t.equal(run.code, 0, `${args.join(' ')} exits 0`);
     t.match(run.stdout, /^Usage: authgate <command>/, `${args.join(' ')} prints the usage on stdout`);
     t.match(run.stdout, /org create --name <name> --email <email>/);
+    t.match(run.stdout, /keys list --org <id>/);
+    t.match(run.stdout, /keys revoke --org <id> --key <keyId>/);
     t.equal(run.stderr, '');
   }
 
@@ -140,6 +142,67 @@ t.test('against a real gateway', async (t) => {
   t.equal(goneAgain.code, 1);
   t.match(goneAgain.stderr, /^authgate: 404 /);
   t.equal((await login(gw.publicUrl, email, password)).status, 401, 'the deleted org no longer logs in');
+});
+
+t.test('keys list and keys revoke against a real gateway', async (t) => {
+  const gw = await startGateway(t);
+  const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
+  const email = freshEmail();
+  const password = PASSWORDS[1]!;
+  const created = await runCli(['org', 'create', '--name', 'Keys CLI', '--email', email], { env, stdin: `${password}\n` });
+  t.equal(created.code, 0, `create exits 0 (stderr: ${created.stderr})`);
+  const org = JSON.parse(created.stdout) as { id: string };
+  const token = (await login(gw.publicUrl, email, password)).json().token as string;
+  const newKey = async () => {
+    const res = await send(`${gw.publicUrl}/auth/api-key`, {
+      method: 'POST',
+      headers: { ...UA, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'cli key' }),
+    });
+    t.equal(res.status, 201);
+    return res.json() as { id: string; apiKey: string };
+  };
+  const useKey = async (apiKey: string) => (await send(`${gw.publicUrl}/auth/api-key`, { headers: { ...UA, authorization: `Bearer ${apiKey}` } })).status;
+  const first = await newKey();
+  const second = await newKey();
+
+  const listed = await runCli(['keys', 'list', '--org', org.id], { env });
+  t.equal(listed.code, 0, `list exits 0 (stderr: ${listed.stderr})`);
+  t.equal(listed.stderr, '');
+  const { keys } = JSON.parse(listed.stdout) as { keys: Array<Record<string, unknown>> };
+  t.same(keys.map((k) => k['id']).sort(), [first.id, second.id].sort(), 'both keys, as JSON');
+  for (const key of keys) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix'], 'metadata only');
+  for (const { apiKey } of [first, second]) t.notOk(listed.stdout.includes(apiKey), 'no secret printed');
+
+  t.equal(await useKey(first.apiKey), 200, 'the key works before');
+  const revoked = await runCli(['keys', 'revoke', '--org', org.id, '--key', first.id], { env });
+  t.equal(revoked.code, 0, `revoke exits 0 (stderr: ${revoked.stderr})`);
+  t.equal(revoked.stdout, '');
+  t.equal(revoked.stderr, '');
+  t.equal(await useKey(first.apiKey), 401, 'the revoked key is refused at once');
+  t.equal(await useKey(second.apiKey), 200, 'the other key still works');
+  const after = await runCli(['keys', 'list', '--org', org.id], { env });
+  t.same((JSON.parse(after.stdout) as { keys: Array<{ id: string }> }).keys.map((k) => k.id), [second.id], 'listed without it');
+
+  const again = await runCli(['keys', 'revoke', '--org', org.id, '--key', first.id], { env });
+  t.equal(again.code, 1, 'revoking it again exits 1');
+  t.match(again.stderr, /^authgate: 404 API key not found/);
+  const unknownOrg = await runCli(['keys', 'list', '--org', 'org_unknown'], { env });
+  t.equal(unknownOrg.code, 1, 'an unknown organization exits 1');
+  t.match(unknownOrg.stderr, /^authgate: 404 Organization not found/);
+  const wrongToken = await runCli(['keys', 'revoke', '--org', org.id, '--key', second.id], { env: { ...env, AUTHGATE_ADMIN_TOKEN: 'wrong-admin-token-0123456789' } });
+  t.equal(wrongToken.code, 1, 'a wrong token exits 1');
+  t.match(wrongToken.stderr, /^authgate: 401 /);
+  t.equal(await useKey(second.apiKey), 200, 'and revokes nothing');
+
+  for (const args of [['keys'], ['keys', 'frobnicate'], ['keys', 'list'], ['keys', 'revoke', '--org', org.id], ['keys', 'list', '--org', org.id, 'extra'], ['keys', 'list', '--org', org.id, '--key', second.id], ['org', 'get', org.id, '--org', org.id]]) {
+    const run = await runCli(args, { env });
+    t.equal(run.code, 2, `'${args.join(' ')}' exits 2`);
+    t.equal(run.stdout, '');
+  }
+  const noToken = await runCli(['keys', 'list', '--org', org.id], { env: { AUTHGATE_ADMIN_URL: gw.opsUrl } });
+  t.equal(noToken.code, 2, 'no token exits 2');
+  t.equal(await useKey(second.apiKey), 200, 'the usage errors revoked nothing');
 });
 
 t.test('--password on the command line is refused and nothing is created', async (t) => {

@@ -74,9 +74,18 @@ t.test('the OpenAPI documents lint clean under Redocly\'s recommended rules', as
     const ids = [...operations(pub), ...operations(admin)].map(({ path, method, operation }) => operation.operationId ?? `(none: ${method} ${path})`);
     t.same(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'no operationId twice');
     t.notOk(ids.some((id) => id.startsWith('(none')), 'none missing');
-    for (const id of ['login', 'logout', 'createApiKey', 'listApiKeys', 'deleteApiKey', 'reportLeakedApiKeys', 'getAccounts', 'postAccounts', 'getAccountsPath', 'deleteAccountsPath', 'getOrganizationMe', 'createOrganization', 'getOrganization', 'deleteOrganization']) {
+    for (const id of ['login', 'logout', 'createApiKey', 'listApiKeys', 'deleteApiKey', 'reportLeakedApiKeys', 'getAccounts', 'postAccounts', 'getAccountsPath', 'deleteAccountsPath', 'getOrganizationMe', 'createOrganization', 'getOrganization', 'deleteOrganization', 'listOrganizationApiKeys', 'deleteOrganizationApiKey']) {
       t.ok(ids.includes(id), id);
     }
+    const listKeys = admin.paths['/admin/organizations/{id}/api-keys']?.get;
+    t.equal(listKeys?.operationId, 'listOrganizationApiKeys', 'GET /admin/organizations/{id}/api-keys');
+    t.ok(listKeys?.responses['200']?.content?.['application/json'], 'the key list is documented');
+    t.ok(listKeys?.responses['404']?.content?.['application/problem+json'], 'an unknown organization is a problem');
+    const deleteKey = admin.paths['/admin/organizations/{id}/api-keys/{keyId}']?.delete;
+    t.equal(deleteKey?.operationId, 'deleteOrganizationApiKey', 'DELETE /admin/organizations/{id}/api-keys/{keyId}');
+    t.same(deleteKey?.parameters?.map((p) => [p.in, p.name]).sort(), [['path', 'id'], ['path', 'keyId']], 'both path parameters');
+    t.ok(deleteKey?.responses['204'], 'revoked: 204');
+    for (const status of ['401', '404']) t.ok(deleteKey?.responses[status]?.content?.['application/problem+json'], `revoke: ${status} is a problem`);
     t.same(pub.paths['/auth/login']?.post?.security, [], 'login needs no credential');
     const leaked = pub.paths['/auth/api-key/leaked']?.post;
     t.same(leaked?.security, [], 'a leak report needs no credential');
