@@ -55,6 +55,8 @@ export function instrumentStore(store: Store & CounterStore, metrics: Metrics): 
     createApiKey: timed('create_api_key', store.createApiKey.bind(store)),
     findApiKeyByHash: timed('find_api_key', store.findApiKeyByHash.bind(store)),
     listApiKeys: timed('list_api_keys', store.listApiKeys.bind(store)),
+    findApiKeySummary: timed('find_api_key_summary', store.findApiKeySummary.bind(store)),
+    renameApiKey: timed('rename_api_key', store.renameApiKey.bind(store)),
     deleteApiKeyIfOwned: timed('delete_api_key', store.deleteApiKeyIfOwned.bind(store)),
     createSession: timed('create_session', store.createSession.bind(store)),
     findSession: timed('find_session', store.findSession.bind(store)),

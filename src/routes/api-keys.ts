@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyService } from '../services/api-keys.js';
-import { ApiKeyCreated, ApiKeyList, IdParams, NewApiKeyBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
+import { ApiKeyChangeBody, ApiKeyCreated, ApiKeyList, ApiKeyShown, IdParams, NewApiKeyBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
-/** POST, GET and DELETE /auth/api-key: the organization's keys, always its own. */
+/** /auth/api-key (POST, GET) and /auth/api-key/:id (GET, PATCH, DELETE): the organization's keys, always its own. */
 export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService }) {
   const { apiKeys } = opts;
 
@@ -38,6 +38,39 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     },
     handler: async (request, reply) => {
       return reply.header('cache-control', 'no-store').send({ keys: await apiKeys.list(request.principal!.orgId) });
+    },
+  });
+
+  app.get<{ Params: IdParams }>('/auth/api-key/:id', {
+    config: { auth: 'any', routeLabel: '/auth/api-key/:id' },
+    schema: {
+      operationId: 'getApiKey',
+      tags: ['auth'],
+      summary: 'One API key of the organization, never its secret.',
+      description: 'With a login token or an API key of the organization. Another organization\'s key is not found.',
+      params: IdParams,
+      response: { 200: ApiKeyShown, 401: ProblemSchema, 404: problemOf('apiKeyNotFound') },
+    },
+    handler: async (request, reply) => {
+      return reply.header('cache-control', 'no-store').send(await apiKeys.get(request.principal!.orgId, request.params.id));
+    },
+  });
+
+  app.patch<{ Params: IdParams; Body: ApiKeyChangeBody }>('/auth/api-key/:id', {
+    config: { auth: 'any', routeLabel: '/auth/api-key/:id' },
+    schema: {
+      operationId: 'updateApiKey',
+      tags: ['auth'],
+      summary: 'Rename an API key of the organization.',
+      description: 'With a login token or an API key of the organization. Only the name changes (null removes it): the key, its secret and its expiry stay as they are. An expiry cannot be extended; scopes come later. Another organization\'s key is not found.',
+      params: IdParams,
+      body: ApiKeyChangeBody,
+      response: { 200: ApiKeyShown, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
+    },
+    handler: async (request, reply) => {
+      const changed = await apiKeys.rename(request.principal!.orgId, request.params.id, request.body.name);
+      request.log.info({ event: 'api_key.changed', orgId: request.principal!.orgId, keyId: request.params.id }, 'API key changed');
+      return reply.header('cache-control', 'no-store').send(changed);
     },
   });
 

@@ -46,7 +46,17 @@ export const ApiKeyListed = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   expiresAt: KeyExpiry,
 });
+/** One key, as GET and PATCH /auth/api-key/:id answer it (ApiKeyListed with its own description). */
+export const ApiKeyShown: typeof ApiKeyListed = { ...ApiKeyListed, description: 'The key, without its secret.' };
 export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyListed) }, { description: "The organization's API keys, without their secrets." });
+
+export const ApiKeyChangeBody = Type.Object(
+  {
+    name: Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], { description: 'The new name; null removes it.' }),
+  },
+  { additionalProperties: false, description: 'What changes: only the name, for now.' },
+);
+export type ApiKeyChangeBody = Static<typeof ApiKeyChangeBody>;
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
 export type IdParams = Static<typeof IdParams>;

@@ -1,4 +1,5 @@
-// API keys of an organization: create (the secret shown once, only its hash stored), list, delete
+// API keys of an organization: create (the secret shown once, only its hash stored), list, get,
+// rename, delete
 // (revoked everywhere); and leak reports, which revoke whatever reported key is real.
 import type { Environment } from '../config/config.js';
 import { generateApiKey, parseApiKey } from '../credentials/api-keys.js';
@@ -69,6 +70,20 @@ export function createApiKeyService(deps: { store: Store; bus: Pick<Invalidation
 
     async list(orgId: string): Promise<ApiKeyView[]> {
       return (await store.listApiKeys(orgId)).map(view);
+    },
+
+    /** One of the organization's keys; 404 for another organization's key as for an unknown one. */
+    async get(orgId: string, keyId: string): Promise<ApiKeyView> {
+      const key = await store.findApiKeySummary(orgId, keyId);
+      if (key === undefined) throw new Problem('apiKeyNotFound');
+      return view(key);
+    },
+
+    /** Sets (or, with null, removes) the key's name, and nothing else; 404 as get(). */
+    async rename(orgId: string, keyId: string, name: string | null): Promise<ApiKeyView> {
+      const key = await store.renameApiKey(orgId, keyId, name);
+      if (key === undefined) throw new Problem('apiKeyNotFound');
+      return view(key);
     },
 
     /** 404 for another organization's key as for an unknown one: ids of others are not confirmed. */

@@ -128,17 +128,26 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       const summaries: ApiKeySummary[] = [];
       for (const hash of keyHashesByOrg.get(orgId)?.values() ?? []) {
         const key = keysByHash.get(hash);
-        if (key !== undefined) {
-          summaries.push({
-            id: key.id,
-            displayPrefix: key.displayPrefix,
-            createdAt: key.createdAt,
-            ...(key.name !== undefined && { name: key.name }),
-            ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
-          });
-        }
+        if (key !== undefined) summaries.push(summaryOf(key));
       }
       return summaries.sort(byCreatedAtThenId);
+    },
+
+    async findApiKeySummary(orgId, keyId) {
+      const hash = keyHashesByOrg.get(orgId)?.get(keyId);
+      const key = hash === undefined ? undefined : keysByHash.get(hash);
+      return key === undefined ? undefined : summaryOf(key);
+    },
+
+    async renameApiKey(orgId, keyId, name) {
+      if (name === '') throw new Error('an API key\'s name must not be empty (null removes it)');
+      const hash = keyHashesByOrg.get(orgId)?.get(keyId);
+      const key = hash === undefined ? undefined : keysByHash.get(hash);
+      if (hash === undefined || key === undefined) return undefined;
+      const { name: _previous, ...rest } = key;
+      const renamed: ApiKeyRecord = name === null ? rest : { ...rest, name };
+      keysByHash.set(hash, renamed);
+      return summaryOf(renamed);
     },
 
     async deleteApiKeyIfOwned(orgId, keyId) {
@@ -226,5 +235,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
     async close() {
       clearInterval(sweeper);
     },
+  };
+}
+
+/** A key as listApiKeys shows it: no hash, no organization. */
+function summaryOf(key: ApiKeyRecord): ApiKeySummary {
+  return {
+    id: key.id,
+    displayPrefix: key.displayPrefix,
+    createdAt: key.createdAt,
+    ...(key.name !== undefined && { name: key.name }),
+    ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
   };
 }

@@ -80,6 +80,14 @@ export interface Store {
   /** The hot path: one read, on the shard the hash's tag names. */
   findApiKeyByHash(hash: string): Promise<FoundApiKey | undefined>;
   listApiKeys(orgId: string): Promise<ApiKeySummary[]>;
+  /** One key of orgId's, as listApiKeys shows it; undefined when it does not exist or is not theirs. */
+  findApiKeySummary(orgId: string, keyId: string): Promise<ApiKeySummary | undefined>;
+  /**
+   * Atomically sets the name of orgId's key (null removes it; a name is never empty) and nothing
+   * else: its lookup, prefix, createdAt and expiresAt stay. The key as it now is; undefined when
+   * it does not exist or is not theirs.
+   */
+  renameApiKey(orgId: string, keyId: string, name: string | null): Promise<ApiKeySummary | undefined>;
   /** Deletes the key only if it belongs to orgId; undefined when it does not exist or is not theirs. */
   deleteApiKeyIfOwned(orgId: string, keyId: string): Promise<Revoked | undefined>;
 

@@ -74,7 +74,7 @@ t.test('the OpenAPI documents lint clean under Redocly\'s recommended rules', as
     const ids = [...operations(pub), ...operations(admin)].map(({ path, method, operation }) => operation.operationId ?? `(none: ${method} ${path})`);
     t.same(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'no operationId twice');
     t.notOk(ids.some((id) => id.startsWith('(none')), 'none missing');
-    for (const id of ['login', 'logout', 'createApiKey', 'listApiKeys', 'deleteApiKey', 'reportLeakedApiKeys', 'getAccounts', 'postAccounts', 'getAccountsPath', 'deleteAccountsPath', 'getOrganizationMe', 'createOrganization', 'getOrganization', 'deleteOrganization', 'listOrganizationApiKeys', 'deleteOrganizationApiKey']) {
+    for (const id of ['login', 'logout', 'createApiKey', 'listApiKeys', 'getApiKey', 'updateApiKey', 'deleteApiKey', 'reportLeakedApiKeys', 'getAccounts', 'postAccounts', 'getAccountsPath', 'deleteAccountsPath', 'getOrganizationMe', 'createOrganization', 'getOrganization', 'deleteOrganization', 'listOrganizationApiKeys', 'deleteOrganizationApiKey']) {
       t.ok(ids.includes(id), id);
     }
     const listKeys = admin.paths['/admin/organizations/{id}/api-keys']?.get;
@@ -86,6 +86,16 @@ t.test('the OpenAPI documents lint clean under Redocly\'s recommended rules', as
     t.same(deleteKey?.parameters?.map((p) => [p.in, p.name]).sort(), [['path', 'id'], ['path', 'keyId']], 'both path parameters');
     t.ok(deleteKey?.responses['204'], 'revoked: 204');
     for (const status of ['401', '404']) t.ok(deleteKey?.responses[status]?.content?.['application/problem+json'], `revoke: ${status} is a problem`);
+    const oneKey = pub.paths['/auth/api-key/{id}'];
+    t.same(Object.keys(oneKey ?? {}).sort(), ['delete', 'get', 'patch'], 'GET, PATCH and DELETE /auth/api-key/{id}');
+    t.equal(oneKey?.get?.operationId, 'getApiKey', 'GET /auth/api-key/{id}');
+    t.equal(oneKey?.patch?.operationId, 'updateApiKey', 'PATCH /auth/api-key/{id}');
+    for (const method of ['get', 'patch'] as const) {
+      t.same(oneKey?.[method]?.security, [{ bearer: [] }], `${method}: a bearer credential`);
+      t.ok(oneKey?.[method]?.responses['200']?.content?.['application/json'], `${method}: the key is documented`);
+      for (const status of ['401', '404']) t.ok(oneKey?.[method]?.responses[status]?.content?.['application/problem+json'], `${method}: ${status} is a problem`);
+    }
+    t.ok(oneKey?.patch?.responses['400']?.content?.['application/problem+json'], 'patch: 400 is a problem');
     t.same(pub.paths['/auth/login']?.post?.security, [], 'login needs no credential');
     const leaked = pub.paths['/auth/api-key/leaked']?.post;
     t.same(leaked?.security, [], 'a leak report needs no credential');

@@ -5,8 +5,8 @@ import { eventually } from '../helpers/gateway.js';
 import { assertProblem, injectGateway } from '../helpers/inject.js';
 
 /**
- * routes/api-keys.ts through the whole public pipeline, by inject: POST, GET and
- * DELETE /auth/api-key, always the caller's own organization's keys.
+ * routes/api-keys.ts through the whole public pipeline, by inject: POST and GET /auth/api-key,
+ * GET, PATCH and DELETE /auth/api-key/:id, always the caller's own organization's keys.
  */
 
 const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
@@ -141,6 +141,106 @@ t.test('DELETE /auth/api-key/:id', async (t) => {
     assertProblem(t, await gw.pub({ url: '/auth/api-key', headers: bearer(a.apiKey) }), 401, 1102, 'the revoked key, at once');
     assertProblem(t, await gw.pub({ method: 'DELETE', url: `/auth/api-key/${a.keyId}`, headers: bearer(a.token) }), 404, 1301, 'revoking twice');
     t.ok(gw.logs.records().some((r) => r['event'] === 'api_key.deleted' && r['keyId'] === a.keyId));
+  });
+});
+
+t.test('GET /auth/api-key/:id', async (t) => {
+  const gw = await injectGateway(t);
+  const a = await gw.signedUp();
+  const b = await gw.signedUp();
+  const named = (await gw.pub({ method: 'POST', url: '/auth/api-key', headers: bearer(a.token), payload: { name: 'CI key', expiresIn: 3600 } })).json<{ id: string; apiKey: string; createdAt: string; expiresAt: string }>();
+
+  t.test('with a login token or an API key: 200, the view as listed, no-store, never a secret', async (t) => {
+    const { keys } = (await gw.pub({ url: '/auth/api-key', headers: bearer(a.token) })).json<{ keys: Array<Record<string, unknown>> }>();
+    for (const credential of [a.token, a.apiKey]) {
+      for (const id of [a.keyId, named.id]) {
+        const res = await gw.pub({ url: `/auth/api-key/${id}`, headers: bearer(credential) });
+        t.equal(res.statusCode, 200, id);
+        t.equal(res.headers['cache-control'], 'no-store');
+        t.same(Object.keys(res.json()).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
+        t.strictSame(res.json(), keys.find((key) => key['id'] === id), 'as the list shows it');
+        t.notOk(res.body.includes(a.apiKey) || res.body.includes(named.apiKey), 'no secret');
+        t.notOk(/hash|apiKey/.test(res.body), 'no hash, no secret field');
+      }
+    }
+    const one = (await gw.pub({ url: `/auth/api-key/${named.id}`, headers: bearer(a.token) })).json();
+    t.match(one, { id: named.id, name: 'CI key', createdAt: named.createdAt, expiresAt: named.expiresAt });
+  });
+
+  t.test('another organization\'s key or an unknown one: 404 1301, the same answer', async (t) => {
+    const other = assertProblem(t, await gw.pub({ url: `/auth/api-key/${b.keyId}`, headers: bearer(a.token) }), 404, 1301, 'another organization\'s key');
+    const unknown = assertProblem(t, await gw.pub({ url: '/auth/api-key/key_doesnotexist', headers: bearer(a.apiKey) }), 404, 1301, 'an unknown key');
+    t.same(unknown, other, 'the same answer');
+  });
+
+  t.test('a bad id: 400 1200; no credential: 401 1101', async (t) => {
+    for (const id of ['key%20x', 'a.b', 'x'.repeat(129)]) {
+      assertProblem(t, await gw.pub({ url: `/auth/api-key/${id}`, headers: bearer(a.token) }), 400, 1200, id.slice(0, 20));
+    }
+    assertProblem(t, await gw.pub({ url: `/auth/api-key/${a.keyId}` }), 401, 1101);
+  });
+});
+
+t.test('PATCH /auth/api-key/:id', async (t) => {
+  const gw = await injectGateway(t);
+  const a = await gw.signedUp();
+  const b = await gw.signedUp();
+  const patch = (credential: string, id: string, payload: unknown, headers: Record<string, string> = {}) =>
+    gw.pub({ method: 'PATCH', url: `/auth/api-key/${id}`, headers: { ...bearer(credential), ...headers }, payload: payload as object });
+  const listed = async (id: string) =>
+    (await gw.pub({ url: '/auth/api-key', headers: bearer(a.token) })).json<{ keys: Array<{ id: string; name: string | null }> }>().keys.find((key) => key.id === id);
+  const created = (await gw.pub({ method: 'POST', url: '/auth/api-key', headers: bearer(a.token), payload: { name: 'old', expiresIn: 3600 } })).json<{ id: string; apiKey: string; createdAt: string; expiresAt: string }>();
+
+  t.test('a new name: 200 the key as it now is; listed so; only the name changed; audited', async (t) => {
+    const before = (await gw.pub({ url: `/auth/api-key/${created.id}`, headers: bearer(a.token) })).json<Record<string, unknown>>();
+    const res = await patch(a.apiKey, created.id, { name: 'déploiement prod ✓' });
+    t.equal(res.statusCode, 200);
+    t.equal(res.headers['cache-control'], 'no-store');
+    t.strictSame(res.json(), { ...before, name: 'déploiement prod ✓' }, 'only the name changed');
+    t.notOk(res.body.includes(created.apiKey) || res.body.includes(a.apiKey), 'no secret');
+    t.notOk(/hash|apiKey/.test(res.body), 'no hash, no secret field');
+    t.equal((await listed(created.id))?.name, 'déploiement prod ✓', 'the list shows the new name');
+    t.equal((await gw.pub({ url: '/auth/api-key', headers: bearer(created.apiKey) })).statusCode, 200, 'the key still works');
+    t.match(gw.logs.records().find((r) => r['event'] === 'api_key.changed' && r['keyId'] === created.id), { orgId: a.orgId, keyId: created.id });
+    t.notOk(gw.logs.text().includes(created.apiKey), 'the secret is never logged');
+  });
+
+  t.test('null removes the name; with a login token too', async (t) => {
+    const res = await patch(a.token, created.id, { name: null });
+    t.equal(res.statusCode, 200);
+    t.match(res.json(), { id: created.id, name: null, createdAt: created.createdAt, expiresAt: created.expiresAt });
+    t.equal((await listed(created.id))?.name, null);
+  });
+
+  t.test('another organization\'s key or an unknown one: 404 1301, and b\'s key keeps its name', async (t) => {
+    const other = assertProblem(t, await patch(a.token, b.keyId, { name: 'mine now' }), 404, 1301, 'another organization\'s key');
+    const unknown = assertProblem(t, await patch(a.token, 'key_doesnotexist', { name: 'x' }), 404, 1301, 'an unknown key');
+    t.same(unknown, other, 'the same answer');
+    t.equal((await gw.pub({ url: `/auth/api-key/${b.keyId}`, headers: bearer(b.token) })).json<{ name: string | null }>().name, null);
+    t.notOk(gw.logs.records().some((r) => r['event'] === 'api_key.changed' && r['keyId'] === b.keyId), 'not audited');
+  });
+
+  t.test('bad bodies: 400 1200 and the name stays', async (t) => {
+    await patch(a.token, created.id, { name: 'kept' });
+    const bad: Array<[string, unknown]> = [
+      ['an empty object (name is required)', {}],
+      ['an empty name', { name: '' }],
+      ['a name of 101 characters', { name: 'x'.repeat(101) }],
+      ['a name that is not a string', { name: 5 }],
+      ['an expiry', { name: 'x', expiresAt: '2099-01-01T00:00:00Z' }],
+      ['expiresIn alone', { expiresIn: 3600 }],
+      ['scopes', { name: 'x', scopes: ['read'] }],
+      ['an array', []],
+    ];
+    for (const [what, payload] of bad) assertProblem(t, await patch(a.token, created.id, payload), 400, 1200, what);
+    assertProblem(t, await patch(a.token, created.id, '{"name":', { 'content-type': 'application/json' }), 400, 1201, 'malformed JSON');
+    assertProblem(t, await patch(a.token, 'a.b', { name: 'x' }), 400, 1200, 'a bad id');
+    t.equal((await listed(created.id))?.name, 'kept');
+    t.equal((await patch(a.token, created.id, { name: 'x'.repeat(100) })).statusCode, 200, '100 characters');
+  });
+
+  t.test('without a credential: 401 1101', async (t) => {
+    assertProblem(t, await gw.pub({ method: 'PATCH', url: `/auth/api-key/${created.id}`, payload: { name: 'x' } }), 401, 1101);
   });
 });
 

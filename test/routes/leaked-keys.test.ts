@@ -43,8 +43,10 @@ t.test('bad input: a 4xx problem, nothing revoked', async (t) => {
   assertProblem(t, await report(big), 413, 1203, `a body over ${LEAK_REPORTS.bodyLimitBytes / 1024} KiB`);
   assertProblem(t, await gw.pub({ method: 'POST', url: URL, headers: { ...json, 'user-agent': undefined }, payload: JSON.stringify({ keys: [apiKey] }), bare: true }), 403, 1010, 'no User-Agent');
 
-  const other = await gw.pub({ url: URL });
-  assertProblem(t, other, 405, 1205, 'GET');
+  // GET is the route of one key (`/auth/api-key/:id`, id "leaked"): it wants a credential.
+  assertProblem(t, await gw.pub({ url: URL }), 401, 1101, 'GET without a credential');
+  const other = await gw.pub({ method: 'PUT', url: URL });
+  assertProblem(t, other, 405, 1205, 'PUT');
   t.match(String(other.headers['allow']), /\bPOST\b/);
 
   t.equal((await gw.pub({ url: '/auth/api-key', headers: bearer(apiKey) })).statusCode, 200, 'the key still works');

@@ -81,6 +81,50 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     for (const key of keys) t.equal(await store.findApiKeyByHash(key.hash), undefined);
   });
 
+  t.test('api keys: find one by id, rename it, remove its name; nothing else changes', async (t) => {
+    const store = await open(t);
+    const a = await created(store, newOrganization());
+    const b = await created(store, newOrganization());
+    const plain = newApiKey(a.id, '2024-01-01T00:00:00.000Z');
+    const expiring: ApiKeyRecord = { ...newApiKey(a.id, '2024-01-02T00:00:00.000Z'), expiresAt: Date.parse('2099-01-01T00:00:00.123Z') };
+    const both: ApiKeyRecord = { ...newApiKey(a.id, '2024-01-03T00:00:00.000Z'), name: 'old name', expiresAt: Date.parse('2099-02-01T00:00:00.000Z') };
+    const ofB: ApiKeyRecord = { ...newApiKey(b.id), name: 'b key' };
+    for (const key of [plain, expiring, both, ofB]) t.equal(await store.createApiKey(key), 'created');
+
+    for (const key of [plain, expiring, both]) t.strictSame(await store.findApiKeySummary(a.id, key.id), summary(key), `found: ${key.id}`);
+    t.equal(await store.findApiKeySummary(a.id, ofB.id), undefined, "another org's key");
+    t.equal(await store.findApiKeySummary(b.id, plain.id), undefined, "nor a's key for b");
+    t.equal(await store.findApiKeySummary(a.id, randomUUID()), undefined, 'unknown key id');
+    t.equal(await store.findApiKeySummary(a.id, 'key with spaces'), undefined, 'an id no key has');
+    t.equal(await store.findApiKeySummary(randomUUID(), plain.id), undefined, 'unknown organization');
+
+    const name = `  Clé «prod» ${'ж'.repeat(10)} - x  `;
+    const renamed = [plain, expiring, both].map((key): ApiKeyRecord => ({ ...key, name }));
+    for (const key of renamed) {
+      t.strictSame(await store.renameApiKey(a.id, key.id, name), summary(key), `renamed: ${key.id}`);
+      t.strictSame(await store.findApiKeySummary(a.id, key.id), summary(key), 'found renamed');
+      t.strictSame(await store.findApiKeyByHash(key.hash), found(key), 'its lookup is untouched');
+    }
+    t.strictSame(await store.listApiKeys(a.id), renamed.map(summary), 'listed renamed, with the rest as it was');
+
+    t.strictSame(await store.renameApiKey(a.id, both.id, '-'), summary({ ...both, name: '-' }), 'a name that looks like no expiry');
+    const unnamed = [plain, expiring, both].map(({ name: _name, ...key }): ApiKeyRecord => key);
+    for (const key of unnamed) {
+      t.strictSame(await store.renameApiKey(a.id, key.id, null), summary(key), `name removed: ${key.id}`);
+      t.strictSame(await store.renameApiKey(a.id, key.id, null), summary(key), 'and again: still none');
+      t.strictSame(await store.findApiKeyByHash(key.hash), found(key), 'its lookup is untouched');
+    }
+    t.strictSame(await store.listApiKeys(a.id), unnamed.map(summary), 'listed without names');
+
+    t.equal(await store.renameApiKey(a.id, ofB.id, 'mine'), undefined, "another org's key");
+    t.strictSame(await store.findApiKeySummary(b.id, ofB.id), summary(ofB), 'which keeps its name');
+    t.equal(await store.renameApiKey(a.id, randomUUID(), 'x'), undefined, 'unknown key id');
+    t.equal(await store.renameApiKey(a.id, 'key with spaces', 'x'), undefined, 'an id no key has');
+    t.strictSame(await store.deleteApiKeyIfOwned(a.id, both.id), { kind: 'api_key', cacheKey: both.hash });
+    t.equal(await store.renameApiKey(a.id, both.id, 'x'), undefined, 'a deleted key');
+    t.equal(await store.findApiKeySummary(a.id, both.id), undefined, 'is not found');
+  });
+
   t.test('api keys: an organization that does not exist gets none', async (t) => {
     const store = await open(t);
     const key = newApiKey(randomUUID());

@@ -74,28 +74,39 @@ export function apiKeyIndexEntry(
 /** HGETALL of an organization's record: its `k:<packed key id>` fields → entry (apiKeyIndexEntry). */
 export function apiKeySummaries(reply: unknown): ApiKeySummary[] {
   if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) throw unexpected('listApiKeys');
-  return Object.entries(reply).filter(([field]) => field.startsWith('k:')).map(([field, entry]): ApiKeySummary => {
-    const packedId = field.slice(2);
+  return Object.entries(reply).filter(([field]) => field.startsWith('k:')).map(([field, entry]) => {
     if (typeof entry !== 'string') throw unexpected('listApiKeys');
-    const space = entry.indexOf(' ', DIGEST_LENGTH);
-    if (space < 0) throw new Error('malformed API key index entry in Redis');
-    const summary = { id: unpackId(packedId), createdAt: unpackTime(entry.slice(DIGEST_LENGTH, space)) };
-    const rest = entry.slice(space + 1);
-    const afterPrefix = rest.indexOf(' ');
-    if (afterPrefix < 0) return { ...summary, displayPrefix: rest };
-    const displayPrefix = rest.slice(0, afterPrefix);
-    const tail = rest.slice(afterPrefix + 1);
-    const afterExpiry = tail.indexOf(' ');
-    const expiry = afterExpiry < 0 ? tail : tail.slice(0, afterExpiry);
-    const name = afterExpiry < 0 ? undefined : tail.slice(afterExpiry + 1);
-    if (displayPrefix === '' || expiry === '' || name === '') throw new Error('malformed API key index entry in Redis');
-    return {
-      ...summary,
-      displayPrefix,
-      ...(name !== undefined && { name }),
-      ...(expiry !== NO_EXPIRY && { expiresAt: unpackMs(expiry) }),
-    };
+    return apiKeySummaryOf(field.slice(2), entry);
   });
+}
+
+/** HGET of one key's index field (or the renameApiKey script's new entry): nil when there is none. */
+export function apiKeySummaryReply(packedKeyId: string, reply: unknown, what: string): ApiKeySummary | undefined {
+  if (reply === null) return undefined;
+  if (typeof reply !== 'string') throw unexpected(what);
+  return apiKeySummaryOf(packedKeyId, reply);
+}
+
+/** One entry of the key index (apiKeyIndexEntry) as the key it describes. */
+function apiKeySummaryOf(packedId: string, entry: string): ApiKeySummary {
+  const space = entry.indexOf(' ', DIGEST_LENGTH);
+  if (space < 0) throw new Error('malformed API key index entry in Redis');
+  const summary = { id: unpackId(packedId), createdAt: unpackTime(entry.slice(DIGEST_LENGTH, space)) };
+  const rest = entry.slice(space + 1);
+  const afterPrefix = rest.indexOf(' ');
+  if (afterPrefix < 0) return { ...summary, displayPrefix: rest };
+  const displayPrefix = rest.slice(0, afterPrefix);
+  const tail = rest.slice(afterPrefix + 1);
+  const afterExpiry = tail.indexOf(' ');
+  const expiry = afterExpiry < 0 ? tail : tail.slice(0, afterExpiry);
+  const name = afterExpiry < 0 ? undefined : tail.slice(afterExpiry + 1);
+  if (displayPrefix === '' || expiry === '' || name === '') throw new Error('malformed API key index entry in Redis');
+  return {
+    ...summary,
+    displayPrefix,
+    ...(name !== undefined && { name }),
+    ...(expiry !== NO_EXPIRY && { expiresAt: unpackMs(expiry) }),
+  };
 }
 
 /** HGET of a session's field in its tag's hash: `<packed org id> <expiresAt>`, or nil. */

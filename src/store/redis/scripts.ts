@@ -114,6 +114,26 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], digest)
 return hash`,
   },
+  // KEYS: org (its key index). ARGV: index field, new name ('' for none). Rewrites only the name
+  // part of the entry (apiKeyIndexEntry): `<digest><createdAt> <prefix>`, then ` <expiry or -> <name>`.
+  // Reply: the new entry, or nil when the organization has no such key.
+  renameApiKey: {
+    keys: 1,
+    lua: `
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+if not entry then return false end
+local head, expiry = string.match(entry, '^(%S+ %S+) ?(%S*)')
+if not head then return redis.error_reply('malformed API key index entry') end
+local renamed
+if ARGV[2] == '' then
+  if expiry == '' or expiry == '-' then renamed = head else renamed = head .. ' ' .. expiry end
+else
+  if expiry == '' then expiry = '-' end
+  renamed = head .. ' ' .. expiry .. ' ' .. ARGV[2]
+end
+redis.call('HSET', KEYS[1], ARGV[1], renamed)
+return renamed`,
+  },
   // KEYS: org, the tag's sessions, org's sessions. ARGV: session field, value, expiresAt, ttlMs,
   // now, org stem. Redis cannot expire a hash field, so this prunes: the org's expired sessions,
   // and two sampled fields of the tag's hash (sessions of other orgs that stopped logging in).

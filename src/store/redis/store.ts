@@ -24,6 +24,7 @@ import {
   keyIndexField,
   ORGANIZATION_FIELDS,
   apiKeySummaries,
+  apiKeySummaryReply,
   attemptVerdict,
   counterStates,
   organizationReply,
@@ -109,6 +110,15 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     const { shard, packed } = organizationPlace(orgId);
     // HMGET, not HGETALL: the record also holds the organization's key index.
     return organizationReply(orgId, await client.hmget(shard.organization(packed), ...ORGANIZATION_FIELDS));
+  }
+
+  /** A key id as packed into its index field; undefined for an id no key can have (a space in it). */
+  function packedKeyIdOrUndefined(keyId: string): string | undefined {
+    try {
+      return packId(keyId);
+    } catch {
+      return undefined;
+    }
   }
 
   /** The e-mail → organization claim lives under the e-mail's own tag: any shard. */
@@ -223,6 +233,26 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       guard('listApiKeys', async () => {
         const { shard, packed } = organizationPlace(orgId);
         return apiKeySummaries(await client.hgetall(shard.organization(packed))).sort(byCreatedAtThenId);
+      }),
+
+    /** One HGET of the key's field in its organization's index. */
+    findApiKeySummary: (orgId, keyId) =>
+      guard('findApiKeySummary', async () => {
+        const { shard, packed } = organizationPlace(orgId);
+        const packedKeyId = packedKeyIdOrUndefined(keyId);
+        if (packedKeyId === undefined) return undefined;
+        return apiKeySummaryReply(packedKeyId, await client.hget(shard.organization(packed), keyIndexField(packedKeyId)), 'findApiKeySummary');
+      }),
+
+    /** One script under the organization's tag: the entry's name part rewritten, nothing else. */
+    renameApiKey: (orgId, keyId, name) =>
+      guard('renameApiKey', async () => {
+        if (name === '') throw new Error('an API key\'s name must not be empty (null removes it)');
+        const { shard, packed } = organizationPlace(orgId);
+        const packedKeyId = packedKeyIdOrUndefined(keyId);
+        if (packedKeyId === undefined) return undefined;
+        const reply = await run.renameApiKey([shard.organization(packed)], [keyIndexField(packedKeyId), name ?? '']);
+        return apiKeySummaryReply(packedKeyId, reply, 'renameApiKey');
       }),
 
     deleteApiKeyIfOwned: (orgId, keyId) =>
