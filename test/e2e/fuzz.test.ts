@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fc from 'fast-check';
 import { startGateway } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw-http.js';
@@ -13,14 +13,20 @@ import type { RecordedRequest } from '../helpers/upstream.js';
  */
 const seconds = Number(process.env['FUZZ_SECONDS'] ?? 15);
 
-t.test(`fuzz for ${seconds} s`, { timeout: (seconds + 60) * 1000 }, async (t) => {
+/** Known methods, a lower-case one, and any upper-case token. */
+const method = fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'get'), fc.stringMatching(/^[A-Z]{1,8}$/));
+
+/** A gateway with an organization, its login token and an API key: the valid credentials the fuzz also sends. */
+async function gatewayWithCredentials(t: Test) {
   const gw = await startGateway(t, { env: { LOG_LEVEL: 'warn' } });
   const org = await gw.createOrganization();
   const token = await gw.login(org.email, org.password);
   const { apiKey } = await gw.createApiKey(token);
-  const port = Number(new URL(gw.publicUrl).port);
+  return { gw, orgId: org.id, token, apiKey, port: Number(new URL(gw.publicUrl).port) };
+}
 
-  const method = fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'get'), fc.stringMatching(/^[A-Z]{1,8}$/));
+t.test(`fuzz for ${seconds} s`, { timeout: (seconds + 60) * 1000 }, async (t) => {
+  const { gw, token, apiKey, port } = await gatewayWithCredentials(t);
   const path = fc.oneof(
     fc.constantFrom('/auth/login', '/auth/logout', '/auth/api-key', '/auth/api-key/key_x', '/accounts', '/accounts/x', '/organization/me', '*', 'http://x/accounts'),
     fc.stringMatching(/^\/[ -~]{0,40}$/).map((p) => p.replace(/[\s]/g, '')),
@@ -56,13 +62,7 @@ t.test(`fuzz for ${seconds} s`, { timeout: (seconds + 60) * 1000 }, async (t) =>
 });
 
 t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60) * 1000 }, async (t) => {
-  const gw = await startGateway(t, { env: { LOG_LEVEL: 'warn' } });
-  const org = await gw.createOrganization();
-  const token = await gw.login(org.email, org.password);
-  const { apiKey } = await gw.createApiKey(token);
-  const port = Number(new URL(gw.publicUrl).port);
-
-  const method = fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'get'), fc.stringMatching(/^[A-Z]{1,8}$/));
+  const { gw, orgId, token, apiKey, port } = await gatewayWithCredentials(t);
   // The forwarded routes and their neighbours; never /auth (logout would end the token).
   const path = fc.oneof(
     fc.constantFrom('/accounts', '/accounts/', '/accounts/x', '/organization/me', '/organization/me/', '/organization', '/nope'),
@@ -104,7 +104,7 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
       if (res.status === 0) return; // no answer in time (a Content-Length the body never fills): not a 5xx
       if (res.status < 400) {
         if (seen.length !== 1) throw new Error(`${where}: an answer below 400 that the upstream did not give (${seen.length} requests)`);
-        checkForwarded(seen[0]!, org.id, where);
+        checkForwarded(seen[0]!, orgId, where);
         forwarded++;
       } else {
         // A request whose body framing node refuses only after its head (`Transfer-Encoding:
@@ -112,7 +112,7 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
         // the connection; it was authenticated, and it must still carry only the gateway's
         // headers (the client address is `unknown` by then: the socket is gone).
         if (seen.length > 1) throw new Error(`${where}: refused, yet it reached the upstream ${seen.length} times`);
-        if (seen.length === 1) checkForwarded(seen[0]!, org.id, where, true);
+        if (seen.length === 1) checkForwarded(seen[0]!, orgId, where, true);
         const head = res.raw.slice(0, res.raw.indexOf('\r\n\r\n')).toLowerCase();
         // node refuses what it cannot parse (400, 431, and 417 for an Expect other than
         // 100-continue) before any request exists; every answer of the gateway is a problem.

@@ -10,6 +10,7 @@ import {
   byCreatedAtThenId,
   StoreUnavailable,
   type CounterStore,
+  type LimitedCounter,
   type Store,
 } from '../store.js';
 import { connect, quitRedisConnection, watchConnection, type RedisConnectionOptions } from './connection.js';
@@ -323,14 +324,15 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     countAttempt: ({ counters, windowMs, known }) =>
       guard('countAttempt', async () => {
         const window = Math.max(1, Math.ceil(windowMs));
-        const places = groupByShard(counters, (counter) => counterShard(counter.name));
+        // The known set's place first (a Map keeps the order places are first used in).
+        const places = new Map<string, Place<LimitedCounter[]>>();
         const knownShard = known === undefined ? undefined : counterShard(known.set);
-        const ordered = [...places.entries()].sort(([a], [b]) => (a === knownShard?.base ? -1 : b === knownShard?.base ? 1 : 0));
-        if (knownShard !== undefined && !places.has(knownShard.base)) ordered.unshift([knownShard.base, { shard: knownShard, items: [] }]);
+        if (knownShard !== undefined) placeIn(places, knownShard, () => []);
+        for (const counter of counters) placeIn(places, counterShard(counter.name), () => []).push(counter);
         let isKnown = false;
         let exhausted = false;
         const counted: string[] = [];
-        for (const [base, { shard, items }] of ordered) {
+        for (const [base, { shard, value: items }] of places) {
           const keyNames = items.map((counter) => shard.counter(counter.name));
           const args: (string | number)[] = [items.length, window];
           for (const counter of items) args.push(counter.limit, counter.exemptWhenKnown === true ? 1 : 0);
@@ -356,16 +358,12 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     settleAttempt: ({ reset = [], giveBack = [], remember }) =>
       guard('settleAttempt', async () => {
         type Part = { reset: string[]; giveBack: string[]; remember?: typeof remember };
-        const parts = new Map<string, { shard: ReturnType<typeof counterShard>; part: Part }>();
-        const partOf = (shard: ReturnType<typeof counterShard>) => {
-          let entry = parts.get(shard.base);
-          if (entry === undefined) parts.set(shard.base, (entry = { shard, part: { reset: [], giveBack: [] } }));
-          return entry.part;
-        };
-        for (const name of reset) partOf(counterShard(name)).reset.push(name);
-        for (const name of giveBack) partOf(counterShard(name)).giveBack.push(name);
-        if (remember !== undefined) partOf(counterShard(remember.set)).remember = remember;
-        await Promise.all([...parts.values()].map(async ({ shard, part }) => {
+        const parts = new Map<string, Place<Part>>();
+        const partOf = (name: string) => placeIn(parts, counterShard(name), (): Part => ({ reset: [], giveBack: [] }));
+        for (const name of reset) partOf(name).reset.push(name);
+        for (const name of giveBack) partOf(name).giveBack.push(name);
+        if (remember !== undefined) partOf(remember.set).remember = remember;
+        await Promise.all([...parts.values()].map(async ({ shard, value: part }) => {
           const keyNames = [...part.reset, ...part.giveBack].map(shard.counter);
           const args: (string | number)[] = [part.reset.length, part.giveBack.length];
           if (part.remember !== undefined) {
@@ -403,14 +401,12 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
   return { store, bus };
 }
 
-/** Items by the shard they are placed on, in first-seen order. */
-function groupByShard<T>(items: readonly T[], shardOf: (item: T) => ShardKeys): Map<string, { shard: ShardKeys; items: T[] }> {
-  const groups = new Map<string, { shard: ShardKeys; items: T[] }>();
-  for (const item of items) {
-    const shard = shardOf(item);
-    let group = groups.get(shard.base);
-    if (group === undefined) groups.set(shard.base, (group = { shard, items: [] }));
-    group.items.push(item);
-  }
-  return groups;
+/** What is kept for one shard (a place) while a step is split by shard. */
+type Place<T> = { shard: ShardKeys; value: T };
+
+/** The value of a shard's place, made on first use; a Map keeps places in that order. */
+function placeIn<T>(places: Map<string, Place<T>>, shard: ShardKeys, make: () => T): T {
+  let place = places.get(shard.base);
+  if (place === undefined) places.set(shard.base, (place = { shard, value: make() }));
+  return place.value;
 }
