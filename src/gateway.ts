@@ -19,6 +19,7 @@ import { createMetrics, type Metrics } from './observability/metrics.js';
 import { LEAK_REPORTS } from './routes/leaked-keys.js';
 import { createApiKeyService } from './services/api-keys.js';
 import { createOrganizationService } from './services/organizations.js';
+import { createKeyUsageTracker, type KeyUsageTracker } from './services/key-usage.js';
 import { createSessionService } from './services/sessions.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
@@ -33,6 +34,8 @@ export type GatewayDeps = Readonly<{
   now: () => number;
   /** The upstream, where the config has none (development's bundled example, tests). */
   upstreamUrl: string;
+  /** How often key uses are written (services/key-usage.ts KEY_USE_FLUSH_MS); tests shorten it. */
+  keyUseFlushMs: number;
 }>;
 
 export type Gateway = Readonly<{
@@ -42,6 +45,8 @@ export type Gateway = Readonly<{
   metrics: Metrics;
   health: Health;
   storage: Storage;
+  /** API-key uses noted on this replica (lastUsedAt), written once per KEY_USE_FLUSH_MS. */
+  keyUsage: KeyUsageTracker;
   /** Readiness fails from now on; in-flight requests go on. */
   startDraining(): void;
   /** Closes the servers (waiting for in-flight requests), then the store. */
@@ -67,7 +72,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
   const passwords = createPasswordHasher();
   const sessions = await createSessionService({ store, bus, tokens, passwords, now });
-  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now });
+  const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
+  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse });
   const organizations = createOrganizationService({ store, bus, passwords, now });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
@@ -86,6 +92,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     throttle: createLoginThrottle(store),
     apiKeys,
     leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
+    keyUsage,
   });
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,
@@ -105,12 +112,15 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     metrics,
     health,
     storage,
+    keyUsage,
     startDraining: () => health.startDraining(),
     close: () =>
       (closing ??= (async () => {
         health.startDraining();
         await Promise.all([publicServer.close(), opsServer.close()]);
         health.stop();
+        // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
+        await keyUsage.close();
         await bus.close();
         await storage.store.close();
       })()),

@@ -15,8 +15,8 @@ export const problems = {
   loginTokenRequired: { status: 403, code: 1103, title: 'This operation needs a login token' },
   wrongEnvironment: { status: 401, code: 1104, title: 'Credential of another environment' },
   loginFailed: { status: 401, code: 1105, title: 'Invalid e-mail or password' },
-  // Reserved and documented, raised by nothing yet: it is the answer scopes will give.
-  forbidden: { status: 403, code: 1106, title: 'Not permitted' },
+  // The credential is valid but lacks the route's scope (authz/authorize.ts).
+  insufficientScope: { status: 403, code: 1106, title: 'Insufficient scope' },
   adminTokenInvalid: { status: 401, code: 1107, title: 'Admin token required' },
   tooManyLoginAttempts: { status: 429, code: 1108, title: 'Too many failed logins' },
   tooManyLeakReports: { status: 429, code: 1109, title: 'Too many leak reports' },
@@ -58,6 +58,8 @@ export class Problem extends Error {
     readonly reason?: string,
     /** For 429 and 503: when to come back. */
     readonly retryAfterSeconds?: number,
+    /** For insufficientScope: the scope the operation needs (in WWW-Authenticate). */
+    readonly requiredScope?: string,
   ) {
     // A problem is an answer, not a fault: its stack would never be read (an internal error
     // logs the error it came from), and capturing one was most of the cost of refusing a request.

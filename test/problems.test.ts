@@ -123,7 +123,7 @@ t.test('toProblem', async (t) => {
   });
 
   t.test('a Problem passes through unchanged', async (t) => {
-    const problem = new Problem('forbidden', 'no', 'reason');
+    const problem = new Problem('insufficientScope', 'no', 'reason');
     t.equal(toProblem(problem), problem);
   });
 });

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../observability/logging.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
-import { ApiKeyList, IdParams, NewOrganizationBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import { pageOf } from '../routes/api-keys.js';
+import { ApiKeyList, ApiKeyListQuery, IdParams, NewOrganizationBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import { createAdminTokenCheck } from './admin-token.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
@@ -54,18 +55,19 @@ export async function adminRoutes(app: FastifyInstance, opts: { organizations: O
     },
   });
 
-  app.get<{ Params: IdParams }>('/admin/organizations/:id/api-keys', {
+  app.get<{ Params: IdParams; Querystring: ApiKeyListQuery }>('/admin/organizations/:id/api-keys', {
     schema: {
       operationId: 'listOrganizationApiKeys',
       tags: ['organizations'],
       summary: "List an organization's API keys, never their secrets.",
-      description: 'The same view as GET /auth/api-key on the public port: id, prefix, name, creation and expiry; never a secret or a hash.',
+      description: 'The same view and pages as GET /auth/api-key on the public port: id, prefix, name, scopes, creation, expiry and last use, newest first; never a secret or a hash.',
       params: IdParams,
-      response: { 200: ApiKeyList, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+      querystring: ApiKeyListQuery,
+      response: { 200: ApiKeyList, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
     },
     handler: async (request, reply) => {
       await organizations.get(request.params.id); // 404 for an unknown organization, not an empty list
-      return reply.header('cache-control', 'no-store').send({ keys: await apiKeys.list(request.params.id) });
+      return reply.header('cache-control', 'no-store').send(await apiKeys.list(request.params.id, pageOf(request.query)));
     },
   });
 

@@ -1,16 +1,32 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { CredentialRequirement } from '../config/forwarded-routes.js';
 import { Problem } from '../problems.js';
+import { scopeBit, type Scope } from './scopes.js';
+
+export type AuthorizeHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 
 /**
- * The route's requirement against request.principal. 'any' takes either credential kind;
- * 'login-token' (creating API keys, logging out) takes only a JWT from POST /auth/login.
+ * The route's requirement against request.principal, after authentication:
+ * - 'login-token' (creating and rolling API keys, logging out) takes only a JWT from
+ *   POST /auth/login, which holds every scope;
+ * - 'any' takes either credential kind holding the route's scope: without it, 403 with code
+ *   1106 and `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (RFC 6750 §3.1).
+ * A callback hook, not an async one: on every forwarded request it is one AND, and a promise
+ * would cost more than the check.
  */
-export function createAuthorize(requirement: Exclude<CredentialRequirement, 'none'>) {
-  if (requirement === 'any') return undefined; // nothing to check: no hook at all
-  return async function authorize(request: FastifyRequest): Promise<void> {
-    if (request.principal?.via !== 'jwt') {
-      throw new Problem('loginTokenRequired', 'This operation needs a login token from POST /auth/login, not an API key.', 'login_token_required');
-    }
+export function createAuthorize(requirement: Exclude<CredentialRequirement, 'none'>, scope: Scope | undefined): AuthorizeHook {
+  if (requirement === 'login-token') {
+    return function authorizeLoginToken(request, _reply, done) {
+      if (request.principal?.via === 'jwt') return done();
+      done(new Problem('loginTokenRequired', 'This operation needs a login token from POST /auth/login, not an API key.', 'login_token_required'));
+    };
+  }
+  if (scope === undefined) throw new Error('a route open to API keys must name its scope');
+  const bit = scopeBit(scope);
+  const detail = `This operation needs the scope ${scope}.`;
+  return function authorizeScope(request, _reply, done) {
+    const principal = request.principal;
+    if (principal !== null && (principal.scopes & bit) !== 0) return done();
+    done(new Problem('insufficientScope', detail, 'insufficient_scope', undefined, scope));
   };
 }

@@ -21,8 +21,8 @@ Commands:
                           for twice with echo off. It is never taken from the command line.
   org get <id>            Print an organization as JSON.
   org delete <id>         Delete an organization with all its keys and sessions.
-  keys list --org <id>    Print an organization's API keys as JSON: id, prefix, name,
-                          creation and expiry; never a secret.
+  keys list --org <id>    Print an organization's API keys as JSON, newest first: id,
+                          prefix, name, scopes, creation, expiry and last use; never a secret.
   keys revoke --org <id> --key <keyId>
                           Revoke one API key of an organization, at once, everywhere.
   config                  Print every setting the gateway reads: its default, what it
@@ -254,7 +254,16 @@ async function keysCommand(action: string | undefined, rest: string[], values: P
   if (action === 'list') {
     if (values.key !== undefined) throw usageError('keys list takes no --key');
     const target = resolveTarget(process.env);
-    printJson((await call(target, 'GET', keysPath(orgId))).body);
+    // Every page, newest first, as one list: the admin API gives them 500 at a time.
+    const keys: unknown[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `?limit=500${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const page = (await call(target, 'GET', keysPath(orgId) + query)).body as { keys?: unknown[]; nextCursor?: string | null } | undefined;
+      keys.push(...(page?.keys ?? []));
+      cursor = page?.nextCursor ?? null;
+    } while (cursor !== null);
+    printJson({ keys });
     return 0;
   }
   const keyId = required(values.key, 'keys revoke needs --key <keyId>');

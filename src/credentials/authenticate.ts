@@ -5,6 +5,7 @@ import { StoreUnavailable } from '../store/store.js';
 import { looksLikeApiKey } from './api-keys.js';
 import { readBearer } from './bearer.js';
 import type { AuthDecision, DecisionKind, DecisionOutcome, DecisionReason, DecisionRecorder } from './decisions.js';
+import type { Principal } from './principal.js';
 import type { CredentialResolver } from './resolver.js';
 
 const ENVIRONMENT_DETAIL = {
@@ -29,7 +30,7 @@ const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
  * 401 for a missing, malformed, unknown, expired or revoked credential; 503 when the store
  * could not be asked (fail closed: never 401, never 200 for an unchecked credential).
  */
-export function createAuthenticate(resolver: CredentialResolver, record: DecisionRecorder) {
+export function createAuthenticate(resolver: CredentialResolver, record: DecisionRecorder, noteKeyUse: (principal: Principal) => void = () => {}) {
   const decide = (request: FastifyRequest, kind: DecisionKind, outcome: DecisionOutcome, reason: DecisionReason) => {
     request.authDecision = { kind, outcome, reason };
     record(kind, outcome, reason);
@@ -63,5 +64,6 @@ export function createAuthenticate(resolver: CredentialResolver, record: Decisio
     request.principal = resolution.principal;
     request.authDecision = ALLOWED[via];
     record(via, 'allowed', 'ok');
+    if (via === 'api_key') noteKeyUse(resolution.principal); // lastUsedAt: services/key-usage.ts
   };
 }

@@ -2,6 +2,8 @@
  * Who a request acts for, produced once by credential resolution and read by every later stage
  * (authorization, identity injection, the log line). The principal is always an organization.
  */
+import type { ScopeSet } from '../authz/scopes.js';
+
 export type CredentialKind = 'jwt' | 'api_key';
 
 export type Principal = Readonly<{
@@ -9,6 +11,8 @@ export type Principal = Readonly<{
   via: CredentialKind;
   /** The API key's id, or the login session's id: never a secret. */
   credentialId: string;
+  /** What it may do (authz/scopes.ts): every scope for a login token, the key's own for an API key. */
+  scopes: ScopeSet;
   /**
    * Epoch ms from which the credential is refused, for an API key that expires (absent
    * otherwise). The resolver compares it with its clock on every lookup, cache hits too.

@@ -1,3 +1,4 @@
+import { ALL_SCOPES } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from './cache.js';
 import type { Store } from '../store/store.js';
@@ -66,10 +67,11 @@ export function createResolver(deps: {
     const principal = await cache.principal(key, async () => {
       const record = await store.findApiKeyByHash(hash);
       if (record === undefined) return undefined;
-      if (record.expiresAt === undefined) return { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id } };
+      const scopes = record.scopes ?? ALL_SCOPES;
+      if (record.expiresAt === undefined) return { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes } };
       // Cached no longer than the key lives (an expired key for a millisecond: the cache's least).
       return {
-        principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, expiresAt: record.expiresAt },
+        principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes, expiresAt: record.expiresAt },
         ttlMs: record.expiresAt - now(),
       };
     });
@@ -107,7 +109,7 @@ export function createResolver(deps: {
     const principal = await cache.principal(key, async () => {
       const session = await store.findSession(sessionId);
       return session && {
-        principal: { orgId: session.orgId, via: 'jwt', credentialId: session.id },
+        principal: { orgId: session.orgId, via: 'jwt', credentialId: session.id, scopes: ALL_SCOPES }, // a login token holds every scope
         ttlMs: session.expiresAt - now(),
       };
     });

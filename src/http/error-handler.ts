@@ -4,8 +4,8 @@ import { StoreUnavailable } from '../store/store.js';
 
 /**
  * The one place that turns anything thrown into application/problem+json (RFC 9457), with
- * `WWW-Authenticate` on 401 (RFC 6750) and `Retry-After` on 503. Unknown errors become a 500
- * that echoes nothing and is logged once.
+ * `WWW-Authenticate` on 401 and on 403 insufficient_scope (RFC 6750) and `Retry-After` on 503.
+ * Unknown errors become a 500 that echoes nothing and is logged once.
  */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 const PROBLEM_TYPE_BASE = 'urn:authgate:problem:';
@@ -67,6 +67,9 @@ export function sendProblem(reply: FastifyReply, problem: Problem, realm = 'auth
   reply.code(spec.status).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store');
   if (spec.status === 401) {
     reply.header('www-authenticate', wwwAuthenticate(realm, problem));
+  } else if (problem.requiredScope !== undefined) {
+    // RFC 6750 §3.1: the scope the request lacked. Scope names are the gateway's own (authz/scopes.ts).
+    reply.header('www-authenticate', `Bearer realm="${realm}", error="insufficient_scope", scope="${problem.requiredScope}"`);
   }
   if (spec.status === 503 || spec.status === 429) reply.header('retry-after', String(problem.retryAfterSeconds ?? 1));
   return reply.send(problemBody(problem.problem, problem.detail));

@@ -15,6 +15,7 @@ import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import type { ApiKeyService } from '../services/api-keys.js';
+import type { KeyUsageTracker } from '../services/key-usage.js';
 import type { SessionService } from '../services/sessions.js';
 import { createErrorHandler } from './error-handler.js';
 import { publicDocumentOptions } from './openapi.js';
@@ -43,6 +44,8 @@ export type PublicServerDeps = Readonly<{
   apiKeys: ApiKeyService;
   /** The leak-report limit per client address (POST /auth/api-key/leaked). */
   leakReports: LeakReportThrottle;
+  /** Notes each allowed API-key request, for lastUsedAt (services/key-usage.ts). */
+  keyUsage: Pick<KeyUsageTracker, 'note'>;
 }>;
 
 /** The public port. The order of work reads top to bottom, as a request meets it. */
@@ -106,7 +109,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // Under overload, refuse at once rather than queue without bound.
   await registerLoadShedding(app, config.shedding);
   // 2-3. Authentication and authorization, fixed per route from its config.auth.
-  await app.register(routePolicy, { resolver: deps.resolver, record: deps.recordDecision });
+  await app.register(routePolicy, { resolver: deps.resolver, record: deps.recordDecision, noteKeyUse: deps.keyUsage.note });
 
   // 4. The gateway's own routes, with strict JSON bodies.
   await app.register(async (auth) => {

@@ -1,3 +1,4 @@
+import type { Scope } from '../authz/scopes.js';
 import type { CredentialRequirement } from '../config/forwarded-routes.js';
 import type { AuthDecision } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
@@ -13,6 +14,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     auth?: CredentialRequirement;
+    /** The scope an 'any' route needs (authz/scopes.ts); required there, refused at start if missing. */
+    scope?: Scope;
     /** The template used in metrics and logs: never the raw path. */
     routeLabel?: string;
   }

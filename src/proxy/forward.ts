@@ -1,7 +1,8 @@
 import type { TLSSocket } from 'node:tls';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import type { ForwardedRoute } from '../config/forwarded-routes.js';
+import type { Scope } from '../authz/scopes.js';
+import type { ForwardedRoute, HttpMethod } from '../config/forwarded-routes.js';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
@@ -93,17 +94,24 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
           return reply.from(basePath + (query === -1 ? url : url.slice(0, query)), replyOptions);
         };
   for (const route of opts.routes) {
+    // One fastify route per scope: its methods share it, and route-policy fixes its check once.
+    const methodsByScope = new Map<Scope, HttpMethod[]>();
+    for (const [method, scope] of Object.entries(route.methods) as [HttpMethod, Scope][]) {
+      methodsByScope.set(scope, [...(methodsByScope.get(scope) ?? []), method]);
+    }
     // The prefix itself, exactly; with a subtree, also everything below it.
     for (const url of route.subtree ? [route.path, `${route.path}/*`] : [route.path]) {
-      app.route({
-        method: [...route.methods],
-        url,
-        config: { auth: route.auth, routeLabel: route.subtree ? `${route.path}/*` : route.path },
-        // Documentation only (no body, params or response schema: nothing is validated or
-        // serialized); http/openapi.ts adds the gateway's own refusals and the upstream's answers.
-        schema: describeForwardedRoute(route, url !== route.path),
-        handler: forward,
-      });
+      for (const [scope, methods] of methodsByScope) {
+        app.route({
+          method: methods,
+          url,
+          config: { auth: route.auth, scope, routeLabel: route.subtree ? `${route.path}/*` : route.path },
+          // Documentation only (no body, params or response schema: nothing is validated or
+          // serialized); http/openapi.ts adds the gateway's own refusals and the upstream's answers.
+          schema: describeForwardedRoute(route, url !== route.path, scope),
+          handler: forward,
+        });
+      }
     }
   }
 }
@@ -112,15 +120,15 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
 export const UPSTREAM_TAG = 'upstream';
 
 /** A forwarded route as its OpenAPI operations show it: what the upstream's user calls. */
-function describeForwardedRoute(route: ForwardedRoute, below: boolean): FastifySchema {
-  const credential = route.auth === 'login-token' ? 'a login token' : 'a login token or an API key';
+function describeForwardedRoute(route: ForwardedRoute, below: boolean, scope: Scope): FastifySchema {
+  const credential = route.auth === 'login-token' ? 'a login token' : `a login token or an API key with the scope \`${scope}\``;
   return {
     tags: [UPSTREAM_TAG],
     summary: below ? `Forwarded to the upstream: any path below ${route.path}` : `Forwarded to the upstream: ${route.path}`,
     description:
       `Needs ${credential}. The request goes to the upstream service with its path and query as they came, ` +
       'its body streamed as it is, without `Authorization`, and with `x-organization-id` (the organization of the ' +
-      'credential), `x-request-id` and `x-forwarded-for`/`-proto`/`-host` set by the gateway. Bodies and answers ' +
+      'credential), `x-organization-scopes` (its scopes, space-separated), `x-request-id` and `x-forwarded-for`/`-proto`/`-host` set by the gateway. Bodies and answers ' +
       "are the upstream's own; only the gateway's refusals are problems.",
   };
 }

@@ -1,4 +1,5 @@
 // The upstream request's headers: credentials and client identity claims out, the gateway's identity and X-Forwarded-* in.
+import { scopeHeaderValue } from '../authz/scopes.js';
 import type { Principal } from '../credentials/principal.js';
 
 export type OutgoingHeaders = Record<string, string | string[] | number | undefined>;
@@ -57,6 +58,7 @@ export function rewriteIdentityHeaders(
   out['x-forwarded-proto'] = forwarded.proto;
   if (forwarded.host !== undefined) out['x-forwarded-host'] = forwarded.host;
   out['x-organization-id'] = principal.orgId;
+  out['x-organization-scopes'] = scopeHeaderValue(principal.scopes);
   out['x-request-id'] = requestId;
   return out;
 }

@@ -1,8 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyService } from '../services/api-keys.js';
-import { ApiKeyChangeBody, ApiKeyCreated, ApiKeyList, ApiKeyShown, IdParams, NewApiKeyBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
+import {
+  ApiKeyChangeBody,
+  ApiKeyCreated,
+  ApiKeyList,
+  ApiKeyListQuery,
+  ApiKeyRollBody,
+  ApiKeyRolled,
+  ApiKeyShown,
+  IdParams,
+  NewApiKeyBody,
+  NoContent,
+  Problem as ProblemSchema,
+  problemOf,
+} from './schemas.js';
 
-/** /auth/api-key (POST, GET) and /auth/api-key/:id (GET, PATCH, DELETE): the organization's keys, always its own. */
+/**
+ * /auth/api-key (POST, GET), /auth/api-key/:id (GET, PATCH, DELETE) and /auth/api-key/:id/roll:
+ * the organization's keys, always its own. Creating and rolling need a login token; the rest
+ * takes any credential with the scope (keys:read, keys:write).
+ */
 export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService }) {
   const { apiKeys } = opts;
 
@@ -12,7 +29,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       operationId: 'createApiKey',
       tags: ['auth'],
       summary: 'Create an API key; its secret is in this answer only.',
-      description: 'Needs a login token (an API key cannot create another). The key (`agk_…`) is a bearer credential until it is deleted or, when given an expiry, until then; only its digest is stored. The body is optional: a name, and at most one of expiresAt or expiresIn.',
+      description: 'Needs a login token (an API key cannot create another). The key (`agk_…`) is a bearer credential until it is deleted or, when given an expiry, until then; only its digest is stored. The body is optional: a name, scopes (default: all), and at most one of expiresAt or expiresIn.',
       body: NewApiKeyBody,
       response: { 201: ApiKeyCreated, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 415: ProblemSchema },
     },
@@ -21,35 +38,38 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       if (request.body === undefined) request.body = {};
     },
     handler: async (request, reply) => {
-      const created = await apiKeys.create(request.principal!.orgId, request.body ?? {});
-      request.log.info({ event: 'api_key.created', orgId: request.principal!.orgId, keyId: created.id }, 'API key created');
+      const orgId = request.principal!.orgId;
+      const created = await apiKeys.create(orgId, request.body ?? {});
+      request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },
   });
 
-  app.get('/auth/api-key', {
-    config: { auth: 'any', routeLabel: '/auth/api-key' },
+  app.get<{ Querystring: ApiKeyListQuery }>('/auth/api-key', {
+    config: { auth: 'any', scope: 'keys:read', routeLabel: '/auth/api-key' },
     schema: {
       operationId: 'listApiKeys',
       tags: ['auth'],
-      summary: 'List the organization\'s API keys, never their secrets.',
-      description: 'With a login token or an API key of the organization.',
-      response: { 200: ApiKeyList, 401: ProblemSchema },
+      summary: 'List the organization\'s API keys, newest first, never their secrets.',
+      description: 'With a login token or an API key holding `keys:read`. A page holds 100 keys unless `limit` says otherwise (at most 500); `nextCursor` fetches the next.',
+      querystring: ApiKeyListQuery,
+      response: { 200: ApiKeyList, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('insufficientScope') },
     },
     handler: async (request, reply) => {
-      return reply.header('cache-control', 'no-store').send({ keys: await apiKeys.list(request.principal!.orgId) });
+      const page = await apiKeys.list(request.principal!.orgId, pageOf(request.query));
+      return reply.header('cache-control', 'no-store').send(page);
     },
   });
 
   app.get<{ Params: IdParams }>('/auth/api-key/:id', {
-    config: { auth: 'any', routeLabel: '/auth/api-key/:id' },
+    config: { auth: 'any', scope: 'keys:read', routeLabel: '/auth/api-key/:id' },
     schema: {
       operationId: 'getApiKey',
       tags: ['auth'],
       summary: 'One API key of the organization, never its secret.',
-      description: 'With a login token or an API key of the organization. Another organization\'s key is not found.',
+      description: 'With a login token or an API key holding `keys:read`. Another organization\'s key is not found.',
       params: IdParams,
-      response: { 200: ApiKeyShown, 401: ProblemSchema, 404: problemOf('apiKeyNotFound') },
+      response: { 200: ApiKeyShown, 401: ProblemSchema, 403: problemOf('insufficientScope'), 404: problemOf('apiKeyNotFound') },
     },
     handler: async (request, reply) => {
       return reply.header('cache-control', 'no-store').send(await apiKeys.get(request.principal!.orgId, request.params.id));
@@ -57,32 +77,56 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
   });
 
   app.patch<{ Params: IdParams; Body: ApiKeyChangeBody }>('/auth/api-key/:id', {
-    config: { auth: 'any', routeLabel: '/auth/api-key/:id' },
+    config: { auth: 'any', scope: 'keys:write', routeLabel: '/auth/api-key/:id' },
     schema: {
       operationId: 'updateApiKey',
       tags: ['auth'],
-      summary: 'Rename an API key of the organization.',
-      description: 'With a login token or an API key of the organization. Only the name changes (null removes it): the key, its secret and its expiry stay as they are. An expiry cannot be extended; scopes come later. Another organization\'s key is not found.',
+      summary: 'Rename an API key, narrow its scopes or bring its expiry closer.',
+      description: 'With a login token or an API key holding `keys:write`. Only narrows: fewer scopes, an earlier end (400 otherwise, and nothing changes). The key and its secret stay; a change of scopes or end holds on every replica from the answer on. Another organization\'s key is not found.',
       params: IdParams,
       body: ApiKeyChangeBody,
-      response: { 200: ApiKeyShown, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
+      response: { 200: ApiKeyShown, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('insufficientScope'), 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
     },
     handler: async (request, reply) => {
-      const changed = await apiKeys.rename(request.principal!.orgId, request.params.id, request.body.name);
-      request.log.info({ event: 'api_key.changed', orgId: request.principal!.orgId, keyId: request.params.id }, 'API key changed');
+      const orgId = request.principal!.orgId;
+      const changed = await apiKeys.change(orgId, request.params.id, request.body);
+      request.log.info({ event: 'api_key.changed', orgId, keyId: changed.id, changed: Object.keys(request.body), scopes: changed.scopes, expiresAt: changed.expiresAt }, 'API key changed');
       return reply.header('cache-control', 'no-store').send(changed);
     },
   });
 
+  app.post<{ Params: IdParams; Body: ApiKeyRollBody | undefined }>('/auth/api-key/:id/roll', {
+    config: { auth: 'login-token', routeLabel: '/auth/api-key/:id/roll' },
+    schema: {
+      operationId: 'rollApiKey',
+      tags: ['auth'],
+      summary: 'Roll an API key: a successor with its name and scopes, the old key ending after a grace.',
+      description: 'Needs a login token. The successor\'s secret is in this answer only. The rolled key keeps working for `graceSeconds` (24 hours unless given; 0 revokes it at once; at most 7 days), never longer than it would have; both work meanwhile, on every replica. One atomic step.',
+      params: IdParams,
+      body: ApiKeyRollBody,
+      response: { 201: ApiKeyRolled, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
+    },
+    preValidation: async (request) => {
+      if (request.body === undefined) request.body = {};
+    },
+    handler: async (request, reply) => {
+      const orgId = request.principal!.orgId;
+      const rolled = await apiKeys.roll(orgId, request.params.id, request.body ?? {});
+      request.log.info({ event: 'api_key.rolled', orgId, keyId: rolled.rolled.id, successorId: rolled.id, expiresAt: rolled.rolled.expiresAt }, 'API key rolled');
+      request.log.info({ event: 'api_key.created', orgId, keyId: rolled.id, rolledFrom: rolled.rolled.id, scopes: rolled.scopes, expiresAt: rolled.expiresAt }, 'API key created');
+      return reply.code(201).header('cache-control', 'no-store').send(rolled);
+    },
+  });
+
   app.delete<{ Params: IdParams }>('/auth/api-key/:id', {
-    config: { auth: 'any', routeLabel: '/auth/api-key/:id' },
+    config: { auth: 'any', scope: 'keys:write', routeLabel: '/auth/api-key/:id' },
     schema: {
       operationId: 'deleteApiKey',
       tags: ['auth'],
       summary: 'Revoke an API key of the organization.',
-      description: 'With a login token or an API key of the organization; the key is refused at once, on every replica. Another organization\'s key is not found.',
+      description: 'With a login token or an API key holding `keys:write`; the key is refused at once, on every replica. Another organization\'s key is not found.',
       params: IdParams,
-      response: { 204: NoContent, 401: ProblemSchema, 404: problemOf('apiKeyNotFound') },
+      response: { 204: NoContent, 401: ProblemSchema, 403: problemOf('insufficientScope'), 404: problemOf('apiKeyNotFound') },
     },
     handler: async (request, reply) => {
       await apiKeys.revoke(request.principal!.orgId, request.params.id);
@@ -90,4 +134,12 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       return reply.code(204).send();
     },
   });
+}
+
+/** A listing's query as the service takes it (`limit` arrives as digits: the schema checked them). */
+export function pageOf(query: ApiKeyListQuery): { limit?: number; cursor?: string } {
+  return {
+    ...(query.limit !== undefined && { limit: Number(query.limit) }),
+    ...(query.cursor !== undefined && { cursor: query.cursor }),
+  };
 }

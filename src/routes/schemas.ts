@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { SCOPES } from '../authz/scopes.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../credentials/passwords.js';
 import { problems, type ProblemName } from '../problems.js';
 
@@ -20,43 +21,103 @@ export const LoginResponse = Type.Object({ token: Type.String() }, { description
 /** The longest `expiresIn`: 366 days in seconds (services/api-keys.ts MAX_API_KEY_LIFETIME_MS). */
 export const MAX_API_KEY_EXPIRES_IN = 31_622_400;
 
+const KeyNameText = Type.String({ minLength: 1, maxLength: 100, description: 'A label for people; shown in listings.' });
+const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), {
+  minItems: 1,
+  maxItems: SCOPES.length,
+  uniqueItems: true,
+  description: `Scopes from the closed set: ${SCOPES.join(', ')}.`,
+});
+const ExpiresAtInput = Type.String({ format: 'date-time', description: 'When the key stops working (RFC 3339): in the future, at most 366 days ahead. Not with expiresIn.' });
+const ExpiresInInput = Type.Integer({ minimum: 60, maximum: MAX_API_KEY_EXPIRES_IN, description: 'Seconds from now until the key stops working (60 to 366 days). Not with expiresAt.' });
+
 export const NewApiKeyBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A label for people; shown in listings.' })),
-    expiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the key stops working (RFC 3339): in the future, at most 366 days ahead. Not with expiresIn.' })),
-    expiresIn: Type.Optional(Type.Integer({ minimum: 60, maximum: MAX_API_KEY_EXPIRES_IN, description: 'Seconds from now until the key stops working (60 to 366 days). Not with expiresAt.' })),
+    name: Type.Optional(KeyNameText),
+    scopes: Type.Optional({ ...ScopeList, description: `What the key may do (default: every scope, including scopes added later). ${ScopeList.description}` }),
+    expiresAt: Type.Optional(ExpiresAtInput),
+    expiresIn: Type.Optional(ExpiresInInput),
   },
-  { additionalProperties: false, description: 'Optional: without a body the key has no name and does not expire.' },
+  { additionalProperties: false, description: 'Optional: without a body the key has no name, every scope, and does not expire.' },
 );
 export type NewApiKeyBody = Static<typeof NewApiKeyBody>;
 
 const KeyName = Type.Union([Type.String(), Type.Null()], { description: 'Its name; null when it was given none.' });
+const KeyScopes = Type.Array(Type.String(), { description: 'The scopes it holds, in the documented order.' });
 const KeyExpiry = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
   description: 'When the key stops working (401 from then on, on every replica); null when it does not expire.',
 });
 
 export const ApiKeyCreated = Type.Object(
-  { id: Type.String(), apiKey: Type.String(), name: KeyName, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry },
+  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry },
   { description: 'The new key: `apiKey` is its secret, shown this once.' },
 );
 export const ApiKeyListed = Type.Object({
   id: Type.String(),
   prefix: Type.String({ description: 'The first characters of the key, to recognise it; not a secret.' }),
   name: KeyName,
+  scopes: KeyScopes,
   createdAt: Type.String({ format: 'date-time' }),
   expiresAt: KeyExpiry,
+  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When it was last used, to within a minute (each replica writes uses once a minute); null when never.',
+  }),
 });
 /** One key, as GET and PATCH /auth/api-key/:id answer it (ApiKeyListed with its own description). */
 export const ApiKeyShown: typeof ApiKeyListed = { ...ApiKeyListed, description: 'The key, without its secret.' };
-export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyListed) }, { description: "The organization's API keys, without their secrets." });
+export const ApiKeyList = Type.Object(
+  {
+    keys: Type.Array(ApiKeyListed),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  },
+  { description: "The organization's API keys, newest first, a page at a time, without their secrets." },
+);
+
+export const ApiKeyListQuery = Type.Object(
+  {
+    // A string: query values are not coerced (http/server-options.ts); the service reads it.
+    limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]?|[1-4][0-9]{2}|500)$', description: 'How many keys per page, 1 to 500: 100 unless given.' })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+export type ApiKeyListQuery = Static<typeof ApiKeyListQuery>;
 
 export const ApiKeyChangeBody = Type.Object(
   {
-    name: Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], { description: 'The new name; null removes it.' }),
+    name: Type.Optional(Type.Union([KeyNameText, Type.Null()], { description: 'The new name; null removes it.' })),
+    scopes: Type.Optional({ ...ScopeList, description: `Fewer scopes than the key holds, never more. ${ScopeList.description}` }),
+    expiresAt: Type.Optional({ ...ExpiresAtInput, description: 'An earlier end than the key has (any, for a key without one), in the future. Not with expiresIn.' }),
+    expiresIn: Type.Optional({ ...ExpiresInInput, description: 'An earlier end, in seconds from now. Not with expiresAt.' }),
   },
-  { additionalProperties: false, description: 'What changes: only the name, for now.' },
+  { additionalProperties: false, minProperties: 1, description: 'What changes; what is left out stays. A change can only narrow the key: fewer scopes, an earlier end.' },
 );
 export type ApiKeyChangeBody = Static<typeof ApiKeyChangeBody>;
+
+export const ApiKeyRollBody = Type.Object(
+  {
+    graceSeconds: Type.Optional(Type.Integer({
+      minimum: 0,
+      maximum: 604_800,
+      description: 'How long the rolled key keeps working: 86400 (24 hours) unless given, 0 revokes it at once, at most 604800 (7 days).',
+    })),
+    expiresAt: Type.Optional({ ...ExpiresAtInput, description: "The successor's end. Without expiresAt or expiresIn it gets the rolled key's lifetime from now, or none." }),
+    expiresIn: Type.Optional({ ...ExpiresInInput, description: "The successor's end, in seconds from now. Not with expiresAt." }),
+  },
+  { additionalProperties: false, description: 'Optional.' },
+);
+export type ApiKeyRollBody = Static<typeof ApiKeyRollBody>;
+
+export const ApiKeyRolled = Type.Object(
+  {
+    ...ApiKeyCreated.properties,
+    rolled: Type.Object({
+      id: Type.String(),
+      expiresAt: Type.String({ format: 'date-time', description: 'When the rolled key stops working: now for a grace of 0.' }),
+    }),
+  },
+  { description: 'The successor (its `apiKey` shown this once, its name and scopes those of the rolled key), and the rolled key\'s end.' },
+);
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
 export type IdParams = Static<typeof IdParams>;

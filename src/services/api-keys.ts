@@ -1,22 +1,61 @@
 // API keys of an organization: create (the secret shown once, only its hash stored), list, get,
 // rename, delete
 // (revoked everywhere); and leak reports, which revoke whatever reported key is real.
+import { ALL_SCOPES, scopeSetOf, scopesIn, type Scope } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import { generateApiKey, parseApiKey } from '../credentials/api-keys.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf } from '../store/shard-tag.js';
-import type { ApiKeySummary, Store } from '../store/store.js';
+import { storedScopes, type ApiKeyChangeRefusal, type ApiKeySummary, type Store } from '../store/store.js';
 
-export type ApiKeyView = Readonly<{ id: string; prefix: string; name: string | null; createdAt: string; expiresAt: string | null }>;
+export type ApiKeyView = Readonly<{
+  id: string;
+  prefix: string;
+  name: string | null;
+  scopes: Scope[];
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}>;
 
-/** What a new key may be given: a name, and an end (at most one of expiresAt, expiresIn). */
-export type NewApiKeyOptions = Readonly<{ name?: string; expiresAt?: string; expiresIn?: number }>;
+/** An answer's end: when it stops working (the store's epoch ms), or how long from now. */
+export type KeyEnd = Readonly<{ expiresAt?: string; expiresIn?: number }>;
 
-export type CreatedApiKey = Readonly<{ id: string; apiKey: string; name: string | null; createdAt: string; expiresAt: string | null }>;
+/** What a new key may be given: a name, scopes (default: every one) and an end. */
+export type NewApiKeyOptions = KeyEnd & Readonly<{ name?: string; scopes?: readonly Scope[] }>;
+
+/** What a key's owner may change: its name (null removes it), fewer scopes, an earlier end. */
+export type ApiKeyChangeOptions = KeyEnd & Readonly<{ name?: string | null; scopes?: readonly Scope[] }>;
+
+/** A roll: how long the rolled key keeps working, and optionally the successor's own end. */
+export type RollOptions = KeyEnd & Readonly<{ graceSeconds?: number }>;
+
+export type CreatedApiKey = Readonly<{
+  id: string;
+  apiKey: string;
+  name: string | null;
+  scopes: Scope[];
+  createdAt: string;
+  expiresAt: string | null;
+}>;
+
+export type RolledApiKey = CreatedApiKey & Readonly<{ rolled: Readonly<{ id: string; expiresAt: string }> }>;
+
+export type ApiKeyPage = Readonly<{ keys: ApiKeyView[]; nextCursor: string | null }>;
+export type PageRequest = Readonly<{ limit?: number; cursor?: string }>;
 
 /** The latest end a key may be given: 366 days (31,622,400 s, the most `expiresIn` takes). */
 export const MAX_API_KEY_LIFETIME_MS = 366 * 24 * 60 * 60 * 1000;
+/** How long a rolled key keeps working by default (graceSeconds): 24 hours. */
+export const DEFAULT_ROLL_GRACE_SECONDS = 24 * 60 * 60;
+/** The longest grace a roll may give the rolled key: 7 days, as Stripe's longest. */
+export const MAX_ROLL_GRACE_SECONDS = 7 * 24 * 60 * 60;
+/** How long an expired key stays listed (as expired) before the store drops it: 30 days. */
+export const EXPIRED_KEY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+/** A listing's page: 100 keys unless `limit` asks for fewer or more, at most 500. */
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 500;
 
 /** A key's answer shape: null where it has no name or does not expire. */
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
@@ -24,18 +63,58 @@ const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).
 /** A key a leak report revoked: for the audit line, never the key or its hash. */
 export type LeakedKeyRevoked = Readonly<{ orgId: string; keyId: string }>;
 
-export function createApiKeyService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; environment: Environment; now: () => number }) {
+const REFUSALS: Record<Exclude<ApiKeyChangeRefusal, 'not-found'>, string> = {
+  'scopes-wider': 'A key\'s scopes can only be narrowed; create a new key for more.',
+  'expiry-later': 'A key\'s expiry can only be moved earlier; create or roll a key for a later one.',
+};
+
+/**
+ * A page's cursor: where the last key of the page stands in the listing's order (its createdAt
+ * and id), base64url so it is one opaque token. Any key created since sorts before it, so a
+ * listing never repeats or skips a key that was there all along.
+ */
+function cursorOf(key: ApiKeySummary): string {
+  return Buffer.from(JSON.stringify([key.createdAt, key.id])).toString('base64url');
+}
+
+function readCursor(cursor: string): readonly [string, string] {
+  try {
+    const position: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(position) && position.length === 2 && position.every((part) => typeof part === 'string')) {
+      return position as [string, string];
+    }
+  } catch {
+    // below
+  }
+  throw new Problem('badRequest', 'cursor is not one this API gave.');
+}
+
+export function createApiKeyService(deps: {
+  store: Store;
+  bus: Pick<InvalidationBus, 'applyLocally'>;
+  environment: Environment;
+  now: () => number;
+  /** This replica's use of a key not yet written to the store (services/key-usage.ts), if any. */
+  pendingUse?: (keyId: string) => number | undefined;
+}) {
   const { store, bus, environment, now } = deps;
-  const view = (key: ApiKeySummary): ApiKeyView => ({
-    id: key.id,
-    prefix: key.displayPrefix,
-    name: key.name ?? null,
-    createdAt: key.createdAt,
-    expiresAt: iso(key.expiresAt),
-  });
+  const pendingUse = deps.pendingUse ?? (() => undefined);
+  const view = (key: ApiKeySummary): ApiKeyView => {
+    const pending = pendingUse(key.id);
+    const lastUsedAt = pending === undefined || (key.lastUsedAt ?? -Infinity) > pending ? key.lastUsedAt : pending;
+    return {
+      id: key.id,
+      prefix: key.displayPrefix,
+      name: key.name ?? null,
+      scopes: scopesIn(key.scopes ?? ALL_SCOPES),
+      createdAt: key.createdAt,
+      expiresAt: iso(key.expiresAt),
+      lastUsedAt: iso(lastUsedAt),
+    };
+  };
 
   /** The key's end in epoch ms, or undefined; a 400 for one in the past or beyond 366 days. */
-  function expiryOf(options: NewApiKeyOptions, t: number): number | undefined {
+  function expiryOf(options: KeyEnd, t: number): number | undefined {
     if (options.expiresAt !== undefined && options.expiresIn !== undefined) {
       throw new Problem('badRequest', 'Give expiresAt or expiresIn, not both.');
     }
@@ -48,13 +127,18 @@ export function createApiKeyService(deps: { store: Store; bus: Pick<Invalidation
     return at;
   }
 
+  /** Keys that expired more than the retention ago leave the store on the organization's next key write (or listing that finds one). */
+  const prune = (orgId: string) => store.pruneExpiredApiKeys(orgId, now() - EXPIRED_KEY_RETENTION_MS);
+
   return {
     /** The secret is in this answer and nowhere else, ever: only its hash is stored. */
     async create(orgId: string, options: NewApiKeyOptions = {}): Promise<CreatedApiKey> {
       const t = now();
       const expiresAt = expiryOf(options, t);
+      const scopes = storedScopes(options.scopes === undefined ? undefined : scopeSetOf(options.scopes));
       const key = generateApiKey(environment, shardTagOf(orgId));
       const createdAt = new Date(t).toISOString();
+      await prune(orgId);
       const created = await store.createApiKey({
         id: key.id,
         orgId,
@@ -63,13 +147,37 @@ export function createApiKeyService(deps: { store: Store; bus: Pick<Invalidation
         createdAt,
         ...(options.name !== undefined && { name: options.name }),
         ...(expiresAt !== undefined && { expiresAt }),
+        ...(scopes !== undefined && { scopes }),
       });
       if (created === 'no-organization') throw new Problem('credentialInvalid', undefined, 'revoked_token');
-      return { id: key.id, apiKey: key.secret, name: options.name ?? null, createdAt, expiresAt: iso(expiresAt) };
+      return {
+        id: key.id,
+        apiKey: key.secret,
+        name: options.name ?? null,
+        scopes: scopesIn(scopes ?? ALL_SCOPES),
+        createdAt,
+        expiresAt: iso(expiresAt),
+      };
     },
 
-    async list(orgId: string): Promise<ApiKeyView[]> {
-      return (await store.listApiKeys(orgId)).map(view);
+    /** Newest first, a page at a time; the cursor is the one the previous page gave. */
+    async list(orgId: string, page: PageRequest = {}): Promise<ApiKeyPage> {
+      const limit = Math.min(page.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+      const after = page.cursor === undefined ? undefined : readCursor(page.cursor);
+      let keys = await store.listApiKeys(orgId); // newest first
+      // A key past its retention is not shown, and the store drops it: a write only when there is one.
+      const retainedAfter = now() - EXPIRED_KEY_RETENTION_MS;
+      if (keys.some((key) => key.expiresAt !== undefined && key.expiresAt < retainedAfter)) {
+        keys = keys.filter((key) => key.expiresAt === undefined || key.expiresAt >= retainedAfter);
+        await store.pruneExpiredApiKeys(orgId, retainedAfter);
+      }
+      if (after !== undefined) {
+        const [createdAt, id] = after;
+        keys = keys.filter((key) => key.createdAt < createdAt || (key.createdAt === createdAt && key.id < id));
+      }
+      const shown = keys.slice(0, limit);
+      const last = shown[shown.length - 1];
+      return { keys: shown.map(view), nextCursor: keys.length > limit && last !== undefined ? cursorOf(last) : null };
     },
 
     /** One of the organization's keys; 404 for another organization's key as for an unknown one. */
@@ -79,11 +187,66 @@ export function createApiKeyService(deps: { store: Store; bus: Pick<Invalidation
       return view(key);
     },
 
-    /** Sets (or, with null, removes) the key's name, and nothing else; 404 as get(). */
-    async rename(orgId: string, keyId: string, name: string | null): Promise<ApiKeyView> {
-      const key = await store.renameApiKey(orgId, keyId, name);
-      if (key === undefined) throw new Problem('apiKeyNotFound');
-      return view(key);
+    /**
+     * Changes the key's name, narrows its scopes or brings its end closer, in one atomic step; a
+     * change that would widen it is a 400 and changes nothing. When its scopes or end changed,
+     * every replica drops its cached copy.
+     */
+    async change(orgId: string, keyId: string, options: ApiKeyChangeOptions): Promise<ApiKeyView> {
+      const expiresAt = expiryOf(options, now());
+      const changed = await store.changeApiKey(orgId, keyId, {
+        ...(options.name !== undefined && { name: options.name }),
+        ...(options.scopes !== undefined && { scopes: scopeSetOf(options.scopes) }),
+        ...(expiresAt !== undefined && { expiresAt }),
+      });
+      if (changed === 'not-found') throw new Problem('apiKeyNotFound');
+      if (typeof changed === 'string') throw new Problem('badRequest', REFUSALS[changed]);
+      if (changed.revoked !== undefined) bus.applyLocally([changed.revoked]);
+      return view(changed.key);
+    },
+
+    /**
+     * A successor with the key's name and scopes, its secret in this answer only; the rolled key
+     * keeps working for graceSeconds (never longer than it would have), or is revoked at once for
+     * 0. The successor ends when asked (expiresAt, expiresIn) or, for a rolled key that expires,
+     * after the same lifetime the rolled key was given; otherwise never. One atomic step.
+     */
+    async roll(orgId: string, keyId: string, options: RollOptions = {}): Promise<RolledApiKey> {
+      const t = now();
+      const grace = options.graceSeconds ?? DEFAULT_ROLL_GRACE_SECONDS;
+      let expiresAt = expiryOf(options, t);
+      if (expiresAt === undefined && options.expiresAt === undefined && options.expiresIn === undefined) {
+        const rolled = await store.findApiKeySummary(orgId, keyId);
+        if (rolled === undefined) throw new Problem('apiKeyNotFound');
+        if (rolled.expiresAt !== undefined) {
+          const lifetime = rolled.expiresAt - Date.parse(rolled.createdAt);
+          expiresAt = t + Math.min(Math.max(lifetime, 60_000), MAX_API_KEY_LIFETIME_MS);
+        }
+      }
+      const key = generateApiKey(environment, shardTagOf(orgId));
+      const createdAt = new Date(t).toISOString();
+      await prune(orgId);
+      const result = await store.rollApiKey(orgId, keyId, {
+        successor: {
+          id: key.id,
+          hash: key.hash,
+          displayPrefix: key.displayPrefix,
+          createdAt,
+          ...(expiresAt !== undefined && { expiresAt }),
+        },
+        rolledKeyEnds: grace === 0 ? 'now' : t + grace * 1000,
+      });
+      if (result === 'not-found') throw new Problem('apiKeyNotFound');
+      bus.applyLocally([result.revoked]);
+      return {
+        id: key.id,
+        apiKey: key.secret,
+        name: result.successor.name ?? null,
+        scopes: scopesIn(result.successor.scopes ?? ALL_SCOPES),
+        createdAt,
+        expiresAt: iso(expiresAt),
+        rolled: { id: keyId, expiresAt: new Date(result.rolled?.expiresAt ?? t).toISOString() },
+      };
     },
 
     /** 404 for another organization's key as for an unknown one: ids of others are not confirmed. */

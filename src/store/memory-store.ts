@@ -1,5 +1,7 @@
 import {
-  byCreatedAtThenId,
+  changedTerms,
+  newestFirst,
+  storedScopes,
   type AttemptVerdict,
   type CounterState,
   type CounterStore,
@@ -25,6 +27,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
   const orgIdByEmail = new Map<string, string>();
   const keysByHash = new Map<string, ApiKeyRecord>();
   const keyHashesByOrg = new Map<string, Map<string, string>>(); // orgId → keyId → hash
+  const lastUsedByKey = new Map<string, number>(); // keyId → epoch ms
   const sessions = new Map<string, Session>();
   const sessionIdsByOrg = new Map<string, Set<string>>();
   const counters = new Map<string, { count: number; resetAt: number }>();
@@ -42,6 +45,31 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
     for (const [name, known] of knownSets) if (known.expiresAt <= t) knownSets.delete(name);
   }, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
+
+  function keyOf(orgId: string, keyId: string): ApiKeyRecord | undefined {
+    const hash = keyHashesByOrg.get(orgId)?.get(keyId);
+    return hash === undefined ? undefined : keysByHash.get(hash);
+  }
+
+  function forgetKey(orgId: string, key: ApiKeyRecord): void {
+    keyHashesByOrg.get(orgId)?.delete(key.id);
+    keysByHash.delete(key.hash);
+    lastUsedByKey.delete(key.id);
+  }
+
+  /** A key as listApiKeys shows it: no hash, no organization; with its last recorded use. */
+  function summaryOf(key: ApiKeyRecord): ApiKeySummary {
+    const lastUsedAt = lastUsedByKey.get(key.id);
+    return {
+      id: key.id,
+      displayPrefix: key.displayPrefix,
+      createdAt: key.createdAt,
+      ...(key.name !== undefined && { name: key.name }),
+      ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
+      ...(key.scopes !== undefined && { scopes: key.scopes }),
+      ...(lastUsedAt !== undefined && { lastUsedAt }),
+    };
+  }
 
   function forgetSession(session: Session): void {
     sessions.delete(session.id);
@@ -92,8 +120,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       const org = orgsById.get(orgId);
       if (org === undefined) return undefined;
       const revoked: Revoked[] = [];
-      for (const hash of keyHashesByOrg.get(orgId)?.values() ?? []) {
+      for (const [keyId, hash] of keyHashesByOrg.get(orgId) ?? []) {
         keysByHash.delete(hash);
+        lastUsedByKey.delete(keyId);
         revoked.push({ kind: 'api_key', cacheKey: hash });
       }
       for (const sessionId of sessionIdsByOrg.get(orgId) ?? []) {
@@ -111,7 +140,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       restAfterOrganizationTag(key.hash, key.orgId, 'the API key'); // the Redis store's contract, kept here too
       const index = keyHashesByOrg.get(key.orgId);
       if (index === undefined) return 'no-organization';
-      keysByHash.set(key.hash, key);
+      keysByHash.set(key.hash, withStoredScopes(key));
       index.set(key.id, key.hash);
       return 'created';
     },
@@ -119,9 +148,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
     async findApiKeyByHash(hash) {
       const key = keysByHash.get(hash);
       if (key === undefined) return undefined;
-      return key.expiresAt === undefined
-        ? { id: key.id, orgId: key.orgId, hash: key.hash }
-        : { id: key.id, orgId: key.orgId, hash: key.hash, expiresAt: key.expiresAt };
+      return {
+        id: key.id,
+        orgId: key.orgId,
+        hash: key.hash,
+        ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
+        ...(key.scopes !== undefined && { scopes: key.scopes }),
+      };
     },
 
     async listApiKeys(orgId) {
@@ -130,33 +163,73 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
         const key = keysByHash.get(hash);
         if (key !== undefined) summaries.push(summaryOf(key));
       }
-      return summaries.sort(byCreatedAtThenId);
+      return summaries.sort(newestFirst);
     },
 
     async findApiKeySummary(orgId, keyId) {
-      const hash = keyHashesByOrg.get(orgId)?.get(keyId);
-      const key = hash === undefined ? undefined : keysByHash.get(hash);
+      const key = keyOf(orgId, keyId);
       return key === undefined ? undefined : summaryOf(key);
     },
 
-    async renameApiKey(orgId, keyId, name) {
-      if (name === '') throw new Error('an API key\'s name must not be empty (null removes it)');
-      const hash = keyHashesByOrg.get(orgId)?.get(keyId);
-      const key = hash === undefined ? undefined : keysByHash.get(hash);
-      if (hash === undefined || key === undefined) return undefined;
-      const { name: _previous, ...rest } = key;
-      const renamed: ApiKeyRecord = name === null ? rest : { ...rest, name };
-      keysByHash.set(hash, renamed);
-      return summaryOf(renamed);
+    async changeApiKey(orgId, keyId, change) {
+      if (change.name === '') throw new Error('an API key\'s name must not be empty (null removes it)');
+      const key = keyOf(orgId, keyId);
+      if (key === undefined) return 'not-found';
+      const terms = changedTerms(key, change);
+      if (typeof terms === 'string') return terms;
+      const { name: _name, expiresAt: _expiresAt, scopes: _scopes, ...rest } = key;
+      const changed: ApiKeyRecord = { ...rest, ...terms };
+      keysByHash.set(key.hash, changed);
+      const termsChanged = changed.scopes !== key.scopes || changed.expiresAt !== key.expiresAt;
+      return { key: summaryOf(changed), revoked: termsChanged ? { kind: 'api_key', cacheKey: key.hash } : undefined };
+    },
+
+    async rollApiKey(orgId, keyId, roll) {
+      const key = keyOf(orgId, keyId);
+      const index = keyHashesByOrg.get(orgId);
+      if (key === undefined || index === undefined) return 'not-found';
+      restAfterOrganizationTag(roll.successor.hash, orgId, 'the API key');
+      const successor: ApiKeyRecord = {
+        ...roll.successor,
+        orgId,
+        ...(key.name !== undefined && { name: key.name }),
+        ...(key.scopes !== undefined && { scopes: key.scopes }),
+      };
+      keysByHash.set(successor.hash, successor);
+      index.set(successor.id, successor.hash);
+      let rolled: ApiKeyRecord | undefined;
+      if (roll.rolledKeyEnds === 'now') {
+        forgetKey(orgId, key);
+      } else {
+        rolled = { ...key, expiresAt: Math.min(key.expiresAt ?? Infinity, roll.rolledKeyEnds) };
+        keysByHash.set(key.hash, rolled);
+      }
+      return { successor: summaryOf(successor), rolled: rolled && summaryOf(rolled), revoked: { kind: 'api_key', cacheKey: key.hash } };
+    },
+
+    async pruneExpiredApiKeys(orgId, before) {
+      let pruned = 0;
+      for (const hash of [...(keyHashesByOrg.get(orgId)?.values() ?? [])]) {
+        const key = keysByHash.get(hash);
+        if (key?.expiresAt !== undefined && key.expiresAt < before) {
+          forgetKey(orgId, key);
+          pruned++;
+        }
+      }
+      return pruned;
+    },
+
+    async recordApiKeyUse(uses) {
+      for (const { orgId, keyId, at } of uses) {
+        if (keyOf(orgId, keyId) !== undefined && (lastUsedByKey.get(keyId) ?? -Infinity) < at) lastUsedByKey.set(keyId, at);
+      }
     },
 
     async deleteApiKeyIfOwned(orgId, keyId) {
-      const index = keyHashesByOrg.get(orgId);
-      const hash = index?.get(keyId);
-      if (index === undefined || hash === undefined) return undefined;
-      index.delete(keyId);
-      keysByHash.delete(hash);
-      return { kind: 'api_key', cacheKey: hash };
+      const key = keyOf(orgId, keyId);
+      if (key === undefined) return undefined;
+      forgetKey(orgId, key);
+      return { kind: 'api_key', cacheKey: key.hash };
     },
 
     async createSession(session) {
@@ -238,13 +311,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
   };
 }
 
-/** A key as listApiKeys shows it: no hash, no organization. */
-function summaryOf(key: ApiKeyRecord): ApiKeySummary {
-  return {
-    id: key.id,
-    displayPrefix: key.displayPrefix,
-    createdAt: key.createdAt,
-    ...(key.name !== undefined && { name: key.name }),
-    ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
-  };
+/** Every scope is kept as no list (storedScopes). */
+function withStoredScopes(key: ApiKeyRecord): ApiKeyRecord {
+  const scopes = storedScopes(key.scopes);
+  if (scopes === key.scopes) return key;
+  const { scopes: _all, ...rest } = key;
+  return rest;
 }

@@ -16,6 +16,8 @@ export type Organization = Readonly<{
 
 export type NewOrganization = Organization;
 
+import { ALL_SCOPES, isSubset, type ScopeSet } from '../authz/scopes.js';
+
 export type ApiKeyRecord = Readonly<{
   id: string;
   orgId: string;
@@ -32,23 +34,98 @@ export type ApiKeyRecord = Readonly<{
   name?: string;
   /**
    * Epoch milliseconds from which the key is refused; absent for a key that does not expire. The
-   * store keeps an expired key (listed, with this) until it is deleted: the reader decides.
+   * store keeps an expired key (listed, with this) until pruneExpiredApiKeys drops it: the
+   * reader decides.
    */
+  expiresAt?: number;
+  /**
+   * The scopes it holds (authz/scopes.ts), absent for every scope (the default, which also holds
+   * scopes added later). Never empty.
+   */
+  scopes?: ScopeSet;
+}>;
+
+/** A key as its owner sees it: no hash, no organization. lastUsedAt as the stores last heard of it. */
+export type ApiKeySummary = Readonly<{
+  id: string;
+  displayPrefix: string;
+  createdAt: string;
+  name?: string;
+  expiresAt?: number;
+  scopes?: ScopeSet;
+  /** Epoch ms of its last recorded use (recordApiKeyUse); absent when never recorded. */
+  lastUsedAt?: number;
+}>;
+
+/**
+ * What the hot path reads of a key: whose it is, its id (the principal's credentialId), when it
+ * expires (epoch ms; absent when never) and its scopes (absent: all). An expired key is still
+ * found: the resolver refuses it.
+ */
+export type FoundApiKey = Readonly<{ id: string; orgId: string; hash: string; expiresAt?: number; scopes?: ScopeSet }>;
+
+/** What a key's owner may change of it (changeApiKey): each part absent stays as it is. */
+export type ApiKeyChange = Readonly<{
+  /** null removes the name. */
+  name?: string | null;
+  /** Must hold nothing the key does not hold already: narrowing only. */
+  scopes?: ScopeSet;
+  /** Must be no later than the key's present end (any, for a key without one): earlier only. */
   expiresAt?: number;
 }>;
 
-export type ApiKeySummary = Readonly<{ id: string; displayPrefix: string; createdAt: string; name?: string; expiresAt?: number }>;
+/** Why changeApiKey or rollApiKey refused: the key is missing, or the change would widen it. */
+export type ApiKeyChangeRefusal = 'not-found' | 'scopes-wider' | 'expiry-later';
+
+/** A key roll (rollApiKey): the successor, and what becomes of the key rolled. */
+export type ApiKeyRoll = Readonly<{
+  /** The successor's id, lookup hash, prefix, creation and end; its name and scopes are copied. */
+  successor: Omit<ApiKeyRecord, 'orgId' | 'name' | 'scopes'>;
+  /** The rolled key's new end (epoch ms; kept if it already ends sooner), or 'now' to delete it. */
+  rolledKeyEnds: number | 'now';
+}>;
+
+export type RolledApiKey = Readonly<{
+  /** The successor as listApiKeys would show it: with the rolled key's name and scopes. */
+  successor: ApiKeySummary;
+  /** The rolled key as it now is; undefined when it was deleted ('now'). */
+  rolled: ApiKeySummary | undefined;
+  /** The rolled key's cache entries to drop everywhere (its end changed, or it is gone). */
+  revoked: Revoked;
+}>;
+
+/** What changeApiKey may change of a key, as a store keeps it. */
+export type ApiKeyTerms = Readonly<{ name?: string; expiresAt?: number; scopes?: ScopeSet }>;
 
 /**
- * What the hot path reads of a key: whose it is, its id (the principal's credentialId) and when
- * it expires (epoch ms; absent when never). An expired key is still found: the resolver refuses it.
+ * The one rule of a change, for both stores: the key's terms after it, or why it is refused
+ * (scopes it does not hold, or an end later than its own). A key without an end may be given one.
  */
-export type FoundApiKey = Readonly<{ id: string; orgId: string; hash: string; expiresAt?: number }>;
-
-/** The order every store lists an organization's keys in: oldest first, ties by id. */
-export function byCreatedAtThenId(a: ApiKeySummary, b: ApiKeySummary): number {
-  return a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+export function changedTerms(key: ApiKeyTerms, change: ApiKeyChange): ApiKeyTerms | 'scopes-wider' | 'expiry-later' {
+  if (change.scopes !== undefined && !isSubset(change.scopes, key.scopes ?? ALL_SCOPES)) return 'scopes-wider';
+  if (change.expiresAt !== undefined && key.expiresAt !== undefined && change.expiresAt > key.expiresAt) return 'expiry-later';
+  const name = change.name === undefined ? key.name : change.name ?? undefined;
+  const expiresAt = change.expiresAt ?? key.expiresAt;
+  const scopes = storedScopes(change.scopes ?? key.scopes);
+  return {
+    ...(name !== undefined && { name }),
+    ...(expiresAt !== undefined && { expiresAt }),
+    ...(scopes !== undefined && { scopes }),
+  };
 }
+
+/** How a store keeps a key's scopes: every scope (ALL_SCOPES) as no list, so it holds later ones too. */
+export function storedScopes(scopes: ScopeSet | undefined): ScopeSet | undefined {
+  return scopes === ALL_SCOPES ? undefined : scopes;
+}
+
+/** The order every store lists an organization's keys in: newest first, ties by id (descending). */
+export function newestFirst(a: ApiKeySummary, b: ApiKeySummary): number {
+  return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : a.id > b.id ? -1 : a.id < b.id ? 1 : 0;
+}
+
+/** One key's use a replica noticed: recordApiKeyUse keeps the latest `at` per key. */
+export type ApiKeyUse = Readonly<{ orgId: string; keyId: string; at: number }>;
 
 export type Session = Readonly<{
   /** `<shard tag>.<random>`, the tag the organization's (shardTagOf(orgId)), as an API key's hash. */
@@ -83,11 +160,31 @@ export interface Store {
   /** One key of orgId's, as listApiKeys shows it; undefined when it does not exist or is not theirs. */
   findApiKeySummary(orgId: string, keyId: string): Promise<ApiKeySummary | undefined>;
   /**
-   * Atomically sets the name of orgId's key (null removes it; a name is never empty) and nothing
-   * else: its lookup, prefix, createdAt and expiresAt stay. The key as it now is; undefined when
-   * it does not exist or is not theirs.
+   * Atomically changes orgId's key: its name, a narrower scope set, an earlier end; nothing else
+   * (its lookup, prefix and createdAt stay). Refuses, changing nothing, a change that would widen
+   * it. `revoked` names the key's cache entries when its scopes or end changed: every replica
+   * drops them so the next request reads the key as it now is.
    */
-  renameApiKey(orgId: string, keyId: string, name: string | null): Promise<ApiKeySummary | undefined>;
+  changeApiKey(
+    orgId: string,
+    keyId: string,
+    change: ApiKeyChange,
+  ): Promise<{ key: ApiKeySummary; revoked: Revoked | undefined } | ApiKeyChangeRefusal>;
+  /**
+   * In one atomic step: creates the successor with the rolled key's name and scopes, and gives
+   * the rolled key its new end (or deletes it). 'not-found' when orgId has no such key.
+   */
+  rollApiKey(orgId: string, keyId: string, roll: ApiKeyRoll): Promise<RolledApiKey | 'not-found'>;
+  /**
+   * Deletes orgId's keys that expired before `before` (epoch ms), in one atomic step; how many.
+   * Nothing announces it: an expired key is refused by every replica's clock already.
+   */
+  pruneExpiredApiKeys(orgId: string, before: number): Promise<number>;
+  /**
+   * Records uses, keeping the latest per key; a use of a key that no longer exists is dropped.
+   * Not atomic as a whole (each organization's part is), and never on the request path.
+   */
+  recordApiKeyUse(uses: readonly ApiKeyUse[]): Promise<void>;
   /** Deletes the key only if it belongs to orgId; undefined when it does not exist or is not theirs. */
   deleteApiKeyIfOwned(orgId: string, keyId: string): Promise<Revoked | undefined>;
 

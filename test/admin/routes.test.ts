@@ -150,9 +150,18 @@ t.test('GET and DELETE /admin/organizations/:id/api-keys', async (t) => {
     const res = await gw.ops({ url: `/admin/organizations/${a.orgId}/api-keys` });
     t.equal(res.statusCode, 200);
     t.equal(res.headers['cache-control'], 'no-store');
-    const { keys } = res.json<{ keys: Array<Record<string, unknown>> }>();
+    const { keys, nextCursor } = res.json<{ keys: Array<Record<string, unknown>>; nextCursor: string | null }>();
     t.same(keys.map((k) => k['id']).sort(), [a.keyId, second.id].sort());
-    for (const key of keys) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
+    const newestFirst = [...keys].sort((x, y) => String(y['createdAt']).localeCompare(String(x['createdAt'])) || String(y['id']).localeCompare(String(x['id'])));
+    t.same(keys.map((k) => k['id']), newestFirst.map((k) => k['id']), 'newest first (createdAt, then id, descending)');
+    t.equal(nextCursor, null, 'one page');
+    for (const key of keys) {
+      t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes']);
+      t.same(key['scopes'], ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'a default key holds all five scopes');
+      const lastUsedAt = key['lastUsedAt'];
+      t.ok(lastUsedAt === null || (typeof lastUsedAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(lastUsedAt)), `lastUsedAt null or a date-time (${String(lastUsedAt)})`);
+    }
+    t.equal(keys.find((k) => k['id'] === second.id)?.['lastUsedAt'], null, 'a key never used: lastUsedAt null');
     const own = await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${a.token}` } });
     t.same(res.json(), own.json(), 'what the organization itself sees');
     for (const secret of [a.apiKey, second.apiKey]) {

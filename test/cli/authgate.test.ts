@@ -169,9 +169,17 @@ t.test('keys list and keys revoke against a real gateway', async (t) => {
   const listed = await runCli(['keys', 'list', '--org', org.id], { env });
   t.equal(listed.code, 0, `list exits 0 (stderr: ${listed.stderr})`);
   t.equal(listed.stderr, '');
-  const { keys } = JSON.parse(listed.stdout) as { keys: Array<Record<string, unknown>> };
+  const printed = JSON.parse(listed.stdout) as { keys: Array<Record<string, unknown>> };
+  t.same(Object.keys(printed), ['keys'], 'one object of all the keys, no page cursor');
+  const { keys } = printed;
   t.same(keys.map((k) => k['id']).sort(), [first.id, second.id].sort(), 'both keys, as JSON');
-  for (const key of keys) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix'], 'metadata only');
+  const newestFirst = [...keys].sort((x, y) => String(y['createdAt']).localeCompare(String(x['createdAt'])) || String(y['id']).localeCompare(String(x['id'])));
+  t.same(keys.map((k) => k['id']), newestFirst.map((k) => k['id']), 'newest first (createdAt, then id, descending)');
+  for (const key of keys) {
+    t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes'], 'metadata only');
+    t.same(key['scopes'], ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'a default key holds all five scopes');
+    t.equal(key['lastUsedAt'], null, 'not used yet');
+  }
   for (const { apiKey } of [first, second]) t.notOk(listed.stdout.includes(apiKey), 'no secret printed');
 
   t.equal(await useKey(first.apiKey), 200, 'the key works before');

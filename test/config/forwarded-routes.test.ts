@@ -23,7 +23,7 @@ t.test('a gateway built with another route table forwards it', async (t) => {
   t.teardown(() => upstream.close());
   const config: Config = {
     ...testConfig({ AUTHGATE_UPSTREAM_URL: upstream.url }),
-    forwardedRoutes: [{ path: '/widgets', subtree: true, methods: ['GET'], auth: 'any' }],
+    forwardedRoutes: [{ path: '/widgets', subtree: true, methods: { GET: 'accounts:read' }, auth: 'any' }],
   };
   const gateway = await buildGateway(config, { logDestination: captureLogs().destination });
   t.teardown(() => gateway.close());

@@ -111,6 +111,7 @@ t.test('header tricks', async (t) => {
       ['X-Organization-Id', 'org_victim'],
       ['x-organization-id', 'org_victim2'],
       ['X-ORGANIZATION-NAME', 'Victim'],
+      ['X-Organization-Scopes', 'admin:all'],
       ['X-Forwarded-For', '10.0.0.1'],
       ['X-Forwarded-Host', 'admin.internal'],
       ['Forwarded', 'for=10.0.0.1'],
@@ -123,8 +124,9 @@ t.test('header tricks', async (t) => {
   t.equal(smuggle.status, 200);
   const seen = gw.upstream.requests.at(-1)!;
   const identity = seen.rawHeaders.filter((_, i) => i % 2 === 0 && seen.rawHeaders[i]!.toLowerCase().startsWith('x-organization-'));
-  t.same(identity.map((h) => h.toLowerCase()), ['x-organization-id'], 'exactly one identity header');
+  t.same(identity.map((h) => h.toLowerCase()).sort(), ['x-organization-id', 'x-organization-scopes'], 'exactly the gateway\'s identity headers, each once');
   t.equal(seen.headers['x-organization-id'], org.id, 'and it is the real one');
+  t.equal(seen.headers['x-organization-scopes'], 'accounts:read accounts:write organization:read keys:read keys:write', 'with the key\'s scopes: all five for a default key');
   for (const name of ['forwarded', 'proxy-authorization', 'te', 'upgrade', 'authorization']) {
     t.notOk(seen.headers[name], `${name} is not forwarded`);
   }

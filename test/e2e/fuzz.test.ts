@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import fc from 'fast-check';
-import { startGateway } from '../helpers/gateway.js';
+import { send, startGateway, UA } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import type { RecordedRequest } from '../helpers/upstream.js';
 
@@ -9,30 +9,41 @@ import type { RecordedRequest } from '../helpers/upstream.js';
  * headers and bodies, sent as raw bytes. With invalid credentials: no 5xx, nothing
  * unauthenticated at the upstream, no secret echoed, the gateway still answers afterwards.
  * With a valid credential: every answer is either the upstream's, for a request that reached
- * it with exactly the gateway's identity and forwarding headers, or a 4xx; never a 5xx.
+ * it with exactly the gateway's identity and forwarding headers, or a 4xx; never a 5xx. A key
+ * holding only accounts:read never gets anything but GET and HEAD to the upstream.
  */
 const seconds = Number(process.env['FUZZ_SECONDS'] ?? 15);
 
 /** Known methods, a lower-case one, and any upper-case token. */
 const method = fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'get'), fc.stringMatching(/^[A-Z]{1,8}$/));
 
-/** A gateway with an organization, its login token and an API key: the valid credentials the fuzz also sends. */
+/** Every scope, as x-organization-scopes carries them for a login token or a key created without scopes. */
+const ALL_SCOPES = 'accounts:read accounts:write organization:read keys:read keys:write';
+
+/** A gateway with an organization, its login token, an API key and a read-only key: the valid credentials the fuzz also sends. */
 async function gatewayWithCredentials(t: Test) {
   const gw = await startGateway(t, { env: { LOG_LEVEL: 'warn' } });
   const org = await gw.createOrganization();
   const token = await gw.login(org.email, org.password);
   const { apiKey } = await gw.createApiKey(token);
-  return { gw, orgId: org.id, token, apiKey, port: Number(new URL(gw.publicUrl).port) };
+  const readOnly = await send(`${gw.publicUrl}/auth/api-key`, {
+    method: 'POST',
+    headers: { ...UA, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'fuzz read-only', scopes: ['accounts:read'] }),
+  });
+  if (readOnly.status !== 201) throw new Error(`create read-only key: ${readOnly.status} ${readOnly.body}`);
+  const readOnlyKey = (readOnly.json() as { apiKey: string }).apiKey;
+  return { gw, orgId: org.id, token, apiKey, readOnlyKey, port: Number(new URL(gw.publicUrl).port) };
 }
 
 t.test(`fuzz for ${seconds} s`, { timeout: (seconds + 60) * 1000 }, async (t) => {
   const { gw, token, apiKey, port } = await gatewayWithCredentials(t);
   const path = fc.oneof(
-    fc.constantFrom('/auth/login', '/auth/logout', '/auth/api-key', '/auth/api-key/key_x', '/accounts', '/accounts/x', '/organization/me', '*', 'http://x/accounts'),
+    fc.constantFrom('/auth/login', '/auth/logout', '/auth/api-key', '/auth/api-key/key_x', '/auth/api-key/key_x/roll', '/accounts', '/accounts/x', '/organization/me', '*', 'http://x/accounts'),
     fc.stringMatching(/^\/[ -~]{0,40}$/).map((p) => p.replace(/[\s]/g, '')),
   );
   const headerName = fc.oneof(
-    fc.constantFrom('Authorization', 'Content-Type', 'Content-Length', 'Transfer-Encoding', 'Content-Encoding', 'Connection', 'X-Organization-Id', 'X-Forwarded-For', 'User-Agent', 'Expect', 'Host'),
+    fc.constantFrom('Authorization', 'Content-Type', 'Content-Length', 'Transfer-Encoding', 'Content-Encoding', 'Connection', 'X-Organization-Id', 'X-Organization-Scopes', 'X-Forwarded-For', 'User-Agent', 'Expect', 'Host'),
     fc.stringMatching(/^[A-Za-z-]{1,20}$/),
   );
   const headerValue = fc.oneof(
@@ -62,7 +73,10 @@ t.test(`fuzz for ${seconds} s`, { timeout: (seconds + 60) * 1000 }, async (t) =>
 });
 
 t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60) * 1000 }, async (t) => {
-  const { gw, orgId, token, apiKey, port } = await gatewayWithCredentials(t);
+  const { gw, orgId, token, apiKey, readOnlyKey, port } = await gatewayWithCredentials(t);
+  const credentials = { 'api key': apiKey, 'login token': token, 'read-only key': readOnlyKey } as const;
+  /** The x-organization-scopes each credential must bring to the upstream. */
+  const scopesOf = new Map<string, string>([[apiKey, ALL_SCOPES], [token, ALL_SCOPES], [readOnlyKey, 'accounts:read']]);
   // The forwarded routes and their neighbours; never /auth (logout would end the token).
   const path = fc.oneof(
     fc.constantFrom('/accounts', '/accounts/', '/accounts/x', '/organization/me', '/organization/me/', '/organization', '/nope'),
@@ -72,12 +86,13 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
     fc.constantFrom(
       'Authorization', 'Content-Type', 'Content-Length', 'Transfer-Encoding', 'Content-Encoding', 'Connection', 'Expect', 'Host', 'TE', 'Upgrade',
       'X-Organization-Id', 'x-organization-id', 'X-Organization-Role', 'x_organization_id', 'X-Organization_Id', 'X_ORGANIZATION_ID', 'x-organization_id',
+      'X-Organization-Scopes', 'x-organization-scopes', 'x_organization_scopes',
       'X-Forwarded-For', 'X-Forwarded-Proto', 'X-Forwarded-Host', 'x_forwarded_for', 'Forwarded', 'Proxy-Authorization', 'X-Request-Id',
     ),
     fc.stringMatching(/^[A-Za-z_-]{1,20}$/),
   );
   const headerValue = fc.oneof(
-    fc.constantFrom(`Bearer ${apiKey}`, `Bearer ${token}`, 'org_victim', 'application/json', 'chunked', 'gzip', '0', '5', '99999999999', '100-continue', 'close, x-organization-id', 'x-forwarded-for, x-request-id', 'for=6.6.6.6', '6.6.6.6'),
+    fc.constantFrom(`Bearer ${apiKey}`, `Bearer ${token}`, `Bearer ${readOnlyKey}`, 'org_victim', 'application/json', 'chunked', 'gzip', '0', '5', '99999999999', '100-continue', 'close, x-organization-id', 'close, x-organization-scopes', 'keys:write', ALL_SCOPES, 'x-forwarded-for, x-request-id', 'for=6.6.6.6', '6.6.6.6'),
     fc.stringMatching(/^[ -~]{0,60}$/),
   );
   const headers = fc.array(fc.tuple(headerName, headerValue), { maxLength: 8 });
@@ -85,13 +100,15 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
 
   let runs = 0;
   let forwarded = 0;
+  let insufficientScope = 0;
   await fc.assert(
-    fc.asyncProperty(method, path, headers, body, fc.constantFrom('api key', 'login token'), async (m, p, hs, b, kind) => {
+    fc.asyncProperty(method, path, headers, body, fc.constantFrom('api key', 'login token', 'read-only key'), async (m, p, hs, b, kind) => {
       const n = ++runs;
       // A marker in the query picks this request's upstream record out of any late ones.
       const marker = `fz=${n}`;
       const target = `${p}${p.includes('?') ? '&' : '?'}${marker}`;
-      const lines = [`${m} ${target} HTTP/1.1`, 'Host: gateway.test', 'Connection: close', 'User-Agent: fuzz', `Authorization: Bearer ${kind === 'api key' ? apiKey : token}`];
+      const credential = credentials[kind];
+      const lines = [`${m} ${target} HTTP/1.1`, 'Host: gateway.test', 'Connection: close', 'User-Agent: fuzz', `Authorization: Bearer ${credential}`];
       for (const [name, value] of hs) lines.push(`${name}: ${value}`);
       const answer = await rawRequest(port, `${lines.join('\r\n')}\r\n\r\n${b}`, 2000);
       // The final answer, after any interim `100 Continue`.
@@ -101,18 +118,32 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
       if (res.status >= 500) throw new Error(where);
       if (res.raw.includes(token) || res.raw.includes(apiKey)) throw new Error(`a secret was echoed: ${where}`);
       const seen = gw.upstream.requests.filter((r) => r.url.endsWith(marker) || r.url.includes(`${marker}&`));
+      // The scopes the upstream may be told: the credential's, or, when the fuzz added an
+      // Authorization header of its own, those of a credential the request carried.
+      const sent = [credential, ...hs.filter(([name]) => name.toLowerCase() === 'authorization').map(([, value]) => value.replace(/^Bearer /, ''))];
+      const scopes = [...new Set(sent.flatMap((c) => scopesOf.get(c) ?? []))];
+      const onlyReadOnly = sent.every((c) => c === readOnlyKey || !scopesOf.has(c));
+      for (const r of seen) {
+        if (onlyReadOnly && r.method !== 'GET' && r.method !== 'HEAD') throw new Error(`${where}: a ${r.method} with a key holding only accounts:read reached the upstream`);
+      }
       if (res.status === 0) return; // no answer in time (a Content-Length the body never fills): not a 5xx
       if (res.status < 400) {
         if (seen.length !== 1) throw new Error(`${where}: an answer below 400 that the upstream did not give (${seen.length} requests)`);
-        checkForwarded(seen[0]!, orgId, where);
+        checkForwarded(seen[0]!, orgId, scopes, where);
         forwarded++;
+      } else if (res.status === 403 && /"code":1106\b/.test(res.raw)) {
+        // insufficientScope: only for a key short of the route's scope, and nothing went upstream.
+        if (!onlyReadOnly) throw new Error(`${where}: 1106 for a credential holding every scope`);
+        if (seen.length > 0) throw new Error(`${where}: refused for its scope, yet it reached the upstream`);
+        if (!/\r\nwww-authenticate: Bearer realm="authgate", error="insufficient_scope", scope="[a-z]+:[a-z]+"\r\n/i.test(res.raw)) throw new Error(`${where}: 1106 without its WWW-Authenticate`);
+        insufficientScope++;
       } else {
         // A request whose body framing node refuses only after its head (`Transfer-Encoding:
         // chunked, gzip`) may already be on its way upstream when node answers 400 and drops
         // the connection; it was authenticated, and it must still carry only the gateway's
         // headers (the client address is `unknown` by then: the socket is gone).
         if (seen.length > 1) throw new Error(`${where}: refused, yet it reached the upstream ${seen.length} times`);
-        if (seen.length === 1) checkForwarded(seen[0]!, orgId, where, true);
+        if (seen.length === 1) checkForwarded(seen[0]!, orgId, scopes, where, true);
         const head = res.raw.slice(0, res.raw.indexOf('\r\n\r\n')).toLowerCase();
         // node refuses what it cannot parse (400, 431, and 417 for an Expect other than
         // 100-continue) before any request exists; every answer of the gateway is a problem.
@@ -125,18 +156,21 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
   );
   t.ok(runs > 50, `${runs} random requests with a valid credential: every answer forwarded correctly or a 4xx, never a 5xx`);
   t.ok(forwarded > 10, `${forwarded} of them reached the upstream, each with only the gateway's identity and forwarding headers`);
+  t.ok(insufficientScope > 10, `${insufficientScope} of them refused 403 1106 for the read-only key's missing scope, none forwarded`);
   t.equal((await gw.get('/accounts', { authorization: `Bearer ${token}` })).status, 200, 'the gateway still works');
 });
 
 /** What the upstream may see of a forwarded request: the gateway's identity and forwarding headers, no client's. */
-function checkForwarded(seen: RecordedRequest, orgId: string, where: string, clientGone = false): void {
+function checkForwarded(seen: RecordedRequest, orgId: string, scopes: readonly string[], where: string, clientGone = false): void {
   const names = seen.rawHeaders.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase());
   const values = (name: string) => seen.rawHeaders.filter((_, i) => i % 2 === 1 && seen.rawHeaders[i - 1]!.toLowerCase() === name);
   const fail = (what: string) => {
     throw new Error(`${where}: ${what}; upstream saw ${JSON.stringify(seen.rawHeaders)}`);
   };
   if (JSON.stringify(values('x-organization-id')) !== JSON.stringify([orgId])) fail('not exactly one x-organization-id, the right one');
-  if (names.some((name) => name.startsWith('x-organization-') && name !== 'x-organization-id')) fail('a client x-organization-* header');
+  const scopeValues = values('x-organization-scopes');
+  if (scopeValues.length !== 1 || !scopes.includes(scopeValues[0]!)) fail(`not exactly one x-organization-scopes, the credential's (${scopes.join(' | ')})`);
+  if (names.some((name) => name.startsWith('x-organization-') && name !== 'x-organization-id' && name !== 'x-organization-scopes')) fail('a client x-organization-* header');
   if (names.some((name) => name.includes('_'))) fail('a header name with an underscore');
   for (const name of ['authorization', 'proxy-authorization', 'forwarded', 'expect']) if (names.includes(name)) fail(`${name} was forwarded`);
   const xff = JSON.stringify(values('x-forwarded-for'));

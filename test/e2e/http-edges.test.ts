@@ -40,6 +40,7 @@ t.test('header names with underscores never reach the upstream', async (t) => {
         ['x-organization_id', 'org_victim4'],
         ['x_organization-id', 'org_victim5'],
         ['X_Organization_Role', 'admin'],
+        ['x_organization_scopes', 'victim:all'],
         ['x_forwarded_for', '6.6.6.6'],
         ['x_custom', 'dropped too'],
         ['x-custom', 'kept'],
@@ -51,10 +52,11 @@ t.test('header names with underscores never reach the upstream', async (t) => {
     t.same(namesOf(seen).filter((name) => name.includes('_')), [], 'no header name with an underscore');
     t.same(valuesOf(seen, 'x-organization-id'), [orgId], 'exactly one x-organization-id, the real one');
     t.same(
-      namesOf(seen).filter((name) => /^x[-_]organization/i.test(name)).map((n) => n.toLowerCase()),
-      ['x-organization-id'],
+      namesOf(seen).filter((name) => /^x[-_]organization/i.test(name)).map((n) => n.toLowerCase()).sort(),
+      ['x-organization-id', 'x-organization-scopes'],
       'no other identity header in any spelling',
     );
+    t.same(valuesOf(seen, 'x-organization-scopes'), ['accounts:read accounts:write organization:read keys:read keys:write'], 'exactly one x-organization-scopes: all five for a login token or a default key');
     t.notOk(JSON.stringify(seen.rawHeaders).includes('victim'), 'no client-chosen organization anywhere');
     t.equal(seen.headers['x-custom'], 'kept', 'ordinary headers still pass');
   }

@@ -14,6 +14,7 @@ t.test('User-Agent guard: every path, before anything else', async (t) => {
     ['GET', '/no/such/path', {}],
     ['POST', '/auth/api-key', {}],
     ['POST', '/auth/api-key/leaked', json],
+    ['POST', '/auth/api-key/key_x/roll', {}],
   ];
   for (const [method, path, headers] of cases) {
     for (const ua of [undefined, '', '   ']) {
@@ -107,7 +108,8 @@ t.test('API keys: create, list, use, revoke; JWT-only creation', async (t) => {
   t.equal(created.headers['cache-control'], 'no-store');
   const { id, apiKey } = created.json() as { id: string; apiKey: string };
   t.match(apiKey, new RegExp(`^agk_test_${shardTagOf(org.id)}_[0-9A-Za-z]{36}$`), 'sandbox key: prefix, its organization\'s shard tag, random, checksum');
-  t.same(Object.keys(created.json()).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name']);
+  t.same(Object.keys(created.json()).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name', 'scopes']);
+  t.same(created.json().scopes, ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'without scopes, a key holds all five');
 
   const withKey = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${apiKey}` } });
   t.equal(withKey.status, 403, 'an API key cannot create API keys');
@@ -118,7 +120,11 @@ t.test('API keys: create, list, use, revoke; JWT-only creation', async (t) => {
   t.equal(listed.status, 200);
   const keys = listed.json().keys as Array<Record<string, string>>;
   t.equal(keys.length, 1);
-  t.same(Object.keys(keys[0]!).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
+  t.equal(listed.json().nextCursor, null, 'one page');
+  t.same(Object.keys(keys[0]!).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes']);
+  t.same(keys[0]!.scopes, ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'listed with all five scopes');
+  const lastUsedAt = keys[0]!.lastUsedAt as string | null;
+  t.ok(lastUsedAt === null || (typeof lastUsedAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(lastUsedAt)), `lastUsedAt null or a date-time (${lastUsedAt})`);
   t.equal(keys[0]!.id, id);
   t.ok(apiKey.startsWith(keys[0]!.prefix!) && keys[0]!.prefix!.length < 20, 'a short prefix for recognition');
   t.notOk(listed.body.includes(apiKey), 'the secret is never listed');
@@ -210,7 +216,8 @@ t.test('forwarding: path, query, body, headers, status both ways', async (t) => 
   const seen = gw.upstream.requests.at(-1)!;
   t.equal(seen.url, '/accounts?limit=5&cursor=a%2Fb&x=1&x=2', 'path and query untouched');
   t.equal(seen.headers['x-organization-id'], org.id, 'the organization is injected');
-  t.equal(seen.rawHeaders.filter((h) => h.toLowerCase().startsWith('x-organization-')).length, 1, 'only the gateway-set identity header');
+  t.same(seen.rawHeaders.filter((h) => h.toLowerCase().startsWith('x-organization-')).map((h) => h.toLowerCase()).sort(), ['x-organization-id', 'x-organization-scopes'], 'only the gateway-set identity headers');
+  t.equal(seen.headers['x-organization-scopes'], 'accounts:read accounts:write organization:read keys:read keys:write', 'the key\'s scopes: all five for a default key');
   t.notOk(seen.headers['x-organization-role']);
   t.notOk(seen.headers['authorization'], 'the credential is not forwarded');
   t.equal(seen.headers['x-forwarded-for'], '127.0.0.1', "an untrusted client's X-Forwarded-For is replaced by the gateway's");
@@ -339,6 +346,10 @@ t.test('OpenAPI documents are served on the ops port', async (t) => {
   t.equal(doc.json().openapi, '3.1.0');
   t.ok(doc.json().paths['/auth/login'].post.requestBody, 'login body documented');
   t.ok(doc.json().paths['/auth/api-key'].get);
+  t.ok(doc.json().paths['/auth/api-key/{id}/roll'].post, 'the roll route documented');
+  for (const [path, method] of [['/auth/api-key', 'get'], ['/auth/api-key/{id}', 'get'], ['/auth/api-key/{id}', 'patch'], ['/auth/api-key/{id}', 'delete']] as const) {
+    t.ok(doc.json().paths[path][method].responses['403'], `${method.toUpperCase()} ${path}: the 403 insufficientScope answer documented`);
+  }
   const admin = await send(`${gw.opsUrl}/openapi/admin.json`);
   t.ok(admin.json().paths['/admin/organizations'].post);
 });

@@ -1,9 +1,11 @@
+import { ALL_SCOPES } from '../../src/authz/scopes.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import type { CredentialResolver, Resolution } from '../../src/credentials/resolver.js';
 import { createErrorHandler } from '../../src/http/error-handler.js';
 import '../../src/http/request-context.js';
 import routePolicy from '../../src/http/route-policy.js';
+import { scopeBit } from '../../src/authz/scopes.js';
 
 /**
  * http/route-policy.ts on a small fastify app: each route's `config.auth` fixes its stages, they
@@ -12,8 +14,8 @@ import routePolicy from '../../src/http/route-policy.js';
  */
 
 const PRINCIPALS: Record<string, Resolution> = {
-  'jwt-token': { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1' } },
-  'agk_test_key': { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_1' } },
+  'jwt-token': { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES } },
+  'agk_test_key': { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES } },
 };
 /** Answers from a table: the stage under test is the policy, not credential resolution. */
 const resolver: CredentialResolver = { resolve: (token) => PRINCIPALS[token] ?? { ok: false, kind: 'jwt', reason: 'invalid_token' } };
@@ -24,7 +26,7 @@ async function appWith(t: Test, declare: (app: FastifyInstance, seen: string[]) 
   app.decorateRequest('authDecision', null);
   app.setErrorHandler(createErrorHandler('authgate'));
   const seen: string[] = [];
-  await app.register(routePolicy, { resolver, record: (kind, outcome, reason) => seen.push(`decision ${kind} ${outcome} ${reason}`) });
+  await app.register(routePolicy, { resolver, record: (kind, outcome, reason) => seen.push(`decision ${kind} ${outcome} ${reason}`), noteKeyUse: (principal) => seen.push(`use ${principal.credentialId}`) });
   declare(app, seen);
   t.teardown(() => app.close());
   return { app, seen };
@@ -34,7 +36,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 t.test('a route without config.auth is refused at start: nothing is public by accident', async (t) => {
   const app = Fastify();
-  await app.register(routePolicy, { resolver, record: () => {} });
+  await app.register(routePolicy, { resolver, record: () => {}, noteKeyUse: () => {} });
   t.throws(() => app.get('/undeclared', async () => 'open'), /GET \/undeclared declares no config\.auth/);
   await app.close();
 });
@@ -48,7 +50,7 @@ t.test("'none': no credential read, no decision recorded", async (t) => {
 });
 
 t.test("'any': either credential kind; a refusal is a 401 problem", async (t) => {
-  const { app, seen } = await appWith(t, (app) => app.get('/any', { config: { auth: 'any' } }, async (request) => request.principal));
+  const { app, seen } = await appWith(t, (app) => app.get('/any', { config: { auth: 'any', scope: 'accounts:read' } }, async (request) => request.principal));
   t.equal((await app.inject({ url: '/any', headers: bearer('jwt-token') })).json().via, 'jwt');
   t.equal((await app.inject({ url: '/any', headers: bearer('agk_test_key') })).json().via, 'api_key');
   const missing = await app.inject({ url: '/any' });
@@ -57,7 +59,35 @@ t.test("'any': either credential kind; a refusal is a 401 problem", async (t) =>
   const invalid = await app.inject({ url: '/any', headers: bearer('nope') });
   t.equal(invalid.statusCode, 401);
   t.equal(invalid.json().code, 1102);
-  t.same(seen, ['decision jwt allowed ok', 'decision api_key allowed ok', 'decision none denied missing', 'decision jwt denied invalid_token']);
+  t.same(seen, ['decision jwt allowed ok', 'decision api_key allowed ok', 'use key_1', 'decision none denied missing', 'decision jwt denied invalid_token']);
+});
+
+t.test("'any' without a scope is refused at start: no route is open to every key by accident", async (t) => {
+  const app = Fastify();
+  await app.register(routePolicy, { resolver, record: () => {}, noteKeyUse: () => {} });
+  t.throws(() => app.get('/unscoped', { config: { auth: 'any' } }, async () => 'open'), /GET \/unscoped: a route open to API keys must name its scope/);
+  await app.close();
+});
+
+t.test("'any' with a scope: a key without it is 403 1106 with the scope in WWW-Authenticate, and the handler never runs", async (t) => {
+  const narrow: Resolution = { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_2', scopes: scopeBit('accounts:read') } };
+  const app = Fastify();
+  app.decorateRequest('principal', null);
+  app.decorateRequest('authDecision', null);
+  app.setErrorHandler(createErrorHandler('authgate'));
+  let handled = 0;
+  await app.register(routePolicy, { resolver: { resolve: (token) => (token === 'agk_narrow' ? narrow : resolver.resolve(token)) }, record: () => {}, noteKeyUse: () => {} });
+  app.post('/write', { config: { auth: 'any', scope: 'accounts:write' } }, async () => ++handled);
+  app.get('/read', { config: { auth: 'any', scope: 'accounts:read' } }, async () => ++handled);
+  t.teardown(() => app.close());
+  const refused = await app.inject({ method: 'POST', url: '/write', headers: bearer('agk_narrow') });
+  t.equal(refused.statusCode, 403);
+  t.match(refused.json(), { code: 1106, title: 'Insufficient scope', detail: 'This operation needs the scope accounts:write.' });
+  t.equal(refused.headers['www-authenticate'], 'Bearer realm="authgate", error="insufficient_scope", scope="accounts:write"');
+  t.equal(handled, 0, 'the handler never ran');
+  t.equal((await app.inject({ url: '/read', headers: bearer('agk_narrow') })).statusCode, 200, 'the scope it holds');
+  t.equal((await app.inject({ method: 'POST', url: '/write', headers: bearer('jwt-token') })).statusCode, 200, 'a login token holds every scope');
+  t.equal(handled, 2);
 });
 
 t.test("'login-token': an API key is authenticated, then refused 403 1103", async (t) => {
@@ -66,7 +96,7 @@ t.test("'login-token': an API key is authenticated, then refused 403 1103", asyn
   const refused = await app.inject({ method: 'POST', url: '/login-only', headers: bearer('agk_test_key') });
   t.equal(refused.statusCode, 403);
   t.equal(refused.json().code, 1103);
-  t.same(seen, ['decision jwt allowed ok', 'decision api_key allowed ok'], 'the key was a valid credential; authorization refused it');
+  t.same(seen, ['decision jwt allowed ok', 'decision api_key allowed ok', 'use key_1'], 'the key was a valid credential (and so used); authorization refused it');
 });
 
 t.test("the stages run before the route's own onRequest hooks, and before its body is parsed", async (t) => {
@@ -83,5 +113,5 @@ t.test("the stages run before the route's own onRequest hooks, and before its bo
   seen.length = 0;
   const refused = await app.inject({ method: 'POST', url: '/ordered', headers: { ...bearer('agk_test_key'), 'content-type': 'application/json' }, payload: '{"malformed":' });
   t.equal(refused.statusCode, 403, 'the refusal, not the malformed body');
-  t.same(seen, ['decision api_key allowed ok'], 'the route hook never ran');
+  t.same(seen, ['decision api_key allowed ok', 'use key_1'], 'the route hook never ran');
 });

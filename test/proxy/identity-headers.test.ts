@@ -1,10 +1,11 @@
+import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
 import t from 'tap';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from '../../src/proxy/identity-headers.js';
 import { upstreamProblem } from '../../src/proxy/upstream-errors.js';
 import { Problem } from '../../src/problems.js';
 import type { Principal } from '../../src/credentials/principal.js';
 
-const principal: Principal = { orgId: 'org_real', via: 'api_key', credentialId: 'key_1' };
+const principal: Principal = { orgId: 'org_real', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES };
 const direct: ForwardedInfo = { for: '192.0.2.10', proto: 'http', host: 'gateway.example' };
 
 /** What node hands over for a request whose client tried everything. */
@@ -79,9 +80,15 @@ t.test('rewriteIdentityHeaders', async (t) => {
   for (const name of REMOVED_ALWAYS) t.notOk(name in out, `${name} removed`);
   t.equal(out['x-organization-id'], 'org_real');
   t.equal(out['x-request-id'], 'req-123');
+  t.equal(out['x-organization-scopes'], 'accounts:read accounts:write organization:read keys:read keys:write', 'every scope, space-separated');
+  t.equal(
+    rewriteIdentityHeaders(hostile(), { ...principal, scopes: scopeSetOf(['keys:read', 'accounts:read']) }, 'r', direct)['x-organization-scopes'],
+    'accounts:read keys:read',
+    "a narrow key's own, in the documented order (the client's x-organization-scopes was dropped)",
+  );
   t.same(
     Object.keys(out).sort(),
-    ['accept', 'content-length', 'content-type', 'host', 'user-agent', 'x-custom', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-organization-id', 'x-request-id'],
+    ['accept', 'content-length', 'content-type', 'host', 'user-agent', 'x-custom', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-organization-id', 'x-organization-scopes', 'x-request-id'],
     'only ordinary headers and the ones set by the gateway remain',
   );
   t.equal(out['x-custom'], 'kept');
@@ -89,7 +96,7 @@ t.test('rewriteIdentityHeaders', async (t) => {
   t.equal(out['content-type'], 'application/json');
   t.same(
     Object.keys(out).filter((name) => name.startsWith('x-organization-')),
-    ['x-organization-id'],
+    ['x-organization-id', 'x-organization-scopes'],
     'the only identity header is the gateway’s',
   );
   t.same(Object.keys(out).filter((name) => name.includes('_')), [], 'no name with an underscore: CGI would fold it into a reserved one');
@@ -107,8 +114,8 @@ t.test('X-Forwarded-* are the gateway’s, never the client’s', async (t) => {
 });
 
 t.test('identity headers are set even when the client sent none', async (t) => {
-  const out = rewriteIdentityHeaders({ accept: '*/*' }, { orgId: 'org_2', via: 'jwt', credentialId: 'sess_1' }, 'r', direct);
-  t.same(out, { accept: '*/*', 'x-forwarded-for': '192.0.2.10', 'x-forwarded-proto': 'http', 'x-forwarded-host': 'gateway.example', 'x-organization-id': 'org_2', 'x-request-id': 'r' });
+  const out = rewriteIdentityHeaders({ accept: '*/*' }, { orgId: 'org_2', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES }, 'r', direct);
+  t.same(out, { accept: '*/*', 'x-forwarded-for': '192.0.2.10', 'x-forwarded-proto': 'http', 'x-forwarded-host': 'gateway.example', 'x-organization-id': 'org_2', 'x-organization-scopes': 'accounts:read accounts:write organization:read keys:read keys:write', 'x-request-id': 'r' });
 });
 
 t.test('removeHopByHopHeaders', async (t) => {

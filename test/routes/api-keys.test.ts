@@ -10,6 +10,9 @@ import { assertProblem, injectGateway } from '../helpers/inject.js';
  */
 
 const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
+/** Every scope, in the documented order: what a key created without `scopes` holds. */
+const ALL_SCOPES = ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'];
+const isDateTime = (value: unknown) => typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value) && !Number.isNaN(Date.parse(value));
 
 t.test('POST /auth/api-key', async (t) => {
   const gw = await injectGateway(t);
@@ -19,9 +22,10 @@ t.test('POST /auth/api-key', async (t) => {
     const res = await gw.pub({ method: 'POST', url: '/auth/api-key', headers: bearer(token) });
     t.equal(res.statusCode, 201);
     t.equal(res.headers['cache-control'], 'no-store');
-    const created = res.json<{ id: string; apiKey: string; name: string | null; createdAt: string; expiresAt: string | null }>();
-    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name']);
+    const created = res.json<{ id: string; apiKey: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null }>();
+    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name', 'scopes']);
     t.equal(created.name, null, 'no name without a body');
+    t.strictSame(created.scopes, ALL_SCOPES, 'and every scope');
     t.equal(created.expiresAt, null, 'and no expiry');
     t.ok(!Number.isNaN(Date.parse(created.createdAt)));
     t.match(created.apiKey, /^agk_test_/, 'a sandbox key (the test config is sandbox)');
@@ -80,12 +84,19 @@ t.test('GET /auth/api-key', async (t) => {
       const res = await gw.pub({ url: '/auth/api-key', headers: bearer(credential) });
       t.equal(res.statusCode, 200);
       t.equal(res.headers['cache-control'], 'no-store');
-      const { keys } = res.json<{ keys: Array<{ id: string; prefix: string; name: string | null; createdAt: string; expiresAt: string | null }> }>();
+      const { keys, nextCursor } = res.json<{ keys: Array<{ id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null }>; nextCursor: string | null }>();
       t.same(keys.map((key) => key.id).sort(), [a.keyId, second.id].sort(), 'its two keys, not b\'s');
+      const newestFirst = [...keys].sort((x, y) => y.createdAt.localeCompare(x.createdAt) || y.id.localeCompare(x.id));
+      t.same(keys.map((key) => key.id), newestFirst.map((key) => key.id), 'newest first (createdAt, then id, descending)');
+      t.equal(nextCursor, null, 'one page');
       for (const key of keys) {
-        t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
+        t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes']);
         t.equal(key.name, null);
         t.equal(key.expiresAt, null);
+        t.strictSame(key.scopes, ALL_SCOPES, 'a key created without scopes holds all five');
+        t.ok(key.lastUsedAt === null || isDateTime(key.lastUsedAt), `lastUsedAt null or a date-time (${key.lastUsedAt})`);
+        if (key.id === second.id) t.equal(key.lastUsedAt, null, 'never used: null');
+        if (key.id === a.keyId && credential === a.apiKey) t.ok(isDateTime(key.lastUsedAt), 'listed with the key itself: it was used');
         t.ok(a.apiKey.startsWith(key.prefix) || second.apiKey.startsWith(key.prefix), 'the prefix is the start of the key');
         t.ok(key.prefix.length < second.apiKey.length / 2, 'and much shorter than it');
         t.ok(!Number.isNaN(Date.parse(key.createdAt)));
@@ -102,7 +113,7 @@ t.test('GET /auth/api-key', async (t) => {
     const org = await gw.createOrganization();
     const token = await gw.login(org.email, org.password);
     const res = await gw.pub({ url: '/auth/api-key', headers: bearer(token) });
-    t.same(res.json(), { keys: [] });
+    t.strictSame(res.json(), { keys: [], nextCursor: null });
     t.not(b.orgId, org.id);
   });
 });
@@ -151,20 +162,28 @@ t.test('GET /auth/api-key/:id', async (t) => {
   const named = (await gw.pub({ method: 'POST', url: '/auth/api-key', headers: bearer(a.token), payload: { name: 'CI key', expiresIn: 3600 } })).json<{ id: string; apiKey: string; createdAt: string; expiresAt: string }>();
 
   t.test('with a login token or an API key: 200, the view as listed, no-store, never a secret', async (t) => {
-    const { keys } = (await gw.pub({ url: '/auth/api-key', headers: bearer(a.token) })).json<{ keys: Array<Record<string, unknown>> }>();
     for (const credential of [a.token, a.apiKey]) {
+      const { keys } = (await gw.pub({ url: '/auth/api-key', headers: bearer(credential) })).json<{ keys: Array<Record<string, unknown>> }>();
       for (const id of [a.keyId, named.id]) {
         const res = await gw.pub({ url: `/auth/api-key/${id}`, headers: bearer(credential) });
         t.equal(res.statusCode, 200, id);
         t.equal(res.headers['cache-control'], 'no-store');
-        t.same(Object.keys(res.json()).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
-        t.strictSame(res.json(), keys.find((key) => key['id'] === id), 'as the list shows it');
+        t.same(Object.keys(res.json()).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes']);
+        const { lastUsedAt, ...shown } = res.json<Record<string, unknown>>();
+        const { lastUsedAt: listedLastUsedAt, ...listed } = keys.find((key) => key['id'] === id)!;
+        t.strictSame(shown, listed, 'as the list shows it');
+        if (credential === a.apiKey && id === a.keyId) {
+          // Used again by this very request: the same use, or a later one, than the list showed.
+          t.ok(isDateTime(lastUsedAt) && isDateTime(listedLastUsedAt) && Date.parse(lastUsedAt as string) >= Date.parse(listedLastUsedAt as string), 'lastUsedAt: the key\'s own use, at or after the listing\'s');
+        } else {
+          t.equal(lastUsedAt, listedLastUsedAt, 'lastUsedAt as the list shows it');
+        }
         t.notOk(res.body.includes(a.apiKey) || res.body.includes(named.apiKey), 'no secret');
         t.notOk(/hash|apiKey/.test(res.body), 'no hash, no secret field');
       }
     }
     const one = (await gw.pub({ url: `/auth/api-key/${named.id}`, headers: bearer(a.token) })).json();
-    t.match(one, { id: named.id, name: 'CI key', createdAt: named.createdAt, expiresAt: named.expiresAt });
+    t.match(one, { id: named.id, name: 'CI key', scopes: ALL_SCOPES, createdAt: named.createdAt, expiresAt: named.expiresAt, lastUsedAt: null });
   });
 
   t.test('another organization\'s key or an unknown one: 404 1301, the same answer', async (t) => {
@@ -223,13 +242,14 @@ t.test('PATCH /auth/api-key/:id', async (t) => {
   t.test('bad bodies: 400 1200 and the name stays', async (t) => {
     await patch(a.token, created.id, { name: 'kept' });
     const bad: Array<[string, unknown]> = [
-      ['an empty object (name is required)', {}],
+      ['an empty object (at least one property)', {}],
       ['an empty name', { name: '' }],
       ['a name of 101 characters', { name: 'x'.repeat(101) }],
       ['a name that is not a string', { name: 5 }],
-      ['an expiry', { name: 'x', expiresAt: '2099-01-01T00:00:00Z' }],
-      ['expiresIn alone', { expiresIn: 3600 }],
-      ['scopes', { name: 'x', scopes: ['read'] }],
+      ['a later expiry (expiresAt)', { name: 'x', expiresAt: '2099-01-01T00:00:00Z' }],
+      ['a later expiry (expiresIn, after the key\'s 3600 s have begun)', { expiresIn: 3600 }],
+      ['a scope outside the set', { name: 'x', scopes: ['read'] }],
+      ['an unknown field', { name: 'x', owner: 'someone' }],
       ['an array', []],
     ];
     for (const [what, payload] of bad) assertProblem(t, await patch(a.token, created.id, payload), 400, 1200, what);
@@ -250,8 +270,8 @@ t.test('POST /auth/api-key with a name and an expiry', async (t) => {
   const { orgId, token } = await gw.signedUp();
   const create = (payload?: unknown, headers: Record<string, string> = {}) =>
     gw.pub({ method: 'POST', url: '/auth/api-key', headers: { ...bearer(token), ...headers }, ...(payload !== undefined && { payload: payload as object }) });
-  type Created = { id: string; apiKey: string; name: string | null; createdAt: string; expiresAt: string | null };
-  type Listed = { id: string; prefix: string; name: string | null; createdAt: string; expiresAt: string | null };
+  type Created = { id: string; apiKey: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null };
+  type Listed = { id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null };
 
   t.test('an empty body, or an empty object, is no options', async (t) => {
     for (const [what, res] of [
@@ -267,10 +287,11 @@ t.test('POST /auth/api-key with a name and an expiry', async (t) => {
     const res = await create({ name: 'CI deploy key', expiresIn: 3600 });
     t.equal(res.statusCode, 201);
     const created = res.json<Created>();
-    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name']);
+    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name', 'scopes']);
     t.match(created, { name: 'CI deploy key', createdAt: '2030-01-01T00:00:00.000Z', expiresAt: '2030-01-01T01:00:00.000Z' });
+    t.strictSame(created.scopes, ALL_SCOPES);
     const { keys } = (await gw.pub({ url: '/auth/api-key', headers: bearer(token) })).json<{ keys: Listed[] }>();
-    t.match(keys.find((key) => key.id === created.id), { name: 'CI deploy key', expiresAt: '2030-01-01T01:00:00.000Z', createdAt: '2030-01-01T00:00:00.000Z' });
+    t.strictSame(keys.find((key) => key.id === created.id), { id: created.id, prefix: keys.find((key) => key.id === created.id)?.prefix, name: 'CI deploy key', scopes: ALL_SCOPES, createdAt: '2030-01-01T00:00:00.000Z', expiresAt: '2030-01-01T01:00:00.000Z', lastUsedAt: null });
   });
 
   t.test('expiresAt: 201, normalized; a name alone: no expiry', async (t) => {
@@ -302,7 +323,10 @@ t.test('POST /auth/api-key with a name and an expiry', async (t) => {
       ['expiresIn above 366 days', { expiresIn: 31_622_401 }],
       ['expiresIn not an integer', { expiresIn: 90.5 }],
       ['expiresIn as a string', { expiresIn: '3600' }],
-      ['an unknown field', { scopes: ['read'] }],
+      ['a scope outside the set', { scopes: ['read'] }],
+      ['no scope', { scopes: [] }],
+      ['a scope twice', { scopes: ['keys:read', 'keys:read'] }],
+      ['an unknown field', { owner: 'someone' }],
       ['an array', []],
     ];
     for (const [what, payload] of bad) assertProblem(t, await create(payload), 400, 1200, what);
@@ -327,4 +351,30 @@ t.test('POST /auth/api-key with a name and an expiry', async (t) => {
     t.match(keys.find((key) => key.id === created.id), { name: 'short-lived', expiresAt: '2030-01-01T00:01:00.000Z' }, 'kept, and listed, until deleted');
     t.equal((await gw.pub({ method: 'DELETE', url: `/auth/api-key/${created.id}`, headers: bearer(token) })).statusCode, 204, 'and deletable');
   });
+});
+
+t.test('scopes and pages of GET /auth/api-key', async (t) => {
+  const gw = await injectGateway(t);
+  const a = await gw.signedUp();
+  const created = await gw.pub({ method: 'POST', url: '/auth/api-key', headers: bearer(a.token), payload: { name: 'write-only', scopes: ['keys:write', 'accounts:read'] } });
+  t.equal(created.statusCode, 201);
+  const narrow = created.json<{ id: string; apiKey: string; scopes: string[] }>();
+  t.strictSame(narrow.scopes, ['accounts:read', 'keys:write'], 'the scopes given, in the documented order');
+
+  const refused = await gw.pub({ url: '/auth/api-key', headers: bearer(narrow.apiKey) });
+  const body = assertProblem(t, refused, 403, 1106, 'a key without keys:read lists nothing');
+  t.equal(body.title, 'Insufficient scope');
+  t.equal(refused.headers['www-authenticate'], 'Bearer realm="authgate", error="insufficient_scope", scope="keys:read"');
+  assertProblem(t, await gw.pub({ url: `/auth/api-key/${a.keyId}`, headers: bearer(narrow.apiKey) }), 403, 1106, 'nor shows one');
+
+  const { keys: all } = (await gw.pub({ url: '/auth/api-key', headers: bearer(a.token) })).json<{ keys: Array<{ id: string; scopes: string[] }> }>();
+  t.strictSame(all.find((key) => key.id === narrow.id)?.scopes, ['accounts:read', 'keys:write'], 'listed with its scopes');
+  const first = (await gw.pub({ url: '/auth/api-key?limit=1', headers: bearer(a.token) })).json<{ keys: Array<{ id: string }>; nextCursor: string | null }>();
+  t.equal(first.keys.length, 1, 'limit=1: one key');
+  t.equal(first.keys[0]?.id, all[0]?.id, 'the newest');
+  t.type(first.nextCursor, 'string', 'and a cursor');
+  const next = (await gw.pub({ url: `/auth/api-key?limit=1&cursor=${encodeURIComponent(first.nextCursor!)}`, headers: bearer(a.token) })).json<{ keys: Array<{ id: string }>; nextCursor: string | null }>();
+  t.same(next.keys.map((key) => key.id), [all[1]?.id], 'the next page: the next key');
+  t.equal(next.nextCursor, null, 'the last page');
+  for (const limit of ['0', '501', 'x', '-1']) assertProblem(t, await gw.pub({ url: `/auth/api-key?limit=${limit}`, headers: bearer(a.token) }), 400, 1200, `limit=${limit}`);
 });

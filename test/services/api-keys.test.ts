@@ -1,3 +1,4 @@
+import { SCOPES } from '../../src/authz/scopes.js';
 import t, { type Test } from 'tap';
 import { parseApiKey } from '../../src/credentials/api-keys.js';
 import { Problem } from '../../src/problems.js';
@@ -55,11 +56,12 @@ t.test('list: views of the organization\'s own keys, never a hash', async (t) =>
   const a1 = await apiKeys.create('org_a');
   const a2 = await apiKeys.create('org_a');
   await apiKeys.create('org_b');
-  const listed = await apiKeys.list('org_a');
+  const { keys: listed, nextCursor } = await apiKeys.list('org_a');
   t.same(listed.map((key) => key.id).sort(), [a1.id, a2.id].sort());
-  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix']);
-  for (const key of listed) t.match(key, { name: null, expiresAt: null });
-  t.same(await apiKeys.list('org_none'), []);
+  t.equal(nextCursor, null, 'one page');
+  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes']);
+  for (const key of listed) t.match(key, { name: null, expiresAt: null, lastUsedAt: null, scopes: [...SCOPES] });
+  t.same(await apiKeys.list('org_none'), { keys: [], nextCursor: null });
 });
 
 t.test('revoke: its own key is deleted and announced; another organization\'s is apiKeyNotFound and kept', async (t) => {

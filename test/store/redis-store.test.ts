@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
+import { scopeSetOf } from '../../src/authz/scopes.js';
 import type { Invalidation } from '../../src/store/invalidation.js';
 import { redisKeys } from '../../src/store/redis/keys.js';
 import type { RedisInvalidationBus } from '../../src/store/redis/invalidation.js';
@@ -68,7 +69,10 @@ function everyMethod(store: Store & CounterStore): [string, () => Promise<unknow
     ['findApiKeyByHash', () => store.findApiKeyByHash(newApiKey(org.id).hash)],
     ['listApiKeys', () => store.listApiKeys(org.id)],
     ['findApiKeySummary', () => store.findApiKeySummary(org.id, randomUUID())],
-    ['renameApiKey', () => store.renameApiKey(org.id, randomUUID(), 'x')],
+    ['changeApiKey', () => store.changeApiKey(org.id, randomUUID(), { name: 'x' })],
+    ['rollApiKey', () => store.rollApiKey(org.id, randomUUID(), { successor: newApiKey(org.id), rolledKeyEnds: 'now' })],
+    ['pruneExpiredApiKeys', () => store.pruneExpiredApiKeys(org.id, Date.now())],
+    ['recordApiKeyUse', () => store.recordApiKeyUse([{ orgId: org.id, keyId: randomUUID(), at: Date.now() }])],
     ['deleteApiKeyIfOwned', () => store.deleteApiKeyIfOwned(org.id, randomUUID())],
     ['createSession', () => store.createSession(newSession(org.id, 60_000))],
     ['findSession', () => store.findSession(newSession(org.id).id)],
@@ -174,6 +178,34 @@ t.test('a key with a name and an expiry: expiresAt appended to the hot-path valu
   t.equal((await store.deleteOrganization(org.id))?.length, 2);
   t.equal(await value(onlyExpiry), null);
   t.equal(await value(onlyName), null);
+});
+
+t.test('a key with fewer scopes: the set in base 36 after its terms (the longest value is exactly 64 bytes, still a listpack); its last use a field of the record', async (t) => {
+  const environment = `env-${randomUUID()}`;
+  const { store } = await open(t, { environment });
+  const org = newOrganization();
+  const shard = redisKeys(PREFIX, environment).shard(shardTagOf(org.id));
+  const packed = packId(org.id);
+  await store.createOrganizationIfEmailFree(org);
+  const expiresAt = Date.parse('2027-03-01T12:00:00.000Z');
+  const longest = { ...newApiKey(org.id), name: 'ops', expiresAt, scopes: scopeSetOf(['accounts:read', 'keys:write']) };
+  const onlyScopes = { ...newApiKey(org.id), scopes: scopeSetOf(['organization:read']) };
+  for (const k of [longest, onlyScopes]) t.equal(await store.createApiKey(k), 'created');
+  const digest = (k: { hash: string }) => k.hash.slice(SHARD_TAG_LENGTH + 1);
+  const value = (k: { hash: string }) => redisCommand(server.port, 'HGET', shard.apiKeys, digest(k));
+  const entry = (k: { id: string }) => redisCommand(server.port, 'HGET', shard.organization(packed), `k:${packId(k.id)}`);
+  const hot = String(await value(longest));
+  t.equal(hot, `${packed} ${packId(longest.id)} ${expiresAt.toString(36)}/${longest.scopes.toString(36)}`);
+  t.equal(Buffer.byteLength(hot), 64, 'exactly the listpack limit');
+  t.equal(await value(onlyScopes), `${packed} ${packId(onlyScopes.id)} -/${onlyScopes.scopes.toString(36)}`, 'no expiry: - before the set');
+  t.equal(await redisCommand(server.port, 'OBJECT', 'ENCODING', shard.apiKeys), 'listpack');
+  t.match(await entry(longest), new RegExp(`^${digest(longest)}[0-9a-z]+ ${longest.displayPrefix} ${expiresAt.toString(36)}/${longest.scopes.toString(36)} ops$`));
+  t.match(await entry(onlyScopes), new RegExp(`^${digest(onlyScopes)}[0-9a-z]+ ${onlyScopes.displayPrefix} -/${onlyScopes.scopes.toString(36)}$`));
+  await store.recordApiKeyUse([{ orgId: org.id, keyId: longest.id, at: 1_800_000_000_000 }]);
+  t.equal(await redisCommand(server.port, 'HGET', shard.organization(packed), `u:${packId(longest.id)}`), (1_800_000_000_000).toString(36), 'u:<packed key id> → the use in base 36');
+  t.strictSame(await store.deleteApiKeyIfOwned(org.id, longest.id), { kind: 'api_key', cacheKey: longest.hash });
+  t.equal(await redisCommand(server.port, 'HEXISTS', shard.organization(packed), `u:${packId(longest.id)}`), 0, 'its use went with it');
+  await store.deleteOrganization(org.id);
 });
 
 t.test('an e-mail claim and its organization are two steps: a crash between them leaves nothing wrong', async (t) => {

@@ -5,7 +5,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { shardTagOf, tagged } from '../../src/store/shard-tag.js';
-import type { ApiKeyRecord, CounterStore, FoundApiKey, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
+import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
+import type { ApiKeyRecord, ApiKeySummary, CounterStore, FoundApiKey, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
 
 export type ContractStore = { store: Store & CounterStore; close(): Promise<void> };
 
@@ -44,17 +45,17 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
 
     t.strictSame(await store.findApiKeyByHash(later.hash), found(later));
     t.equal(await store.findApiKeyByHash(sha()), undefined);
-    t.strictSame(await store.listApiKeys(a.id), [earlyX, earlyY, later].map(summary), 'by createdAt, then id');
+    t.strictSame(await store.listApiKeys(a.id), [later, earlyY, earlyX].map(summary), 'newest first, then by id, descending');
     t.strictSame(await store.listApiKeys(b.id), [summary(ofB)]);
     t.strictSame(await store.listApiKeys(randomUUID()), []);
 
     t.equal(await store.deleteApiKeyIfOwned(b.id, later.id), undefined, "another org's key");
     t.strictSame(await store.findApiKeyByHash(later.hash), found(later), 'untouched');
-    t.strictSame(await store.listApiKeys(a.id), [earlyX, earlyY, later].map(summary), 'still listed');
+    t.strictSame(await store.listApiKeys(a.id), [later, earlyY, earlyX].map(summary), 'still listed');
 
     t.strictSame(await store.deleteApiKeyIfOwned(a.id, later.id), { kind: 'api_key', cacheKey: later.hash });
     t.equal(await store.findApiKeyByHash(later.hash), undefined);
-    t.strictSame(await store.listApiKeys(a.id), [earlyX, earlyY].map(summary));
+    t.strictSame(await store.listApiKeys(a.id), [earlyY, earlyX].map(summary));
     t.equal(await store.deleteApiKeyIfOwned(a.id, later.id), undefined, 'only once');
     t.equal(await store.deleteApiKeyIfOwned(a.id, randomUUID()), undefined, 'unknown key id');
   });
@@ -72,8 +73,8 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     for (const key of keys) t.equal(await store.createApiKey(key), 'created');
     for (const key of keys) t.strictSame(await store.findApiKeyByHash(key.hash), found(key), key.name ?? key.id);
     t.strictSame(await store.findApiKeyByHash(plain.hash), { id: plain.id, orgId: org.id, hash: plain.hash }, 'no expiresAt when there is none');
-    t.strictSame(await store.listApiKeys(org.id), keys.map(summary), 'listed with theirs, expired too');
-    t.strictSame((await store.listApiKeys(org.id))[0], { id: plain.id, displayPrefix: plain.displayPrefix, createdAt: plain.createdAt }, 'no name or expiresAt when there is none');
+    t.strictSame(await store.listApiKeys(org.id), [...keys].reverse().map(summary), 'listed with theirs, expired too');
+    t.strictSame((await store.listApiKeys(org.id)).at(-1), { id: plain.id, displayPrefix: plain.displayPrefix, createdAt: plain.createdAt }, 'no name or expiresAt when there is none');
     t.strictSame(await store.deleteApiKeyIfOwned(org.id, both.id), { kind: 'api_key', cacheKey: both.hash }, 'deleted by id');
     t.equal(await store.findApiKeyByHash(both.hash), undefined);
     const revoked = await store.deleteOrganization(org.id);
@@ -81,7 +82,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     for (const key of keys) t.equal(await store.findApiKeyByHash(key.hash), undefined);
   });
 
-  t.test('api keys: find one by id, rename it, remove its name; nothing else changes', async (t) => {
+  t.test('api keys: find one by id, rename it (changeApiKey), remove its name; nothing else changes', async (t) => {
     const store = await open(t);
     const a = await created(store, newOrganization());
     const b = await created(store, newOrganization());
@@ -101,28 +102,174 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const name = `  Clé «prod» ${'ж'.repeat(10)} - x  `;
     const renamed = [plain, expiring, both].map((key): ApiKeyRecord => ({ ...key, name }));
     for (const key of renamed) {
-      t.strictSame(await store.renameApiKey(a.id, key.id, name), summary(key), `renamed: ${key.id}`);
+      t.strictSame(await store.changeApiKey(a.id, key.id, { name }), { key: summary(key), revoked: undefined }, `renamed: ${key.id}`);
       t.strictSame(await store.findApiKeySummary(a.id, key.id), summary(key), 'found renamed');
       t.strictSame(await store.findApiKeyByHash(key.hash), found(key), 'its lookup is untouched');
     }
-    t.strictSame(await store.listApiKeys(a.id), renamed.map(summary), 'listed renamed, with the rest as it was');
+    t.strictSame(await store.listApiKeys(a.id), [...renamed].reverse().map(summary), 'listed renamed, with the rest as it was');
 
-    t.strictSame(await store.renameApiKey(a.id, both.id, '-'), summary({ ...both, name: '-' }), 'a name that looks like no expiry');
+    t.strictSame(await store.changeApiKey(a.id, both.id, { name: '-' }), { key: summary({ ...both, name: '-' }), revoked: undefined }, 'a name that looks like no expiry');
     const unnamed = [plain, expiring, both].map(({ name: _name, ...key }): ApiKeyRecord => key);
     for (const key of unnamed) {
-      t.strictSame(await store.renameApiKey(a.id, key.id, null), summary(key), `name removed: ${key.id}`);
-      t.strictSame(await store.renameApiKey(a.id, key.id, null), summary(key), 'and again: still none');
+      t.strictSame(await store.changeApiKey(a.id, key.id, { name: null }), { key: summary(key), revoked: undefined }, `name removed: ${key.id}`);
+      t.strictSame(await store.changeApiKey(a.id, key.id, { name: null }), { key: summary(key), revoked: undefined }, 'and again: still none');
       t.strictSame(await store.findApiKeyByHash(key.hash), found(key), 'its lookup is untouched');
     }
-    t.strictSame(await store.listApiKeys(a.id), unnamed.map(summary), 'listed without names');
+    t.strictSame(await store.listApiKeys(a.id), [...unnamed].reverse().map(summary), 'listed without names');
 
-    t.equal(await store.renameApiKey(a.id, ofB.id, 'mine'), undefined, "another org's key");
+    t.equal(await store.changeApiKey(a.id, ofB.id, { name: 'mine' }), 'not-found', "another org's key");
     t.strictSame(await store.findApiKeySummary(b.id, ofB.id), summary(ofB), 'which keeps its name');
-    t.equal(await store.renameApiKey(a.id, randomUUID(), 'x'), undefined, 'unknown key id');
-    t.equal(await store.renameApiKey(a.id, 'key with spaces', 'x'), undefined, 'an id no key has');
+    t.equal(await store.changeApiKey(a.id, randomUUID(), { name: 'x' }), 'not-found', 'unknown key id');
+    t.equal(await store.changeApiKey(a.id, 'key with spaces', { name: 'x' }), 'not-found', 'an id no key has');
     t.strictSame(await store.deleteApiKeyIfOwned(a.id, both.id), { kind: 'api_key', cacheKey: both.hash });
-    t.equal(await store.renameApiKey(a.id, both.id, 'x'), undefined, 'a deleted key');
+    t.equal(await store.changeApiKey(a.id, both.id, { name: 'x' }), 'not-found', 'a deleted key');
     t.equal(await store.findApiKeySummary(a.id, both.id), undefined, 'is not found');
+  });
+
+  t.test('api keys: scopes go through create, find and list; every scope is kept as no list', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const read: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), scopes: scopeSetOf(['accounts:read']) };
+    // The longest hot-path value: an expiry and scopes (64 bytes in Redis: still one listpack entry).
+    const all: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-02T00:00:00.000Z'), scopes: ALL_SCOPES, expiresAt: Date.parse('2099-01-01T00:00:00.000Z') };
+    const named: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-03T00:00:00.000Z'), name: 'ci - keys', scopes: scopeSetOf(['keys:read', 'keys:write']), expiresAt: Date.parse('2098-01-01T00:00:00.000Z') };
+    for (const key of [read, all, named]) t.equal(await store.createApiKey(key), 'created');
+    t.strictSame(await store.findApiKeyByHash(read.hash), { id: read.id, orgId: org.id, hash: read.hash, scopes: scopeSetOf(['accounts:read']) });
+    t.strictSame(await store.findApiKeyByHash(all.hash), { id: all.id, orgId: org.id, hash: all.hash, expiresAt: all.expiresAt }, 'every scope: no list');
+    t.strictSame(await store.findApiKeyByHash(named.hash), found(named));
+    t.strictSame(await store.listApiKeys(org.id), [named, all, read].map(summary));
+    t.strictSame(await store.findApiKeySummary(org.id, named.id), summary(named));
+  });
+
+  t.test('api keys: changeApiKey narrows scopes and brings the end closer, refuses to widen, and says when cached copies must go', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const other = await created(store, newOrganization());
+    const end = Date.parse('2099-01-01T00:00:00.000Z');
+    const key: ApiKeyRecord = { ...newApiKey(org.id), name: 'svc' };
+    const expiring: ApiKeyRecord = { ...newApiKey(org.id), scopes: scopeSetOf(['accounts:read', 'keys:read']), expiresAt: end };
+    for (const k of [key, expiring]) t.equal(await store.createApiKey(k), 'created');
+    const revokes = (k: ApiKeyRecord) => ({ kind: 'api_key', cacheKey: k.hash });
+
+    const narrowed: ApiKeyRecord = { ...key, scopes: scopeSetOf(['accounts:read', 'accounts:write']) };
+    t.strictSame(await store.changeApiKey(org.id, key.id, { scopes: narrowed.scopes! }), { key: summary(narrowed), revoked: revokes(key) }, 'narrowed: its cached copies go');
+    t.strictSame(await store.findApiKeyByHash(key.hash), found(narrowed), 'the hot path reads the narrower set');
+    t.equal(await store.changeApiKey(org.id, key.id, { scopes: scopeSetOf(['accounts:read', 'keys:read']) }), 'scopes-wider', 'one it does not hold');
+    t.equal(await store.changeApiKey(org.id, key.id, { scopes: ALL_SCOPES, name: 'x' }), 'scopes-wider', 'every scope again');
+    t.strictSame(await store.findApiKeySummary(org.id, key.id), summary(narrowed), 'a refused change changes nothing, its name neither');
+    t.strictSame(await store.changeApiKey(org.id, key.id, { scopes: narrowed.scopes! }), { key: summary(narrowed), revoked: undefined }, 'the same set: nothing to drop');
+
+    const ends: ApiKeyRecord = { ...narrowed, expiresAt: end };
+    t.strictSame(await store.changeApiKey(org.id, key.id, { expiresAt: end }), { key: summary(ends), revoked: revokes(key) }, 'a key without an end may be given one');
+    t.equal(await store.changeApiKey(org.id, key.id, { expiresAt: end + 1 }), 'expiry-later', 'never later');
+    const sooner: ApiKeyRecord = { ...ends, expiresAt: end - 60_000, name: 'svc2' };
+    t.strictSame(await store.changeApiKey(org.id, key.id, { expiresAt: end - 60_000, name: 'svc2' }), { key: summary(sooner), revoked: revokes(key) }, 'sooner, renamed at once');
+    t.strictSame(await store.findApiKeyByHash(key.hash), found(sooner));
+
+    const both: ApiKeyRecord = { ...expiring, scopes: scopeSetOf(['keys:read']), expiresAt: end - 1 };
+    t.strictSame(await store.changeApiKey(org.id, expiring.id, { scopes: both.scopes!, expiresAt: end - 1 }), { key: summary(both), revoked: revokes(expiring) });
+    t.strictSame(await store.listApiKeys(org.id).then((keys) => keys.map((k) => k.id).sort()), [key.id, expiring.id].sort());
+    t.equal(await store.changeApiKey(other.id, key.id, { name: 'mine' }), 'not-found', "another org's key");
+    t.equal(await store.changeApiKey(org.id, randomUUID(), { scopes: 1 }), 'not-found');
+  });
+
+  t.test('api keys: parallel narrowings never widen a key: it ends inside every change that was applied', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const key = newApiKey(org.id);
+    t.equal(await store.createApiKey(key), 'created');
+    const subsets = Array.from({ length: 24 }, (_, i) => 1 + (i * 7) % ALL_SCOPES);
+    const results = await Promise.all(subsets.map((scopes) => store.changeApiKey(org.id, key.id, { scopes })));
+    const applied = results.flatMap((result) => (typeof result === 'string' ? [] : [result.key.scopes ?? ALL_SCOPES]));
+    t.ok(applied.length >= 1, 'at least one applied');
+    for (const result of results) t.ok(typeof result !== 'string' || result === 'scopes-wider', 'each applied or refused as wider');
+    const final = (await store.findApiKeyByHash(key.hash))?.scopes ?? ALL_SCOPES;
+    t.strictSame((await store.findApiKeySummary(org.id, key.id))?.scopes ?? ALL_SCOPES, final, 'index and hot path agree');
+    for (const scopes of applied) t.equal(final & ~scopes, 0, `the final set ${final} is inside the applied ${scopes}`);
+  });
+
+  t.test('api keys: rollApiKey writes the successor with the name and scopes, ends the rolled key (never later), or deletes it', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const other = await created(store, newOrganization());
+    const end = Date.parse('2099-01-01T00:00:00.000Z');
+    const rolled: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), name: 'deploy', scopes: scopeSetOf(['accounts:read']) };
+    t.equal(await store.createApiKey(rolled), 'created');
+    await store.recordApiKeyUse([{ orgId: org.id, keyId: rolled.id, at: 1_700_000_000_000 }]);
+    const { orgId: _o, name: _n, scopes: _s, ...successorBase } = { ...newApiKey(org.id, '2024-02-01T00:00:00.000Z'), expiresAt: end };
+    const result = await store.rollApiKey(org.id, rolled.id, { successor: successorBase, rolledKeyEnds: end - 1000 });
+    const successor: ApiKeyRecord = { ...successorBase, orgId: org.id, name: 'deploy', scopes: rolled.scopes! };
+    const rolledNow: ApiKeyRecord = { ...rolled, expiresAt: end - 1000 };
+    t.strictSame(result, { successor: summary(successor), rolled: used(rolledNow, 1_700_000_000_000), revoked: { kind: 'api_key', cacheKey: rolled.hash } });
+    t.strictSame(await store.findApiKeyByHash(successor.hash), found(successor), 'the successor is found');
+    t.strictSame(await store.findApiKeyByHash(rolled.hash), found(rolledNow), 'the rolled key ends at its grace');
+    t.strictSame(await store.listApiKeys(org.id), [summary(successor), used(rolledNow, 1_700_000_000_000)], 'both listed, the successor first');
+
+    // A second roll of the rolled key with a longer grace does not extend it.
+    const { orgId: _o2, name: _n2, scopes: _s2, ...second } = newApiKey(org.id, '2024-03-01T00:00:00.000Z');
+    const again = await store.rollApiKey(org.id, rolled.id, { successor: second, rolledKeyEnds: end + 1_000_000 });
+    t.equal(typeof again === 'string' ? again : again.rolled?.expiresAt, end - 1000, 'never later than it was');
+
+    const { orgId: _o3, name: _n3, scopes: _s3, ...third } = newApiKey(org.id, '2024-04-01T00:00:00.000Z');
+    const now = await store.rollApiKey(org.id, successor.id, { successor: third, rolledKeyEnds: 'now' });
+    t.strictSame(typeof now === 'string' ? now : [now.rolled, now.revoked], [undefined, { kind: 'api_key', cacheKey: successor.hash }], "'now' deletes it");
+    t.equal(await store.findApiKeyByHash(successor.hash), undefined);
+    t.equal(await store.findApiKeySummary(org.id, successor.id), undefined);
+    t.strictSame(await store.findApiKeyByHash(third.hash), found({ ...third, orgId: org.id, name: 'deploy', scopes: rolled.scopes! }), 'its successor has the name and scopes still');
+
+    const { orgId: _o4, name: _n4, scopes: _s4, ...fourth } = newApiKey(org.id);
+    t.equal(await store.rollApiKey(other.id, rolled.id, { successor: { ...fourth, hash: tagged(shardTagOf(other.id), randomBytes(16).toString('base64url')) }, rolledKeyEnds: 'now' }), 'not-found', "another org's key");
+    t.equal(await store.rollApiKey(org.id, successor.id, { successor: fourth, rolledKeyEnds: 'now' }), 'not-found', 'a deleted key');
+    t.equal(await store.findApiKeyByHash(fourth.hash), undefined, 'and no successor was written');
+  });
+
+  t.test('api keys: pruneExpiredApiKeys drops the keys that ended before the given time, with their use, and no other', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const old: ApiKeyRecord = { ...newApiKey(org.id), name: 'old', expiresAt: 1_000_000 };
+    const oldScoped: ApiKeyRecord = { ...newApiKey(org.id), scopes: 1, expiresAt: 2_000_000 };
+    const recent: ApiKeyRecord = { ...newApiKey(org.id), expiresAt: 5_000_000 };
+    const forever = newApiKey(org.id);
+    for (const key of [old, oldScoped, recent, forever]) t.equal(await store.createApiKey(key), 'created');
+    await store.recordApiKeyUse([{ orgId: org.id, keyId: old.id, at: 900_000 }]);
+    t.equal(await store.pruneExpiredApiKeys(org.id, 3_000_000), 2);
+    for (const key of [old, oldScoped]) {
+      t.equal(await store.findApiKeyByHash(key.hash), undefined, 'gone from the hot path');
+      t.equal(await store.findApiKeySummary(org.id, key.id), undefined, 'and the listing');
+    }
+    t.strictSame((await store.listApiKeys(org.id)).map((key) => key.id).sort(), [recent.id, forever.id].sort());
+    t.equal(await store.pruneExpiredApiKeys(org.id, 3_000_000), 0, 'nothing more');
+    t.equal(await store.pruneExpiredApiKeys(randomUUID(), Date.now()), 0, 'an unknown organization');
+  });
+
+  t.test('api keys: recordApiKeyUse keeps the latest use, drops uses of keys that are gone', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const other = await created(store, newOrganization());
+    const key = newApiKey(org.id);
+    const otherKey = newApiKey(other.id);
+    for (const k of [key, otherKey]) t.equal(await store.createApiKey(k), 'created');
+    await store.recordApiKeyUse([
+      { orgId: org.id, keyId: key.id, at: 2_000 },
+      { orgId: other.id, keyId: otherKey.id, at: 5_000 },
+      { orgId: org.id, keyId: otherKey.id, at: 9_000 }, // not org's key
+      { orgId: org.id, keyId: randomUUID(), at: 9_000 },
+    ]);
+    t.strictSame(await store.findApiKeySummary(org.id, key.id), used(key, 2_000));
+    t.strictSame(await store.findApiKeySummary(other.id, otherKey.id), used(otherKey, 5_000), "another org's use went to it alone");
+    await store.recordApiKeyUse([{ orgId: org.id, keyId: key.id, at: 1_000 }]);
+    t.strictSame(await store.findApiKeySummary(org.id, key.id), used(key, 2_000), 'an older use does not go back in time');
+    await store.recordApiKeyUse([{ orgId: org.id, keyId: key.id, at: 3_000 }]);
+    t.strictSame(await store.listApiKeys(org.id), [used(key, 3_000)]);
+    t.strictSame(await store.findApiKeyByHash(key.hash), found(key), 'the hot path is untouched');
+
+    t.strictSame(await store.deleteApiKeyIfOwned(org.id, key.id), { kind: 'api_key', cacheKey: key.hash });
+    await store.recordApiKeyUse([{ orgId: org.id, keyId: key.id, at: 4_000 }]);
+    t.strictSame(await store.listApiKeys(org.id), [], 'a deleted key is not brought back by a late use');
+    await store.deleteOrganization(other.id);
+    await store.recordApiKeyUse([{ orgId: other.id, keyId: otherKey.id, at: 6_000 }]);
+    t.equal(await store.findOrganizationById(other.id), undefined, 'nor a deleted organization');
+    t.equal(await store.createApiKey(newApiKey(other.id)), 'no-organization', 'whose record stays gone');
   });
 
   t.test('api keys: an organization that does not exist gets none', async (t) => {
@@ -211,7 +358,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.strictSame(results.slice(50), first.map((key) => ({ kind: 'api_key', cacheKey: key.hash })));
 
     const expected = second.map(summary).sort((x, y) =>
-      x.createdAt === y.createdAt ? (x.id < y.id ? -1 : 1) : x.createdAt < y.createdAt ? -1 : 1,
+      x.createdAt === y.createdAt ? (x.id > y.id ? -1 : 1) : x.createdAt > y.createdAt ? -1 : 1,
     );
     t.strictSame(await store.listApiKeys(org.id), expected);
     for (const key of first) t.equal(await store.findApiKeyByHash(key.hash), undefined);
@@ -347,7 +494,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const generated = newApiKey(org.id, '2024-01-01T00:00:00.000Z', `key_${randomBytes(16).toString('hex')}`);
     for (const k of [key, generated]) t.equal(await store.createApiKey(k), 'created');
     t.strictSame(await store.findApiKeyByHash(key.hash), found(key));
-    t.strictSame(await store.listApiKeys(org.id), [generated, key].map(summary), 'a time without milliseconds is its own text');
+    t.strictSame(await store.listApiKeys(org.id), [key, generated].map(summary), 'a time without milliseconds is its own text');
     const session = { ...newSession(org.id), expiresAt: Date.now() + 60_000.5 };
     t.equal(await store.createSession(session), 'created');
     t.strictSame(await store.findSession(session.id), session, 'a fractional expiry too');
@@ -430,8 +577,13 @@ export function newSession(orgId: string, ttlMs = 3_600_000): Session {
 
 /** What findApiKeyByHash answers for a stored key. */
 export function found(key: ApiKeyRecord): FoundApiKey {
-  const base = { id: key.id, orgId: key.orgId, hash: key.hash };
-  return key.expiresAt === undefined ? base : { ...base, expiresAt: key.expiresAt };
+  return {
+    id: key.id,
+    orgId: key.orgId,
+    hash: key.hash,
+    ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
+    ...(key.scopes !== undefined && key.scopes !== ALL_SCOPES && { scopes: key.scopes }),
+  };
 }
 
 /** Polls until check() is true; returns the time it first was. Throws after timeoutMs. */
@@ -450,13 +602,21 @@ async function created(store: Store, org: NewOrganization): Promise<NewOrganizat
   return org;
 }
 
-function summary(key: ApiKeyRecord) {
+/** What listApiKeys shows of a stored key (one argument: it is mapped over lists). */
+function summary(key: ApiKeyRecord): ApiKeySummary {
+  return used(key, undefined);
+}
+
+/** As summary(), with a last use recorded. */
+function used(key: ApiKeyRecord, lastUsedAt: number | undefined): ApiKeySummary {
   return {
     id: key.id,
     displayPrefix: key.displayPrefix,
     createdAt: key.createdAt,
     ...(key.name !== undefined && { name: key.name }),
     ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
+    ...(key.scopes !== undefined && key.scopes !== ALL_SCOPES && { scopes: key.scopes }),
+    ...(lastUsedAt !== undefined && { lastUsedAt }),
   };
 }
 

@@ -36,76 +36,117 @@ export function keyIndexField(packedKeyId: string): string {
 }
 
 /**
- * A key's value in its tag's hash: `<packed org id> <packed key id>`, then ` <expiresAt>` (packMs)
- * only for a key that expires. Short, so the hash stays a listpack (values up to 64 bytes).
+ * A key's terms, in one space-free part: `<expiresAt (packMs) or ->`, then `/<scopes, base 36>`
+ * for a key with fewer than every scope; undefined for a key with neither (no part at all).
  */
-export function apiKeyValue(packedOrgId: string, packedKeyId: string, expiresAt: number | undefined): string {
-  return expiresAt === undefined ? `${packedOrgId} ${packedKeyId}` : `${packedOrgId} ${packedKeyId} ${packMs(expiresAt)}`;
+export function termsPart(expiresAt: number | undefined, scopes: number | undefined): string | undefined {
+  if (expiresAt === undefined && scopes === undefined) return undefined;
+  const expiry = expiresAt === undefined ? NO_EXPIRY : packMs(expiresAt);
+  return scopes === undefined ? expiry : `${expiry}/${scopes.toString(36)}`;
+}
+
+function readTerms(part: string): { expiresAt?: number; scopes?: number } {
+  const slash = part.indexOf('/');
+  const expiry = slash < 0 ? part : part.slice(0, slash);
+  const scopes = slash < 0 ? undefined : parseInt(part.slice(slash + 1), 36);
+  if (expiry === '' || (scopes !== undefined && !(Number.isSafeInteger(scopes) && scopes > 0))) throw new Error('malformed API key terms in Redis');
+  return {
+    ...(expiry !== NO_EXPIRY && { expiresAt: unpackMs(expiry) }),
+    ...(scopes !== undefined && { scopes }),
+  };
+}
+
+/**
+ * A key's value in its tag's hash: `<packed org id> <packed key id>`, then ` <terms>` (termsPart)
+ * only for a key that expires or holds fewer scopes. Short, so the hash stays a listpack (values
+ * up to 64 bytes: the longest, with an expiry and scopes, is exactly 64).
+ */
+export function apiKeyValue(packedOrgId: string, packedKeyId: string, key: Pick<ApiKeyRecord, 'expiresAt' | 'scopes'>): string {
+  const terms = termsPart(key.expiresAt, key.scopes);
+  return terms === undefined ? `${packedOrgId} ${packedKeyId}` : `${packedOrgId} ${packedKeyId} ${terms}`;
 }
 
 /** HGET of a key's field in its tag's hash (apiKeyValue), or nil. */
 export function apiKeyReply(hash: string, reply: unknown): FoundApiKey | undefined {
   if (reply === null) return undefined;
-  const [org, id, expiresAt] = parts(reply, 'api key', 3);
+  const [org, id, terms] = parts(reply, 'api key', 3);
   const found = { id: unpackId(id!), orgId: unpackId(org!), hash };
-  return expiresAt === undefined ? found : { ...found, expiresAt: unpackMs(expiresAt) };
+  return terms === undefined ? found : { ...found, ...readTerms(terms) };
 }
 
-/** What stands for "no expiry" in an index entry that has a name. */
+/** What stands for "no expiry" in a terms part, and for "no terms" in an index entry with a name. */
 const NO_EXPIRY = '-';
 
 /**
  * An entry of an organization's key index: `<digest><packed createdAt> <displayPrefix>`, then, for
- * a key with a name or an expiry, ` <expiresAt (packMs) or -> <name>` (the name last, and only when
- * there is one: a name may hold spaces). The scripts read only the first 22 characters (the digest).
+ * a key with a name, an expiry or fewer scopes, ` <terms or -> <name>` (the name last, and only
+ * when there is one: a name may hold spaces). The scripts read the first 22 characters (the
+ * digest) and the terms (the third part).
  */
 export function apiKeyIndexEntry(
   digest: string,
-  key: Pick<ApiKeyRecord, 'createdAt' | 'displayPrefix' | 'name' | 'expiresAt'>,
+  key: Pick<ApiKeyRecord, 'createdAt' | 'displayPrefix' | 'name' | 'expiresAt' | 'scopes'>,
 ): string {
   if (key.displayPrefix === '' || /\s/.test(key.displayPrefix)) throw new Error('an API key needs a display prefix without spaces');
   if (key.name === '') throw new Error('an API key\'s name must not be empty');
   const head = `${digest}${packTime(key.createdAt)} ${key.displayPrefix}`;
-  if (key.name === undefined && key.expiresAt === undefined) return head;
-  const expiry = key.expiresAt === undefined ? NO_EXPIRY : packMs(key.expiresAt);
-  return key.name === undefined ? `${head} ${expiry}` : `${head} ${expiry} ${key.name}`;
+  const terms = termsPart(key.expiresAt, key.scopes);
+  if (key.name === undefined) return terms === undefined ? head : `${head} ${terms}`;
+  return `${head} ${terms ?? NO_EXPIRY} ${key.name}`;
 }
 
-/** HGETALL of an organization's record: its `k:<packed key id>` fields → entry (apiKeyIndexEntry). */
+/** The field of a key's last recorded use in its organization's record: `u:<packed key id>`. */
+export function keyUseField(packedKeyId: string): string {
+  return `u:${packedKeyId}`;
+}
+
+/**
+ * HGETALL of an organization's record: its `k:<packed key id>` fields → entry (apiKeyIndexEntry),
+ * with `u:<packed key id>` → last use (packMs) beside them.
+ */
 export function apiKeySummaries(reply: unknown): ApiKeySummary[] {
   if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) throw unexpected('listApiKeys');
-  return Object.entries(reply).filter(([field]) => field.startsWith('k:')).map(([field, entry]) => {
+  const record = reply as Record<string, unknown>;
+  return Object.entries(record).filter(([field]) => field.startsWith('k:')).map(([field, entry]) => {
     if (typeof entry !== 'string') throw unexpected('listApiKeys');
-    return apiKeySummaryOf(field.slice(2), entry);
+    const packedId = field.slice(2);
+    return apiKeySummaryOf(packedId, entry, record[keyUseField(packedId)] ?? null);
   });
 }
 
-/** HGET of one key's index field (or the renameApiKey script's new entry): nil when there is none. */
+/** HMGET of one key's index field and its use field: nil when there is no such key. */
 export function apiKeySummaryReply(packedKeyId: string, reply: unknown, what: string): ApiKeySummary | undefined {
-  if (reply === null) return undefined;
-  if (typeof reply !== 'string') throw unexpected(what);
-  return apiKeySummaryOf(packedKeyId, reply);
+  if (!Array.isArray(reply) || reply.length !== 2) throw unexpected(what);
+  const [entry, lastUse] = reply as unknown[];
+  if (entry === null) return undefined;
+  if (typeof entry !== 'string') throw unexpected(what);
+  return apiKeySummaryOf(packedKeyId, entry, lastUse ?? null);
 }
 
-/** One entry of the key index (apiKeyIndexEntry) as the key it describes. */
-function apiKeySummaryOf(packedId: string, entry: string): ApiKeySummary {
+/** One entry of the key index (apiKeyIndexEntry), and its last use, as the key it describes. */
+function apiKeySummaryOf(packedId: string, entry: string, lastUse: unknown): ApiKeySummary {
+  if (lastUse !== null && typeof lastUse !== 'string') throw unexpected('API key use');
   const space = entry.indexOf(' ', DIGEST_LENGTH);
   if (space < 0) throw new Error('malformed API key index entry in Redis');
-  const summary = { id: unpackId(packedId), createdAt: unpackTime(entry.slice(DIGEST_LENGTH, space)) };
+  const summary = {
+    id: unpackId(packedId),
+    createdAt: unpackTime(entry.slice(DIGEST_LENGTH, space)),
+    ...(lastUse !== null && { lastUsedAt: unpackMs(lastUse) }),
+  };
   const rest = entry.slice(space + 1);
   const afterPrefix = rest.indexOf(' ');
   if (afterPrefix < 0) return { ...summary, displayPrefix: rest };
   const displayPrefix = rest.slice(0, afterPrefix);
   const tail = rest.slice(afterPrefix + 1);
-  const afterExpiry = tail.indexOf(' ');
-  const expiry = afterExpiry < 0 ? tail : tail.slice(0, afterExpiry);
-  const name = afterExpiry < 0 ? undefined : tail.slice(afterExpiry + 1);
-  if (displayPrefix === '' || expiry === '' || name === '') throw new Error('malformed API key index entry in Redis');
+  const afterTerms = tail.indexOf(' ');
+  const terms = afterTerms < 0 ? tail : tail.slice(0, afterTerms);
+  const name = afterTerms < 0 ? undefined : tail.slice(afterTerms + 1);
+  if (displayPrefix === '' || terms === '' || name === '') throw new Error('malformed API key index entry in Redis');
   return {
     ...summary,
     displayPrefix,
     ...(name !== undefined && { name }),
-    ...(expiry !== NO_EXPIRY && { expiresAt: unpackMs(expiry) }),
+    ...readTerms(terms),
   };
 }
 

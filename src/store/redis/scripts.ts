@@ -98,7 +98,7 @@ redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
 return 'created'`,
   },
   // KEYS: org (its key index), the tag's API keys. ARGV: index field, tag, channel, message head.
-  // Reply: the deleted key's lookup hash, or nil.
+  // Reply: the deleted key's lookup hash, or nil. Its last use (u:<packed key id>) goes with it.
   deleteApiKeyIfOwned: {
     keys: 2,
     lua: `${announce}
@@ -110,29 +110,90 @@ end
 local digest = string.sub(entry, 1, ${DIGEST_LENGTH})
 local hash = ARGV[2] .. '.' .. digest
 announce(ARGV[3], ARGV[4], {{kind = 'api_key', cacheKey = hash}})
-redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1], 'u:' .. string.sub(ARGV[1], 3))
 redis.call('HDEL', KEYS[2], digest)
 return hash`,
   },
-  // KEYS: org (its key index). ARGV: index field, new name ('' for none). Rewrites only the name
-  // part of the entry (apiKeyIndexEntry): `<digest><createdAt> <prefix>`, then ` <expiry or -> <name>`.
-  // Reply: the new entry, or nil when the organization has no such key.
-  renameApiKey: {
-    keys: 1,
-    lua: `
-local entry = redis.call('HGET', KEYS[1], ARGV[1])
-if not entry then return false end
-local head, expiry = string.match(entry, '^(%S+ %S+) ?(%S*)')
-if not head then return redis.error_reply('malformed API key index entry') end
-local renamed
-if ARGV[2] == '' then
-  if expiry == '' or expiry == '-' then renamed = head else renamed = head .. ' ' .. expiry end
-else
-  if expiry == '' then expiry = '-' end
-  renamed = head .. ' ' .. expiry .. ' ' .. ARGV[2]
+  // A compare-and-set of one key (changeApiKey): the caller read the entry, made the new one and
+  // checked the change only narrows the key; this writes it only if the entry is still what was
+  // read ('changed' otherwise: the caller reads again). KEYS: org (its key index), the tag's API
+  // keys. ARGV: index field, entry read, new entry, digest, new key value ('' when the key's terms
+  // stay, so its cached copies stay good), its lookup hash, channel, message head.
+  replaceApiKey: {
+    keys: 2,
+    lua: `${announce}
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
+  announce(ARGV[7], ARGV[8], {})
+  return 'changed'
 end
-redis.call('HSET', KEYS[1], ARGV[1], renamed)
-return renamed`,
+if ARGV[5] == '' then
+  announce(ARGV[7], ARGV[8], {})
+else
+  announce(ARGV[7], ARGV[8], {{kind = 'api_key', cacheKey = ARGV[6]}})
+  redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 'replaced'`,
+  },
+  // A compare-and-set as replaceApiKey (rollApiKey): the successor is written and the rolled key
+  // given its new end, or deleted, in one step. KEYS: org (its key index), the tag's API keys.
+  // ARGV: rolled key's index field, its entry read, its new entry ('' deletes it), its digest, its
+  // new value, its lookup hash; the successor's index field, entry, digest and value; channel,
+  // message head. Reply: 'rolled', or 'changed'.
+  rollApiKey: {
+    keys: 2,
+    lua: `${announce}
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
+  announce(ARGV[11], ARGV[12], {})
+  return 'changed'
+end
+announce(ARGV[11], ARGV[12], {{kind = 'api_key', cacheKey = ARGV[6]}})
+redis.call('HSET', KEYS[2], ARGV[9], ARGV[10])
+redis.call('HSET', KEYS[1], ARGV[7], ARGV[8])
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1], 'u:' .. string.sub(ARGV[1], 3))
+  redis.call('HDEL', KEYS[2], ARGV[4])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
+end
+return 'rolled'`,
+  },
+  // KEYS: org (its key index), the tag's API keys. ARGV: before (epoch ms). Deletes the org's keys
+  // whose expiry (the terms, third part of the entry: replies.ts termsPart) is before it.
+  // Reply: how many.
+  pruneExpiredApiKeys: {
+    keys: 2,
+    lua: `${readMs}
+local before = tonumber(ARGV[1])
+local record = redis.call('HGETALL', KEYS[1])
+local pruned = 0
+for i = 1, #record, 2 do
+  local field, entry = record[i], record[i + 1]
+  if string.sub(field, 1, 2) == 'k:' then
+    local expiry = string.match(entry, '^%S+ %S+ ([^/%s]+)')
+    if expiry and expiry ~= '-' and (readMs(expiry) or before) < before then
+      redis.call('HDEL', KEYS[1], field, 'u:' .. string.sub(field, 3))
+      redis.call('HDEL', KEYS[2], string.sub(entry, 1, ${DIGEST_LENGTH}))
+      pruned = pruned + 1
+    end
+  end
+end
+return pruned`,
+  },
+  // KEYS: org. ARGV: pairs of packed key id and time of use (packMs). Keeps the later of the
+  // recorded and the given use, for keys the org still has (a deleted key's use is dropped).
+  recordApiKeyUse: {
+    keys: 1,
+    lua: `${readMs}
+for i = 1, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], 'k:' .. ARGV[i]) == 1 then
+    local field = 'u:' .. ARGV[i]
+    local seen = redis.call('HGET', KEYS[1], field)
+    if not seen or readMs(seen) < readMs(ARGV[i + 1]) then redis.call('HSET', KEYS[1], field, ARGV[i + 1]) end
+  end
+end
+return 1`,
   },
   // KEYS: org, the tag's sessions, org's sessions. ARGV: session field, value, expiresAt, ttlMs,
   // now, org stem. Redis cannot expire a hash field, so this prunes: the org's expired sessions,

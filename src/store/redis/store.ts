@@ -7,8 +7,11 @@
 import { Cluster } from 'ioredis';
 import type { InvalidationBus } from '../invalidation.js';
 import {
-  byCreatedAtThenId,
+  changedTerms,
+  newestFirst,
+  storedScopes,
   StoreUnavailable,
+  type ApiKeySummary,
   type CounterStore,
   type LimitedCounter,
   type Store,
@@ -16,11 +19,12 @@ import {
 import { connect, quitRedisConnection, watchConnection, type RedisConnectionOptions } from './connection.js';
 import { createRedisInvalidationBus } from './invalidation.js';
 import { redisKeys, type ShardKeys } from './keys.js';
-import { DIGEST, packId, packMs } from './packing.js';
+import { DIGEST, DIGEST_LENGTH, packId, packMs } from './packing.js';
 import { restAfterOrganizationTag, shardTagIn, shardTagOf } from '../shard-tag.js';
 import {
   apiKeyIndexEntry,
   apiKeyReply,
+  keyUseField,
   apiKeyValue,
   keyIndexField,
   ORGANIZATION_FIELDS,
@@ -122,6 +126,20 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     }
   }
 
+  /**
+   * One key's index entry and last use (HMGET), with where they are: undefined for an id no key
+   * can have. `reply` is [entry or null, last use or null].
+   */
+  async function readKeyEntry(orgId: string, keyId: string) {
+    const { shard, packed } = organizationPlace(orgId);
+    const packedKeyId = packedKeyIdOrUndefined(keyId);
+    if (packedKeyId === undefined) return undefined;
+    const record = shard.organization(packed);
+    const field = keyIndexField(packedKeyId);
+    const reply = await client.hmget(record, field, keyUseField(packedKeyId));
+    return { shard, record, field, packedOrgId: packed, packedKeyId, reply };
+  }
+
   /** The e-mail → organization claim lives under the e-mail's own tag: any shard. */
   const emailClaim = (email: string) => keys.shard(shardTagOf(email)).emailClaim(email);
 
@@ -214,9 +232,10 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         if (!DIGEST.test(digest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
         const { shard, packed } = organizationPlace(key.orgId);
         const packedKeyId = packId(key.id);
+        const stored = { ...key, scopes: storedScopes(key.scopes) };
         const reply = await run.createApiKey(
           [shard.organization(packed), shard.apiKeys],
-          [digest, apiKeyValue(packed, packedKeyId, key.expiresAt), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, key)],
+          [digest, apiKeyValue(packed, packedKeyId, stored), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, stored)],
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createApiKey');
         return reply;
@@ -233,27 +252,126 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     listApiKeys: (orgId) =>
       guard('listApiKeys', async () => {
         const { shard, packed } = organizationPlace(orgId);
-        return apiKeySummaries(await client.hgetall(shard.organization(packed))).sort(byCreatedAtThenId);
+        return apiKeySummaries(await client.hgetall(shard.organization(packed))).sort(newestFirst);
       }),
 
-    /** One HGET of the key's field in its organization's index. */
+    /** One HMGET of the key's index field and its last use in its organization's record. */
     findApiKeySummary: (orgId, keyId) =>
       guard('findApiKeySummary', async () => {
-        const { shard, packed } = organizationPlace(orgId);
-        const packedKeyId = packedKeyIdOrUndefined(keyId);
-        if (packedKeyId === undefined) return undefined;
-        return apiKeySummaryReply(packedKeyId, await client.hget(shard.organization(packed), keyIndexField(packedKeyId)), 'findApiKeySummary');
+        const found = await readKeyEntry(orgId, keyId);
+        return found === undefined ? undefined : apiKeySummaryReply(found.packedKeyId, found.reply, 'findApiKeySummary');
       }),
 
-    /** One script under the organization's tag: the entry's name part rewritten, nothing else. */
-    renameApiKey: (orgId, keyId, name) =>
-      guard('renameApiKey', async () => {
-        if (name === '') throw new Error('an API key\'s name must not be empty (null removes it)');
+    /**
+     * Read, check, then one compare-and-set script (replaceApiKey) that writes only if the entry
+     * is still what was read, else reads again: the rule (changedTerms) lives in TypeScript, and a
+     * change racing another never widens the key. The key's value on the hot path is rewritten,
+     * and its cached copies dropped everywhere, only when its scopes or end changed.
+     */
+    changeApiKey: (orgId, keyId, change) =>
+      guard('changeApiKey', async () => {
+        if (change.name === '') throw new Error('an API key\'s name must not be empty (null removes it)');
+        for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+          const found = await readKeyEntry(orgId, keyId);
+          const key = found && apiKeySummaryReply(found.packedKeyId, found.reply, 'changeApiKey');
+          if (found === undefined || key === undefined) return 'not-found';
+          const terms = changedTerms(key, change);
+          if (typeof terms === 'string') return terms;
+          const entry = found.reply[0] as string;
+          const digest = entry.slice(0, DIGEST_LENGTH);
+          const termsChanged = terms.scopes !== key.scopes || terms.expiresAt !== key.expiresAt;
+          const { name: _name, expiresAt: _expiresAt, scopes: _scopes, ...rest } = key;
+          const changed: ApiKeySummary = { ...rest, ...terms };
+          const hash = `${shardTagOf(orgId)}.${digest}`;
+          const reply = await announced((channel, head) =>
+            run.replaceApiKey([found.record, found.shard.apiKeys], [
+              found.field,
+              entry,
+              apiKeyIndexEntry(digest, changed),
+              digest,
+              termsChanged ? apiKeyValue(found.packedOrgId, found.packedKeyId, changed) : '',
+              hash,
+              channel,
+              head,
+            ]),
+          );
+          if (reply === 'replaced') return { key: changed, revoked: termsChanged ? { kind: 'api_key', cacheKey: hash } : undefined };
+          if (reply !== 'changed') throw unexpected('replaceApiKey');
+        }
+        throw new Error('the API key kept changing while it was being changed');
+      }),
+
+    /** As changeApiKey: read, then one compare-and-set script (rollApiKey) for both keys. */
+    rollApiKey: (orgId, keyId, roll) =>
+      guard('rollApiKey', async () => {
+        const successorDigest = restAfterOrganizationTag(roll.successor.hash, orgId, 'the API key');
+        if (!DIGEST.test(successorDigest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
+        const packedSuccessorId = packId(roll.successor.id);
+        for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+          const found = await readKeyEntry(orgId, keyId);
+          const key = found && apiKeySummaryReply(found.packedKeyId, found.reply, 'rollApiKey');
+          if (found === undefined || key === undefined) return 'not-found';
+          const entry = found.reply[0] as string;
+          const digest = entry.slice(0, DIGEST_LENGTH);
+          const hash = `${shardTagOf(orgId)}.${digest}`;
+          const successor: ApiKeySummary = {
+            id: roll.successor.id,
+            displayPrefix: roll.successor.displayPrefix,
+            createdAt: roll.successor.createdAt,
+            ...(key.name !== undefined && { name: key.name }),
+            ...(roll.successor.expiresAt !== undefined && { expiresAt: roll.successor.expiresAt }),
+            ...(key.scopes !== undefined && { scopes: key.scopes }),
+          };
+          const rolled: ApiKeySummary | undefined =
+            roll.rolledKeyEnds === 'now' ? undefined : { ...key, expiresAt: Math.min(key.expiresAt ?? Infinity, roll.rolledKeyEnds) };
+          const reply = await announced((channel, head) =>
+            run.rollApiKey([found.record, found.shard.apiKeys], [
+              found.field,
+              entry,
+              rolled === undefined ? '' : apiKeyIndexEntry(digest, rolled),
+              digest,
+              rolled === undefined ? '' : apiKeyValue(found.packedOrgId, found.packedKeyId, rolled),
+              hash,
+              keyIndexField(packedSuccessorId),
+              apiKeyIndexEntry(successorDigest, successor),
+              successorDigest,
+              apiKeyValue(found.packedOrgId, packedSuccessorId, successor),
+              channel,
+              head,
+            ]),
+          );
+          if (reply === 'rolled') return { successor, rolled, revoked: { kind: 'api_key', cacheKey: hash } };
+          if (reply !== 'changed') throw unexpected('rollApiKey');
+        }
+        throw new Error('the API key kept changing while it was being rolled');
+      }),
+
+    pruneExpiredApiKeys: (orgId, before) =>
+      guard('pruneExpiredApiKeys', async () => {
         const { shard, packed } = organizationPlace(orgId);
-        const packedKeyId = packedKeyIdOrUndefined(keyId);
-        if (packedKeyId === undefined) return undefined;
-        const reply = await run.renameApiKey([shard.organization(packed)], [keyIndexField(packedKeyId), name ?? '']);
-        return apiKeySummaryReply(packedKeyId, reply, 'renameApiKey');
+        const reply = await run.pruneExpiredApiKeys([shard.organization(packed), shard.apiKeys], [Math.floor(before)]);
+        if (typeof reply !== 'number') throw unexpected('pruneExpiredApiKeys');
+        return reply;
+      }),
+
+    /**
+     * One script per organization, all sent at once without waiting for each other (a pipeline
+     * in effect, which also works across Cluster shards, where an ioredis pipeline would not).
+     */
+    recordApiKeyUse: (uses) =>
+      guard('recordApiKeyUse', async () => {
+        const byOrg = new Map<string, (string | number)[]>();
+        for (const { orgId, keyId, at } of uses) {
+          const packedKeyId = packedKeyIdOrUndefined(keyId);
+          if (packedKeyId === undefined) continue;
+          let args = byOrg.get(orgId);
+          if (args === undefined) byOrg.set(orgId, (args = []));
+          args.push(packedKeyId, packMs(at));
+        }
+        await Promise.all([...byOrg].map(([orgId, args]) => {
+          const { shard, packed } = organizationPlace(orgId);
+          return run.recordApiKeyUse([shard.organization(packed)], args);
+        }));
       }),
 
     deleteApiKeyIfOwned: (orgId, keyId) =>
@@ -400,6 +518,9 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
 
   return { store, bus };
 }
+
+/** How often a compare-and-set step reads again when the key changed under it before giving up. */
+const CAS_ATTEMPTS = 5;
 
 /** What is kept for one shard (a place) while a step is split by shard. */
 type Place<T> = { shard: ShardKeys; value: T };
