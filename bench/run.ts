@@ -6,16 +6,18 @@
  *                                [--connections N] [--cpu-prof DIR] [--only apikey,jwt,...] [--env KEY=VALUE]
  *                                [--gateway FILE] [--compare FILE] [--node-flag FLAG] [--scale-max N]
  *
- * One process tree on loopback: a keep-alive upstream, the baseline proxy, four authgate
- * processes (production build, Redis store: main, cache off, access log off, a replica) on a
- * redis-server of our own, and the load generator.
+ * One process tree on loopback: a keep-alive upstream, the baseline proxy, five authgate
+ * processes (production build, Redis store: main, cache off, access log off, identity assertion
+ * off, a replica) on a redis-server of our own, and the load generator. The gateways sign the
+ * identity assertion with a P-256 key made for this run (a temporary file, removed at the end).
  * Servers run on core 0 and the generator on core 1 (taskset). Scenarios run in short interleaved
  * slices; each ratio is the median of same-round ratios. Every process is stopped by pid at the end.
  * The scale phase (bench/scale.ts; alone with --only scale) runs last, on redis-servers of its own.
  */
-import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, totalmem } from 'node:os';
+import { createPublicKey, generateKeyPairSync, randomBytes, type JsonWebKey } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Agent, metricValue, send, sendJson } from './lib/http.js';
@@ -82,11 +84,11 @@ function parseOptions(argv: readonly string[]): Options {
     if (!known.has(arg)) throw new Error(`unknown option ${arg}`);
   }
   if (argv.includes('--help')) {
-    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,cold,garbage,upstream,nolog,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
+    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-noident,jwt-noident,cold,garbage,upstream,nolog,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
     process.exit(0);
   }
   const onlyList = value('--only');
-  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'cold', 'garbage'];
+  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-noident', 'jwt-noident', 'cold', 'garbage'];
   const onlyItems = onlyList?.split(',');
   const only = onlyItems?.filter((id) => id !== 'scale').map((id) => {
     if (!ids.includes(id as ScenarioId)) throw new Error(`--only: unknown scenario ${id}`);
@@ -150,6 +152,33 @@ const SERVER_CORE = 0;
 const GENERATOR_CORE = 1;
 
 type Gateway = { name: string; proc: Started; publicUrl: string; opsUrl: string };
+
+/** Temporary directories of this run (the identity key's, Redis's), removed once every process stopped. */
+const temporary: string[] = [];
+
+function removeTemporary(): void {
+  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * The identity assertion's signing key for every gateway of this run: P-256, PKCS#8 PEM in a
+ * file of a private temporary directory (production refuses to start without one while the
+ * assertion is on). Its public JWK is what the main gateway's JWKS must show.
+ */
+function makeIdentityKey(): { file: string; publicJwk: JsonWebKey } {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const dir = mkdtempSync(join(tmpdir(), 'authgate-bench-'));
+  temporary.push(dir);
+  const file = join(dir, 'identity-key.pem');
+  writeFileSync(file, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
+  return { file, publicJwk: publicKey.export({ format: 'jwk' }) };
+}
+
+/** The settings the loader refuses while AUTHGATE_IDENTITY_ASSERTION=off (config/load.ts), and the rest it ignores then. */
+const withoutIdentity = (env: Record<string, string>): Record<string, string> => ({
+  ...Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('AUTHGATE_IDENTITY_'))),
+  AUTHGATE_IDENTITY_ASSERTION: 'off',
+});
 
 async function startNodeChild(name: string, script: string, args: string[], core: number): Promise<{ proc: Started; port: number }> {
   const proc = startProcess(name, process.execPath, [script, ...args], { core, ipc: true });
@@ -215,7 +244,7 @@ class LoadGenerator {
 // ---------------------------------------------------------------------------------------------
 // Scenarios
 
-type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'cold' | 'garbage' | 'compare';
+type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-noident' | 'jwt-noident' | 'cold' | 'garbage' | 'compare';
 /** `server`: the process whose CPU time per request is reported (the proxy, or the upstream itself). */
 type Scenario = { id: ScenarioId; title: string; spec: Omit<RunSpec, 'durationS' | 'label'>; server: number };
 type Slice = {
@@ -335,10 +364,38 @@ const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; rat
   nolog: { target: '(reference: the access log’s cost)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   apikey: { target: '≥ 0.90, p99 ≤ 1.3× baseline', ok: (s) => s.ratio >= 0.9 && s.p99Ratio <= 1.3, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   jwt: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
+  'apikey-noident': { target: '(reference: the identity assertion’s cost)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
+  'jwt-noident': { target: '(reference: the identity assertion’s cost)', ok: () => true },
   cold: { target: '≥ 0.60', ok: (s) => s.ratio >= 0.6 },
   garbage: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
   compare: { target: '(development aid)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
 };
+/** Reference scenarios: shown without a verdict. */
+const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-noident', 'jwt-noident', 'compare']);
+
+/** Each identity-assertion pair: the scenario with it (the main gateway) and its twin without it. */
+const IDENTITY_PAIRS = [
+  { with: 'apikey', without: 'apikey-noident', name: 'API key' },
+  { with: 'jwt', without: 'jwt-noident', name: 'JWT' },
+] as const;
+/** The most the assertion may take off a ratio to the baseline (issue: within 0.03). */
+const IDENTITY_COST_LIMIT = -0.03;
+
+/** Median over rounds of (ratio with the assertion − ratio without), both to the same round's baseline. */
+function identityCost(slices: readonly Slice[], withId: ScenarioId, withoutId: ScenarioId): number {
+  const rounds = [...new Set(slices.map((s) => s.round))];
+  const differences = rounds.flatMap((round) => {
+    const at = (id: ScenarioId) => slices.find((s) => s.round === round && s.scenario === id);
+    const base = at('baseline');
+    const withSlice = at(withId);
+    const withoutSlice = at(withoutId);
+    if (base === undefined || withSlice === undefined || withoutSlice === undefined) return [];
+    return [withSlice.result.rps / base.result.rps - withoutSlice.result.rps / base.result.rps];
+  });
+  return differences.length === 0 ? Number.NaN : median(differences);
+}
+
+const signed = (n: number) => (Number.isFinite(n) ? `${n < 0 ? '−' : '+'}${Math.abs(n).toFixed(2)}` : '—');
 
 // ---------------------------------------------------------------------------------------------
 // Main
@@ -375,28 +432,37 @@ async function main(): Promise<number> {
   const memoryMeasured = options.extras ? measureMemory() : undefined;
   memoryMeasured?.catch(() => {}); // awaited below; a failure is reported there
   const redis = await startBenchRedis(redisBinary, SERVER_CORE);
+  temporary.push(redis.dir); // stopped with every other process, then its directory removed
   const upstream = await startNodeChild('upstream', here('./upstream.js'), [], SERVER_CORE);
   const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
   const baseline = await startNodeChild('baseline', here('./baseline.js'), [upstreamUrl], SERVER_CORE);
   const baselineUrl = `http://127.0.0.1:${baseline.port}`;
 
   const adminToken = randomBytes(24).toString('base64url');
-  const common = {
+  // Production refuses to start without a signing key while the assertion is on (the default).
+  // An older build (--compare, --gateway) warns about the unknown setting and goes on.
+  const identityKey = makeIdentityKey();
+  const identityOff = options.env['AUTHGATE_IDENTITY_ASSERTION'] === 'off';
+  const common: Record<string, string> = {
     AUTHGATE_JWT_SECRET: randomBytes(48).toString('base64url'),
     AUTHGATE_ADMIN_TOKEN: adminToken,
     AUTHGATE_UPSTREAM_URL: upstreamUrl,
     AUTHGATE_REDIS_URL: redis.url,
+    ...(identityOff ? {} : { AUTHGATE_IDENTITY_KEY_FILE: identityKey.file }),
     ...options.env,
   };
   const profileFlags = [...(options.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir]), ...options.nodeFlags];
   const wanted = (id: ScenarioId) => options.only === undefined || options.only.includes(id) || id === 'baseline';
   // The gateways start side by side (each mostly waits for its Redis connection and readiness).
   const optional = (wantedHere: boolean, start: () => Promise<Gateway>) => (wantedHere ? start() : Promise.resolve(undefined));
-  const [gwA, gwCold, gwQuiet, gwReplica, gwCompare] = await Promise.all([
+  const [gwA, gwCold, gwQuiet, gwNoIdentity, gwReplica, gwCompare] = await Promise.all([
     startGateway('authgate-a', options.gatewayMain, common, profileFlags),
     optional(wanted('cold'), () => startGateway('authgate-cold', options.gatewayMain, { ...common, AUTHGATE_CACHE_MAX: '0' })),
     // The same build without its one log line per request: what the access log costs.
     optional(wanted('nolog'), () => startGateway('authgate-quiet', options.gatewayMain, { ...common, LOG_LEVEL: 'warn' })),
+    // The same build without the identity assertion (and so without its key): what the assertion
+    // costs. It shares the Redis and the JWT secret, so the main gateway's key and token work here.
+    optional(wanted('apikey-noident') || wanted('jwt-noident'), () => startGateway('authgate-noident', options.gatewayMain, withoutIdentity(common))),
     optional(options.extras, () => startGateway('authgate-replica', options.gatewayMain, common)),
     optional(options.compareMain !== undefined, () => startGateway('authgate-compare', options.compareMain!, common)),
   ]);
@@ -424,12 +490,22 @@ async function main(): Promise<number> {
     ['authgate (JWT)', gwA.publicUrl, headersWith(token)],
     ...(gwCold === undefined ? [] : [['authgate (cache off)', gwCold.publicUrl, headersWith(apiKey)] as [string, string, Record<string, string>]]),
     ...(gwQuiet === undefined ? [] : [['authgate (access log off)', gwQuiet.publicUrl, headersWith(apiKey)] as [string, string, Record<string, string>]]),
+    ...(gwNoIdentity === undefined
+      ? []
+      : ([
+          ['authgate (identity assertion off, API key)', gwNoIdentity.publicUrl, headersWith(apiKey)],
+          ['authgate (identity assertion off, JWT)', gwNoIdentity.publicUrl, headersWith(token)],
+        ] as [string, string, Record<string, string>][])),
   ];
   for (const [what, url, headers] of checks) {
     const answer = await send(`${url}/accounts`, { headers });
     if (answer.status !== 200) throw new Error(`${what}: GET /accounts answered ${answer.status}: ${answer.body.slice(0, 200)}`);
     if (what.startsWith('authgate') && !answer.body.includes(org.id)) throw new Error(`${what}: the upstream did not see x-organization-id`);
   }
+  // The upstream echoes only the organization id (its hot path stays one header read), so
+  // x-authgate-identity itself is not checked there; the keys are, through each JWKS (ops port).
+  const identityNote = await checkIdentityKeys(gwA, gwNoIdentity, identityOff ? undefined : identityKey.publicJwk);
+  log(identityNote);
 
   const spec = (url: string, credential: string) => ({ url, path: '/accounts', method: 'GET', headers: headersWith(credential), connections: options.connections });
   const allScenarios: Scenario[] = [
@@ -438,12 +514,15 @@ async function main(): Promise<number> {
     { id: 'apikey', title: 'authgate, API key, warm cache', spec: spec(gwA.publicUrl, apiKey), server: gwA.proc.pid },
     { id: 'nolog', title: 'authgate, API key, warm cache, access log off (LOG_LEVEL=warn)', spec: spec(gwQuiet?.publicUrl ?? '', apiKey), server: gwQuiet?.proc.pid ?? -1 },
     { id: 'jwt', title: 'authgate, JWT, warm cache', spec: spec(gwA.publicUrl, token), server: gwA.proc.pid },
+    { id: 'apikey-noident', title: 'authgate, API key, warm cache, identity assertion off', spec: spec(gwNoIdentity?.publicUrl ?? '', apiKey), server: gwNoIdentity?.proc.pid ?? -1 },
+    { id: 'jwt-noident', title: 'authgate, JWT, warm cache, identity assertion off', spec: spec(gwNoIdentity?.publicUrl ?? '', token), server: gwNoIdentity?.proc.pid ?? -1 },
     { id: 'cold', title: 'authgate, cache off (Redis read per request)', spec: spec(gwCold?.publicUrl ?? '', apiKey), server: gwCold?.proc.pid ?? -1 },
     { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', spec: { ...spec(gwA.publicUrl, apiKey), garbage: { every: 10, environment: 'production' } }, server: gwA.proc.pid },
   ];
   watched.set('upstream', upstream.proc.pid).set('baseline', baseline.proc.pid).set('authgate', gwA.proc.pid).set('redis', redis.pid);
   if (gwCold !== undefined) watched.set('authgate-cold', gwCold.proc.pid);
   if (gwQuiet !== undefined) watched.set('authgate-quiet', gwQuiet.proc.pid);
+  if (gwNoIdentity !== undefined) watched.set('authgate-noident', gwNoIdentity.proc.pid);
   if (gwCompare !== undefined) {
     // Its own organization and key, made through its own API: another build may name its data
     // or format its keys differently (as the shard-tag layout did), and must read its own.
@@ -459,7 +538,7 @@ async function main(): Promise<number> {
     watched.set('authgate-compare', gwCompare.proc.pid);
   }
   const scenarios = allScenarios.filter((s) => wanted(s.id) || s.id === 'compare');
-  const apikeySpec = allScenarios[2]!.spec;
+  const apikeySpec = allScenarios.find((s) => s.id === 'apikey')!.spec;
 
   // Warm-up, then interleaved rounds -------------------------------------------------------
   // Nothing else may run on the servers' core once load starts.
@@ -492,11 +571,28 @@ async function main(): Promise<number> {
       p99: fmt.ms(s.p99),
       ratio: t.ratio?.(s) ?? fmt.ratio(s.ratio),
       target: t.target,
-      result: id === 'upstream' || id === 'baseline' || id === 'nolog' || id === 'compare' ? '' : verdict(t.ok(s) && s.unexpected === 0),
+      result: REFERENCES.has(id) ? '' : verdict(t.ok(s) && s.unexpected === 0),
     };
   });
-  const report: Record<string, unknown> = { machine: host, options, summary, slices };
+  // The identity assertion's cost: each pair measured in the same rounds, one row for both.
+  const pairs = IDENTITY_PAIRS.filter((p) => scenarios.some((s) => s.id === p.with) && scenarios.some((s) => s.id === p.without));
+  const identityCosts = Object.fromEntries(pairs.map((p) => [p.with, identityCost(slices, p.with, p.without)]));
+  if (pairs.length > 0) {
+    const costs = pairs.map((p) => identityCosts[p.with]!);
+    const clean = pairs.every((p) => summary[p.with]!.unexpected === 0 && summary[p.without]!.unexpected === 0);
+    rows.push({
+      scenario: `identity assertion cost: ${pairs.map((p) => `${p.name} ${signed(identityCosts[p.with]!)}`).join(', ')} (median of same-round differences of the ratio with and without it)`,
+      rps: '',
+      p50: '',
+      p99: '',
+      ratio: signed(Math.min(...costs)),
+      target: `≥ ${signed(IDENTITY_COST_LIMIT)}`,
+      result: verdict(clean && costs.every((c) => c >= IDENTITY_COST_LIMIT)),
+    });
+  }
+  const report: Record<string, unknown> = { machine: host, options, summary, slices, identityCost: identityCosts };
   const notes: string[] = [
+    identityNote,
     `Redis reads (HGET) per 1000 requests: ${scenarios.filter(({ id }) => id !== 'upstream' && id !== 'baseline').map(({ id }) => `${id} ${fmt.ratio(summary[id]!.storeReadsPer1000)}`).join(', ')}`,
     `CPU time per request of the process under test (µs; ×baseline): ${scenarios.map(({ id }) => `${id} ${fmt.ms(summary[id]!.cpuUsPerRequest)} (×${fmt.ratio(summary[id]!.cpuRatio)})`).join(', ')}`,
   ];
@@ -700,6 +796,37 @@ async function scalePhase(options: Options, redisBinary: string, log: (text: str
   report['scale'] = scale;
 }
 
+/**
+ * The main gateway's JWKS (ops port) must list the bench's key first: it signs with it. A gateway
+ * without the JWKS route (an older build via --gateway) is noted, not refused. The gateway with the
+ * assertion off must not serve one.
+ */
+async function checkIdentityKeys(main: Gateway, noIdentity: Gateway | undefined, publicJwk: JsonWebKey | undefined): Promise<string> {
+  const path = '/.well-known/jwks.json';
+  if (noIdentity !== undefined) {
+    const answer = await send(`${noIdentity.opsUrl}${path}`);
+    if (answer.status === 200) throw new Error(`${noIdentity.name}: serves a JWKS, so the identity assertion is not off`);
+  }
+  const answer = await send(`${main.opsUrl}${path}`);
+  if (publicJwk === undefined) {
+    if (answer.status === 200) throw new Error(`${main.name}: serves a JWKS although --env AUTHGATE_IDENTITY_ASSERTION=off`);
+    return 'identity assertion: off in every gateway (--env AUTHGATE_IDENTITY_ASSERTION=off)';
+  }
+  if (answer.status === 404) return `identity assertion: ${main.name} serves no JWKS (a build without the assertion?): not measured`;
+  if (answer.status !== 200) throw new Error(`${main.name}: GET ${path} answered ${answer.status}`);
+  const first = (JSON.parse(answer.body) as { keys?: JsonWebKey[] }).keys?.[0];
+  const same = (jwk: JsonWebKey | undefined) => {
+    try {
+      return jwk !== undefined && createPublicKey({ key: jwk, format: 'jwk' }).equals(createPublicKey({ key: publicJwk, format: 'jwk' }));
+    } catch {
+      return false;
+    }
+  };
+  if (!same(first)) throw new Error(`${main.name}: its JWKS does not start with the bench's identity key (AUTHGATE_IDENTITY_KEY_FILE not used?)`);
+  const kid = (first as { kid?: string }).kid ?? '?';
+  return `identity assertion: on in ${main.name}, signing with the bench's P-256 key (kid ${kid}, checked through its JWKS; the bench upstream does not echo x-authgate-identity)${noIdentity === undefined ? '' : `; off in ${noIdentity.name} (no JWKS)`}`;
+}
+
 async function measureRevocation(
   from: Gateway,
   to: Gateway,
@@ -750,7 +877,10 @@ async function measureMemory(): Promise<MemoryResult> {
 
 let code = 1;
 const interrupted = () => {
-  void stopAll().finally(() => process.exit(130));
+  void stopAll().finally(() => {
+    removeTemporary();
+    process.exit(130);
+  });
 };
 process.once('SIGINT', interrupted);
 process.once('SIGTERM', interrupted);
@@ -761,5 +891,6 @@ try {
   code = 1;
 } finally {
   await stopAll();
+  removeTemporary();
 }
 process.exit(code);

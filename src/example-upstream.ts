@@ -1,31 +1,60 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 
 /**
  * A stand-in resource service for development, started by main.ts on loopback when no
  * AUTHGATE_UPSTREAM_URL is set, so the README walk-through works with nothing else installed.
- * It trusts x-organization-id because only the gateway can reach it.
+ *
+ * It is also the example to copy: it believes only the gateway's signed identity
+ * (`x-authgate-identity`), verified against the gateway's JWKS, never a bare `x-organization-id`
+ * (README "Verifying the identity in your service").
  */
-export async function startExampleUpstream(): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((request, response) => {
-    const orgId = request.headers['x-organization-id'];
+export async function startExampleUpstream(options: { jwksUrl: string; issuer: string }): Promise<{ url: string; close(): Promise<void> }> {
+  // Created once: jose fetches the keys on first use, caches them, and refetches for an unknown `kid`.
+  const JWKS = createRemoteJWKSet(new URL(options.jwksUrl));
+  // The assertion's `aud` is this service's own origin; known once it listens.
+  let audience = '';
+
+  /** The verified claims, or undefined for a missing, forged, foreign or expired assertion. */
+  async function identity(header: string | string[] | undefined): Promise<JWTPayload | undefined> {
+    if (typeof header !== 'string') return undefined;
+    try {
+      const { payload } = await jwtVerify(header, JWKS, {
+        issuer: options.issuer,
+        audience,
+        algorithms: ['ES256', 'EdDSA'],
+        requiredClaims: ['sub', 'exp'],
+      });
+      return payload;
+    } catch {
+      return undefined;
+    }
+  }
+
+  const send = (response: ServerResponse, status: number, body: unknown) => {
+    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
+
+  const server = createServer(async (request, response) => {
+    const claims = await identity(request.headers['x-authgate-identity']);
+    // Never echo the assertion back: it is a credential for as long as it lives.
+    if (claims === undefined) return send(response, 401, { error: 'missing or invalid identity assertion' });
+    const orgId = claims.sub;
     const path = (request.url ?? '/').split('?')[0];
-    const send = (status: number, body: unknown) => {
-      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    };
-    if (typeof orgId !== 'string') return send(401, { error: 'no organization' });
     if (path === '/organization/me') {
-      return send(200, { id: orgId, name: 'Example organization', email: 'owner@example.test', note: 'served by the bundled example upstream' });
+      return send(response, 200, { id: orgId, name: claims['name'], email: claims['email'] });
     }
     if (path === '/accounts' || path?.startsWith('/accounts/')) {
-      return send(200, { accounts: [{ id: 'acc_example_1', organizationId: orgId, currency: 'EUR' }] });
+      return send(response, 200, { accounts: [{ id: 'acc_example_1', organizationId: orgId, currency: 'EUR' }] });
     }
-    return send(404, { error: 'not found' });
+    return send(response, 404, { error: 'not found' });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('example upstream has no port');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  audience = url;
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -6,6 +6,8 @@ import { createCredentialCache, followRevocations } from './credentials/cache.js
 import { createTokenService } from './credentials/jwt.js';
 import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
+import { createIdentityAsserter } from './identity/assertion.js';
+import { loadIdentityKeys } from './identity/signing-keys.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { buildOpsServer } from './http/ops-server.js';
@@ -79,6 +81,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
+  const identity = await buildIdentity(config, upstreamUrl, store, now);
 
   const publicServer = await buildPublicServer({
     config,
@@ -93,6 +96,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     apiKeys,
     leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
     keyUsage,
+    identity: identity?.asserter,
+    publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
   });
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,
@@ -102,6 +107,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     organizations,
     apiKeys,
     publicOpenApi: () => publicServer.swagger(),
+    jwks: identity?.keys.jwks,
   });
 
   let closing: Promise<void> | undefined;
@@ -125,6 +131,30 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         await storage.store.close();
       })()),
   };
+}
+
+/**
+ * The identity assertion's keys and signer, when it is on: `aud` defaults to the upstream's
+ * origin, `iss` is the login tokens' issuer, and the organization's name and e-mail come from the
+ * (instrumented) store.
+ */
+async function buildIdentity(config: Config, upstreamUrl: string, store: Store, now: () => number) {
+  if (config.identity.mode === 'off') return undefined;
+  const keys = await loadIdentityKeys(config.identity.signingKey, config.identity.publishedKeys);
+  const asserter = createIdentityAsserter({
+    key: keys.signing,
+    issuer: config.jwt.issuer,
+    audience: config.identity.audience ?? new URL(upstreamUrl).origin,
+    ttlSeconds: config.identity.ttlSeconds,
+    environment: config.environment,
+    now,
+    organization: async (orgId) => {
+      const org = await store.findOrganizationById(orgId);
+      return org && { name: org.name, email: org.email };
+    },
+    max: config.cache.max,
+  });
+  return { keys, asserter };
 }
 
 async function openStorage(config: Config, logger: Logger, now: () => number): Promise<Storage> {

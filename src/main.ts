@@ -3,6 +3,7 @@ import { unknownSettings } from './config/settings.js';
 import { startExampleUpstream } from './example-upstream.js';
 import { buildGateway } from './gateway.js';
 import { createLogSink } from './observability/log-sink.js';
+import { JWKS_PATH } from './routes/jwks.js';
 
 /** Process entry: the only module that reads process.env, listens, and handles signals. */
 async function main(): Promise<void> {
@@ -17,7 +18,11 @@ async function main(): Promise<void> {
   // Whatever way the process ends, the lines of its last turn still reach stdout.
   process.on('exit', () => logSink.flushSync());
 
-  const example = config.upstream.url === undefined ? await startExampleUpstream() : undefined;
+  // The bundled example verifies the identity assertion with the JWKS this process serves on its ops port.
+  const example =
+    config.upstream.url === undefined
+      ? await startExampleUpstream({ jwksUrl: `http://127.0.0.1:${config.opsListener.port}${JWKS_PATH}`, issuer: config.jwt.issuer })
+      : undefined;
   const gateway = await buildGateway(config, { logDestination: logSink, ...(example ? { upstreamUrl: example.url } : {}) });
   const { logger } = gateway;
 
@@ -33,6 +38,12 @@ async function main(): Promise<void> {
     },
     'authgate started',
   );
+  if (example && config.identity.mode === 'off') {
+    logger.warn(
+      { event: 'example_upstream_needs_identity' },
+      'AUTHGATE_IDENTITY_ASSERTION=off: the bundled example upstream refuses every request without the x-authgate-identity assertion (401)',
+    );
+  }
   if (config.store.kind === 'memory' && config.production) {
     logger.warn({ event: 'memory_store' }, 'AUTHGATE_STORE=memory in production: one replica only, and everything is lost on restart');
   }

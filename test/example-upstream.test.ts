@@ -1,21 +1,138 @@
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
+import { calculateJwkThumbprint, exportJWK, SignJWT } from 'jose';
 import { startExampleUpstream } from '../src/example-upstream.js';
-import { send } from './helpers/gateway.js';
+import { buildGateway } from '../src/gateway.js';
+import { ADMIN_TOKEN, send, testConfig, UA } from './helpers/gateway.js';
+import { captureLogs } from './helpers/log-capture.js';
+import { freePort } from './helpers/redis.js';
 
-/** example-upstream.ts: development's stand-in resource service, over real loopback HTTP. */
+/**
+ * example-upstream.ts, the service users copy: a real gateway (its signing key ours, from
+ * AUTHGATE_IDENTITY_KEY_FILE) forwards to it over loopback, and it fetches the gateway's JWKS
+ * from the ops port over HTTP, as in development.
+ */
 
-t.test('answers for the organization the gateway names, and only then', async (t) => {
-  const upstream = await startExampleUpstream();
-  t.teardown(() => upstream.close());
-  const org = { 'x-organization-id': 'org_example' };
-  const me = await send(`${upstream.url}/organization/me`, { headers: org });
-  t.equal(me.status, 200);
-  t.match(me.json(), { id: 'org_example' });
-  for (const path of ['/accounts', '/accounts/1?x=y']) {
-    const accounts = await send(`${upstream.url}${path}`, { headers: org });
-    t.equal(accounts.status, 200, path);
-    t.equal(accounts.json().accounts[0].organizationId, 'org_example');
+const ISSUER = 'authgate';
+const gatewayKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+/** Published in the JWKS beside the signing key (AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES): EdDSA is accepted too. */
+const publishedEdKey = generateKeyPairSync('ed25519').privateKey;
+const foreignKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+
+const dir = await mkdtemp(join(tmpdir(), 'authgate-example-'));
+t.teardown(() => rm(dir, { recursive: true, force: true }));
+const keyFile = join(dir, 'identity.pem');
+const edFile = join(dir, 'next.pem');
+await writeFile(keyFile, gatewayKey.export({ type: 'pkcs8', format: 'pem' }));
+await writeFile(edFile, publishedEdKey.export({ type: 'pkcs8', format: 'pem' }));
+
+// The example needs the JWKS URL before the gateway (which needs the example's URL) exists.
+const opsPort = await freePort();
+const example = await startExampleUpstream({ jwksUrl: `http://127.0.0.1:${opsPort}/.well-known/jwks.json`, issuer: ISSUER });
+t.teardown(() => example.close());
+const gateway = await buildGateway(
+  testConfig({ AUTHGATE_UPSTREAM_URL: example.url, AUTHGATE_IDENTITY_KEY_FILE: keyFile, AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES: edFile }),
+  { logDestination: captureLogs().destination },
+);
+await gateway.opsServer.listen({ host: '127.0.0.1', port: opsPort });
+await gateway.publicServer.listen({ host: '127.0.0.1', port: 0 });
+t.teardown(() => gateway.close());
+const publicUrl = `http://127.0.0.1:${(gateway.publicServer.server.address() as { port: number }).port}`;
+const opsUrl = `http://127.0.0.1:${opsPort}`;
+
+/** An assertion signed by `key`, with the gateway's claims for org_forged unless `claims` says otherwise. */
+async function assertion(key: KeyObject, claims: { iss?: string; aud?: string; sub?: string; iat?: number; exp?: number } = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const alg = key.asymmetricKeyType === 'ed25519' ? 'EdDSA' : 'ES256';
+  const kid = await calculateJwkThumbprint(await exportJWK(key));
+  return new SignJWT({ name: 'Forged Org', email: 'forged@example.test', environment: 'sandbox', kind: 'jwt', scope: 'accounts:read organization:read' })
+    .setProtectedHeader({ alg, kid, typ: 'JWT' })
+    .setIssuer(claims.iss ?? ISSUER)
+    .setAudience(claims.aud ?? example.url)
+    .setSubject(claims.sub ?? 'org_forged')
+    .setIssuedAt(claims.iat ?? now)
+    .setExpirationTime(claims.exp ?? now + 60)
+    .setJti('jti-test')
+    .sign(key);
+}
+
+const direct = (path: string, token?: string) => send(`${example.url}${path}`, token === undefined ? {} : { headers: { 'x-authgate-identity': token } });
+
+/** An organization signed up through the gateway: its login token and an API key. */
+async function signUp(name: string, email: string) {
+  const password = 'long-enough-password';
+  const org = await send(`${opsUrl}/admin/organizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, email, password }),
+  });
+  if (org.status !== 201) throw new Error(`create organization: ${org.status} ${org.body}`);
+  const login = await send(`${publicUrl}/auth/login`, { method: 'POST', headers: { ...UA, 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${login.body}`);
+  const token = login.json().token as string;
+  const key = await send(`${publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}` } });
+  if (key.status !== 201) throw new Error(`create key: ${key.status} ${key.body}`);
+  return { id: org.json().id as string, token, apiKey: key.json().apiKey as string };
+}
+
+t.test('the walk-through: the real organization, with an API key and with a login token', async (t) => {
+  const email = `owner-${process.pid}@acme.test`;
+  const org = await signUp('Acme', email);
+  for (const [kind, credential] of [['api key', org.apiKey], ['login token', org.token]] as const) {
+    const auth = { ...UA, authorization: `Bearer ${credential}` };
+    const me = await send(`${publicUrl}/organization/me`, { headers: auth });
+    t.equal(me.status, 200, kind);
+    t.same(me.json(), { id: org.id, name: 'Acme', email }, `${kind}: the organization's own id, name and e-mail`);
+    for (const path of ['/accounts', '/accounts/1?x=y']) {
+      const accounts = await send(`${publicUrl}${path}`, { headers: auth });
+      t.equal(accounts.status, 200, `${kind} ${path}`);
+      t.same(accounts.json(), { accounts: [{ id: 'acc_example_1', organizationId: org.id, currency: 'EUR' }] });
+    }
   }
-  t.equal((await send(`${upstream.url}/accountsx`, { headers: org })).status, 404);
-  t.equal((await send(`${upstream.url}/accounts`)).status, 401, 'no organization, no answer');
+  t.equal((await send(`${publicUrl}/organization/me`, { headers: { ...UA, authorization: 'Bearer agk_test_nope' } })).status, 401, 'the gateway refuses a bad credential');
+});
+
+t.test('a client-sent assertion is replaced by the gateway’s', async (t) => {
+  const org = await signUp('Real Org', `real-${process.pid}@example.test`);
+  // Signed with the gateway's own key (the worst case: a leaked one): valid on its own…
+  const forged = await assertion(gatewayKey, { sub: 'org_forged' });
+  t.same((await direct('/organization/me', forged)).json(), { id: 'org_forged', name: 'Forged Org', email: 'forged@example.test' }, 'the forgery verifies on its own');
+  // …but the gateway drops it, with any client x-organization-id, and sends its own.
+  const me = await send(`${publicUrl}/organization/me`, {
+    headers: { ...UA, authorization: `Bearer ${org.apiKey}`, 'x-authgate-identity': [forged, forged], 'x-organization-id': 'org_forged' },
+  });
+  t.equal(me.status, 200);
+  t.same(me.json(), { id: org.id, name: 'Real Org', email: `real-${process.pid}@example.test` });
+});
+
+t.test('straight to the example: nothing but a valid assertion from this gateway', async (t) => {
+  const now = Math.floor(Date.now() / 1000);
+  t.same((await direct('/accounts', await assertion(gatewayKey))).json().accounts[0].organizationId, 'org_forged', 'a valid one (the control)');
+  t.equal((await direct('/organization/me', await assertion(publishedEdKey))).status, 200, 'EdDSA, with a key the JWKS publishes');
+  t.equal((await direct('/accountsx', await assertion(gatewayKey))).status, 404);
+
+  const refused: Array<[string, string | undefined]> = [
+    ['no assertion', undefined],
+    ['not a JWT', 'not-a-jwt'],
+    ['a foreign key', await assertion(foreignKey)],
+    ['the wrong audience', await assertion(gatewayKey, { aud: 'http://127.0.0.1:1' })],
+    ['the wrong issuer', await assertion(gatewayKey, { iss: 'someone-else' })],
+    ['expired', await assertion(gatewayKey, { iat: now - 120, exp: now - 60 })],
+    ['unsigned (alg none)', `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${(await assertion(gatewayKey)).split('.')[1]}.`],
+  ];
+  const valid = await assertion(gatewayKey);
+  const [head, body, signature] = valid.split('.');
+  const tamperedBody = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), sub: 'org_other' })).toString('base64url');
+  refused.push(['tampered claims', `${head}.${tamperedBody}.${signature}`]);
+  for (const [what, token] of refused) {
+    for (const path of ['/organization/me', '/accounts']) {
+      const res = await direct(path, token);
+      t.equal(res.status, 401, `${what}: ${path}`);
+      t.match(res.json(), { error: String }, what);
+      if (token !== undefined) t.notOk(res.body.includes(token), `${what}: the assertion is not echoed`);
+    }
+  }
 });

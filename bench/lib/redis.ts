@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort, startProcess, stopProcess, waitFor, type Started } from './proc.js';
 
-export type BenchRedis = { port: number; pid: number; url: string; client: Redis; stop(): Promise<void>; commandCalls(): Promise<Record<string, number>> };
+/** `dir`: its temporary working directory, removed by stop() (or by whoever stops it otherwise). */
+export type BenchRedis = { port: number; pid: number; url: string; dir: string; client: Redis; stop(): Promise<void>; commandCalls(): Promise<Record<string, number>> };
 
 /** The redis-server binary, or undefined when none is installed. */
 export function findRedisServer(): string | undefined {
@@ -38,6 +39,7 @@ export async function startBenchRedis(binary: string, core: number | undefined):
     port,
     pid: proc.pid,
     url: `redis://127.0.0.1:${port}`,
+    dir,
     client,
     async commandCalls() {
       const info = await client.info('commandstats');

@@ -55,6 +55,23 @@ export type Config = Readonly<{
     generated: boolean;
   }>;
   admin: Readonly<{ token: string; generated: boolean }>;
+  /**
+   * The signed identity sent upstream (identity/): off, or on with its keys as read from their
+   * files (PEM or JWK text; checked by load.ts, parsed by identity/signing-keys.ts).
+   */
+  identity:
+    | Readonly<{ mode: 'off' }>
+    | Readonly<{
+        mode: 'on';
+        /** The private key that signs; undefined: generated per start (development only). */
+        signingKey: string | undefined;
+        /** Further keys published in the JWKS (the next one, the previous one). */
+        publishedKeys: readonly string[];
+        /** undefined: the upstream's origin. */
+        audience: string | undefined;
+        ttlSeconds: number;
+        jwksOnPublicPort: boolean;
+      }>;
   upstream: Readonly<{
     /** undefined: development without an upstream; main.ts starts the bundled example. */
     url: string | undefined;

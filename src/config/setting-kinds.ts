@@ -67,7 +67,7 @@ export function describeKind(type: SettingKind): string {
     case 'text':
       return type.minLength === undefined ? 'text' : `at least ${type.minLength} ${type.unit ?? 'characters'}`;
     case 'text-list':
-      return `comma-separated, each at least ${type.minLength} ${type.unit}`;
+      return type.minLength <= 1 ? 'comma-separated' : `comma-separated, each at least ${type.minLength} ${type.unit}`;
     case 'integer':
       return `${type.min} to ${type.max}`;
     case 'enum':

@@ -2,6 +2,8 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { adminRoutes } from '../admin/routes.js';
+import type { Jwks } from '../identity/signing-keys.js';
+import { jwksRoute } from '../routes/jwks.js';
 import type { Health } from '../observability/health.js';
 import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -23,6 +25,8 @@ export type OpsServerDeps = Readonly<{
   apiKeys: ApiKeyService;
   /** The public API's OpenAPI document, served here so the public port carries only the API. */
   publicOpenApi: () => unknown;
+  /** The identity assertion's public keys; undefined when the assertion is off. */
+  jwks: Jwks | undefined;
 }>;
 
 const stampRequestId = (request: FastifyRequest, reply: FastifyReply) => void reply.header('x-request-id', request.id);
@@ -62,6 +66,7 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   });
   app.get('/openapi.json', hidden, async () => deps.publicOpenApi());
   app.get('/openapi/admin.json', hidden, async () => app.swagger());
+  if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
   await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, adminToken: deps.adminToken, audit: deps.logger });
   return app;

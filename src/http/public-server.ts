@@ -15,6 +15,9 @@ import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import type { ApiKeyService } from '../services/api-keys.js';
+import type { IdentityAsserter } from '../identity/assertion.js';
+import type { Jwks } from '../identity/signing-keys.js';
+import { jwksRoute } from '../routes/jwks.js';
 import type { KeyUsageTracker } from '../services/key-usage.js';
 import type { SessionService } from '../services/sessions.js';
 import { createErrorHandler } from './error-handler.js';
@@ -46,6 +49,10 @@ export type PublicServerDeps = Readonly<{
   leakReports: LeakReportThrottle;
   /** Notes each allowed API-key request, for lastUsedAt (services/key-usage.ts). */
   keyUsage: Pick<KeyUsageTracker, 'note'>;
+  /** Signs the identity sent upstream; undefined when the assertion is off. */
+  identity: IdentityAsserter | undefined;
+  /** Served at /.well-known/jwks.json when AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT=on. */
+  publicJwks: Jwks | undefined;
 }>;
 
 /** The public port. The order of work reads top to bottom, as a request meets it. */
@@ -91,6 +98,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.decorateRequest('principal', null);
   app.decorateRequest('authDecision', null);
   app.decorateRequest('upstreamStartedAt', 0);
+  app.decorateRequest('identityAssertion', null);
   app.setErrorHandler(createErrorHandler('authgate'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
   // The public API's document (served on the ops port): http/openapi.ts.
@@ -118,6 +126,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys });
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports });
   });
+  if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
 
   // 5. Identity injection and the proxy, for the route table only.
   await app.register(forwardedRoutes, {
@@ -126,6 +135,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     upstreamUrl: deps.upstreamUrl,
     timeoutMs: config.upstream.timeoutMs,
     trustForwarded: trustProxy !== false,
+    identity: deps.identity,
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.

@@ -9,6 +9,8 @@ declare module 'fastify' {
     /** Set by credentials/authenticate.ts; null on routes that need no credential. */
     principal: Principal | null;
     authDecision: AuthDecision | null;
+    /** The signed identity sent upstream with a forwarded request (identity/assertion.ts); null otherwise. */
+    identityAssertion: string | null;
     /** performance.now() when a forwarded request left for the upstream; 0 otherwise. */
     upstreamStartedAt: number;
   }

@@ -6,7 +6,9 @@ import type { ForwardedRoute, HttpMethod } from '../config/forwarded-routes.js';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
+import type { IdentityAsserter } from '../identity/assertion.js';
 import type { Metrics } from '../observability/metrics.js';
+import { Problem } from '../problems.js';
 
 export type ForwardOptions = Readonly<{
   routes: readonly ForwardedRoute[];
@@ -15,6 +17,8 @@ export type ForwardOptions = Readonly<{
   timeoutMs: number;
   /** Whether the server trusts any proxy hop (AUTHGATE_TRUST_PROXY): then request.ips is the trusted chain. */
   trustForwarded: boolean;
+  /** Signs the identity assertion sent upstream; undefined when AUTHGATE_IDENTITY_ASSERTION=off. */
+  identity: IdentityAsserter | undefined;
 }>;
 
 /**
@@ -35,7 +39,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     // route-policy guarantees a principal on every forwarded route; this is the last fence.
     if (request.principal === null) throw new Error('forwarded request without a principal');
     request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
-    return rewriteIdentityHeaders(headers, request.principal, request.id, forwardedInfo(request, opts.trustForwarded));
+    return rewriteIdentityHeaders(headers, request.principal, request.id, forwardedInfo(request, opts.trustForwarded), request.identityAssertion);
   };
   const onError = (reply: FastifyReply, { error }: { error: Error & { statusCode?: number; code?: string } }) => {
     const problem = upstreamProblem(error);
@@ -81,7 +85,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   app.addContentTypeParser('application/json', passThrough);
   app.addContentTypeParser('*', passThrough);
 
-  const forward =
+  const forwardAs =
     basePath === ''
       ? function (this: unknown, _request: FastifyRequest, reply: FastifyReply) {
           // No source: reply-from takes the request's own path, and its query as it came.
@@ -92,6 +96,26 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
           const url = request.raw.url ?? '/';
           const query = url.indexOf('?');
           return reply.from(basePath + (query === -1 ? url : url.slice(0, query)), replyOptions);
+        };
+  // With the identity assertion: the one kept for the credential, on the hot path without a
+  // promise; only when it must be signed (first use, half its lifetime gone) does the request wait.
+  const identity = opts.identity;
+  const forward =
+    identity === undefined
+      ? forwardAs
+      : function (this: unknown, request: FastifyRequest, reply: FastifyReply) {
+          const principal = request.principal!;
+          const kept = identity.current(principal);
+          if (kept !== undefined) {
+            request.identityAssertion = kept;
+            return forwardAs.call(this, request, reply);
+          }
+          return identity.sign(principal).then((signed) => {
+            // The organization went between authentication and now: its credentials are revoked.
+            if (signed === undefined) throw new Problem('credentialInvalid', undefined, 'revoked_token');
+            request.identityAssertion = signed;
+            return forwardAs.call(this, request, reply);
+          });
         };
   for (const route of opts.routes) {
     // One fastify route per scope: its methods share it, and route-policy fixes its check once.
@@ -128,7 +152,8 @@ function describeForwardedRoute(route: ForwardedRoute, below: boolean, scope: Sc
     description:
       `Needs ${credential}. The request goes to the upstream service with its path and query as they came, ` +
       'its body streamed as it is, without `Authorization`, and with `x-organization-id` (the organization of the ' +
-      'credential), `x-organization-scopes` (its scopes, space-separated), `x-request-id` and `x-forwarded-for`/`-proto`/`-host` set by the gateway. Bodies and answers ' +
+      'credential), `x-organization-scopes` (its scopes, space-separated), `x-authgate-identity` (a JWT the ' +
+      'gateway signs naming the organization, verifiable with `/.well-known/jwks.json`; unless turned off), `x-request-id` and `x-forwarded-for`/`-proto`/`-host` set by the gateway. Bodies and answers ' +
       "are the upstream's own; only the gateway's refusals are problems.",
   };
 }

@@ -16,6 +16,8 @@ export type OutgoingHeaders = Record<string, string | string[] | number | undefi
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'upgrade', 'transfer-encoding']);
 const ALWAYS_REMOVED = new Set(['authorization', 'proxy-authorization', 'expect', 'forwarded', 'x-real-ip', ...HOP_BY_HOP]);
 const IDENTITY_PREFIX = 'x-organization-';
+/** The gateway's own headers (x-authgate-identity and any later): never a client's. */
+const GATEWAY_PREFIX = 'x-authgate-';
 const FORWARDED_PREFIX = 'x-forwarded-';
 
 /** What the gateway itself tells the upstream about the client: X-Forwarded-For, -Proto, -Host. */
@@ -34,8 +36,8 @@ export type ForwardedInfo = Readonly<{
 
 /**
  * The upstream request's headers from the client's: without any credential, client-sent
- * identity or forwarding header, or header name with an underscore; then with the gateway's
- * X-Forwarded-* and the organization. Pure, so it is tested alone.
+ * identity (`x-organization-*`, `x-authgate-*`) or forwarding header, or header name with an
+ * underscore; then with the gateway's X-Forwarded-*, the organization and its signed identity. Pure, so it is tested alone.
  *
  * Underscores: CGI-style servers (WSGI, Rack, PHP, nginx with `underscores_in_headers`) turn
  * `-` into `_`, so `x_organization_id` or `X-Organization_Id` would land in the same variable
@@ -47,11 +49,13 @@ export function rewriteIdentityHeaders(
   principal: Principal,
   requestId: string,
   forwarded: ForwardedInfo,
+  /** The signed identity (identity/assertion.ts), when the gateway sends one. */
+  identityAssertion: string | null = null,
 ): OutgoingHeaders {
   const out: OutgoingHeaders = {};
   for (const name in headers) {
     // Header names from node are already lower-case.
-    if (ALWAYS_REMOVED.has(name) || name.startsWith(IDENTITY_PREFIX) || name.startsWith(FORWARDED_PREFIX) || name.includes('_')) continue;
+    if (ALWAYS_REMOVED.has(name) || name.startsWith(IDENTITY_PREFIX) || name.startsWith(GATEWAY_PREFIX) || name.startsWith(FORWARDED_PREFIX) || name.includes('_')) continue;
     out[name] = headers[name];
   }
   out['x-forwarded-for'] = forwarded.for;
@@ -59,6 +63,7 @@ export function rewriteIdentityHeaders(
   if (forwarded.host !== undefined) out['x-forwarded-host'] = forwarded.host;
   out['x-organization-id'] = principal.orgId;
   out['x-organization-scopes'] = scopeHeaderValue(principal.scopes);
+  if (identityAssertion !== null) out['x-authgate-identity'] = identityAssertion;
   out['x-request-id'] = requestId;
   return out;
 }

@@ -5,9 +5,11 @@
  * together: selectors, port names, probes, the shutdown timing, where secrets end up.
  */
 import t from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
@@ -29,6 +31,8 @@ import {
   type K8sObject,
   type RenderOptions,
 } from '../helpers/helm.js';
+import { identityKeyPem } from '../helpers/identity-key.js';
+import { settings } from '../../src/config/settings.js';
 
 type Values = Record<string, any>;
 type ValueSet = { name: string; files: string[] };
@@ -137,7 +141,7 @@ function deploymentOf(docs: K8sObject[]): { dep: IDeployment; container: IContai
 function secretValues(values: Values): string[] {
   const s = values.secrets ?? {};
   const r = values.store?.redis ?? {};
-  return [s.jwtSecret, s.adminToken, ...(s.jwtPreviousSecrets ?? []), r.url, r.password, r.sentinelPassword].filter(
+  return [s.jwtSecret, s.adminToken, s.identityKey, ...(s.jwtPreviousSecrets ?? []), r.url, r.password, r.sentinelPassword].filter(
     (v): v is string => typeof v === 'string' && v.length > 0,
   );
 }
@@ -454,6 +458,64 @@ for (const vs of VALUE_SETS) {
         t.ok(secretData.AUTHGATE_ADMIN_TOKEN, 'admin token present');
       }
     });
+
+    t.test('every AUTHGATE_* the chart sets is a setting of the gateway', async (t) => {
+      const { container } = deploymentOf(docs);
+      const cm: any = one(docs, 'ConfigMap', fullname);
+      const known = new Set<string>(settings.map((s) => s.name));
+      const extra = new Set((values.extraEnv ?? []).map((e: { name: string }) => e.name));
+      const names = [...Object.keys(cm.data ?? {}), ...(container.env ?? []).map((e) => e.name).filter((n) => !extra.has(n))];
+      t.ok(names.length > 10, 'the chart sets settings');
+      for (const name of names.filter((n) => n.startsWith('AUTHGATE_'))) t.ok(known.has(name), `${name} is in src/config/settings.ts`);
+    });
+
+    t.test('the identity signing key: from the Secret, mounted read-only, named in the settings', async (t) => {
+      const { dep, container } = deploymentOf(docs);
+      const cm: any = one(docs, 'ConfigMap', fullname);
+      const secretName = values.existingSecret || fullname;
+      const volume = (dep.spec!.template.spec!.volumes ?? []).find((v) => v.name === 'identity-keys');
+      const mount = (container.volumeMounts ?? []).find((m) => m.name === 'identity-keys');
+      const identitySettings = Object.keys(cm.data).filter((k) => k.startsWith('AUTHGATE_IDENTITY_'));
+      const secret: any = values.existingSecret ? undefined : one(docs, 'Secret', fullname);
+      const pemKeys = Object.keys(secret?.data ?? {}).filter((k) => k.endsWith('.pem'));
+      if (!values.identity.enabled) {
+        t.equal(cm.data.AUTHGATE_IDENTITY_ASSERTION, 'off', 'AUTHGATE_IDENTITY_ASSERTION=off');
+        t.same(identitySettings, ['AUTHGATE_IDENTITY_ASSERTION'], 'and no other identity setting (the gateway refuses them while off)');
+        t.notOk(volume, 'no key volume');
+        t.notOk(mount, 'nothing mounted');
+        t.same(pemKeys, [], 'no key in the Secret');
+        return;
+      }
+      t.equal(cm.data.AUTHGATE_IDENTITY_ASSERTION, 'on', 'AUTHGATE_IDENTITY_ASSERTION=on');
+      t.ok(mount?.readOnly, 'the keys are mounted read-only');
+      t.equal(volume?.secret?.secretName, secretName, `from Secret ${secretName}`);
+      t.equal((volume?.secret?.defaultMode ?? 0o644) & 0o007, 0, 'not readable by others');
+      const items = volume?.secret?.items ?? [];
+      const fileOf = (key: string) => {
+        const item = items.find((i) => i.key === key);
+        return item && `${mount?.mountPath}/${item.path}`;
+      };
+      t.ok(fileOf('identity-key.pem'), 'identity-key.pem is projected');
+      t.equal(cm.data.AUTHGATE_IDENTITY_KEY_FILE, fileOf('identity-key.pem'), 'AUTHGATE_IDENTITY_KEY_FILE is the mounted file');
+      const published = values.existingSecret ? values.identity.existingSecretPublishedKeys : values.secrets.identityPublishedKeys.length;
+      const files: string[] = (cm.data.AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES ?? '').split(',').filter(Boolean);
+      t.equal(files.length, published, `${published} published key file(s)`);
+      t.same(files, Array.from({ length: published }, (_, i) => fileOf(`identity-published-${i}.pem`)), 'each one mounted from identity-published-<n>.pem');
+      t.equal(items.length, 1 + published, 'nothing else of the Secret is projected');
+      t.equal(cm.data.AUTHGATE_IDENTITY_AUDIENCE, values.identity.audience || undefined, 'audience');
+      t.equal(cm.data.AUTHGATE_IDENTITY_TTL_SECONDS, values.identity.ttlSeconds ? String(values.identity.ttlSeconds) : undefined, 'lifetime');
+      t.equal(cm.data.AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT, values.identity.jwksOnPublicPort ? 'on' : 'off', 'JWKS on the public port');
+      if (!secret) return;
+      const data = (key: string) => Buffer.from(secret.data[key] ?? '', 'base64').toString('utf8');
+      const key = createPrivateKey(data('identity-key.pem'));
+      if (values.secrets.identityKey) t.equal(data('identity-key.pem'), values.secrets.identityKey, 'the given key');
+      else t.equal(key.asymmetricKeyDetails?.namedCurve, 'prime256v1', 'a generated P-256 key');
+      values.secrets.identityPublishedKeys.forEach((pem: string, i: number) => {
+        t.equal(data(`identity-published-${i}.pem`), pem, `published key ${i} as given`);
+        t.doesNotThrow(() => createPublicKey(pem), `published key ${i} is a public key`);
+      });
+      t.same(pemKeys.sort(), ['identity-key.pem', ...values.secrets.identityPublishedKeys.map((_: string, i: number) => `identity-published-${i}.pem`)].sort(), 'no other key file');
+    });
   });
 }
 
@@ -461,6 +523,18 @@ for (const vs of VALUE_SETS) {
 // Behaviour across renders
 
 const FAKE_JWT = 'FAKE-JWT-SECRET-test-0123456789abcdef0123456789abcdef';
+
+/** A values file (for what --set cannot carry, such as a PEM), removed after the tests. */
+const valuesDir = mkdtempSync(join(tmpdir(), 'authgate-helm-values-'));
+t.teardown(() => rmSync(valuesDir, { recursive: true, force: true }));
+let valuesFiles = 0;
+function valuesFile(values: Values): string {
+  const path = join(valuesDir, `values-${valuesFiles++}.yaml`);
+  writeFileSync(path, stringify(values));
+  return path;
+}
+/** A fixed identity key, so that renders compare equal (an empty one is generated anew on each render). */
+const IDENTITY_KEY = valuesFile({ secrets: { identityKey: identityKeyPem() } });
 
 async function templateFails(set: string[], files: string[] = []): Promise<string> {
   const opts: RenderOptions = { release: RELEASE, namespace: NAMESPACE, set, valuesFiles: files };
@@ -486,6 +560,12 @@ t.test('the schema rejects bad values', async (t) => {
     ['an unknown log level', ['config.logLevel=verbose']],
     ['port 0', ['ports.ops=0']],
     ['a negative trustProxy hop count', ['config.trustProxy=-1']],
+    ['an identity lifetime under 10 seconds', ['identity.ttlSeconds=5']],
+    ['an identity lifetime over an hour', ['identity.ttlSeconds=3601']],
+    ['a string identity.enabled', ['identity.enabled=maybe']],
+    ['an unknown identity key', ['identity.keyFile=/k.pem']],
+    ['an identity key that is no PEM or JWK', ['secrets.identityKey=not-a-key']],
+    ['a published key that is no public PEM or JWK', ['secrets.identityPublishedKeys={not-a-key}']],
   ];
   await Promise.all(
     cases.map(async ([what, set]) => {
@@ -512,6 +592,10 @@ t.test('the chart refuses inconsistent values', async (t) => {
     ['a Redis CA with TLS off', ['store.type=redis', 'store.redis.clusterNodes={c:6379}', 'store.redis.tls.ca.secretName=ca'], /need store\.redis\.tls\.enabled/],
     ['a Redis CA from two places', ['store.type=redis', 'store.redis.clusterNodes={c:6379}', 'store.redis.tls.enabled=true', 'store.redis.tls.ca.secretName=ca', 'store.redis.tls.ca.configMapName=ca'], /not both/],
     ['the same port twice', ['ports.ops=8080'], /must differ/],
+    ['a published-key count without existingSecret', ['identity.existingSecretPublishedKeys=1'], /existingSecretPublishedKeys counts keys in existingSecret/],
+    ['identity off with an audience', ['identity.enabled=false', 'identity.audience=https://api.internal'], /identity\.enabled=false/],
+    ['identity off with a lifetime', ['identity.enabled=false', 'identity.ttlSeconds=60'], /identity\.enabled=false/],
+    ['identity off with the JWKS on the public port', ['identity.enabled=false', 'identity.jwksOnPublicPort=true'], /identity\.enabled=false/],
   ];
   await Promise.all(
     cases.map(async ([what, set, message]) => {
@@ -519,6 +603,86 @@ t.test('the chart refuses inconsistent values', async (t) => {
       t.match(stderr, message, `refuses ${what}`);
     }),
   );
+  const withKey = await templateFails(['existingSecret=mine'], [IDENTITY_KEY]);
+  t.match(withKey, /identity keys in that Secret/, 'refuses existingSecret and secrets.identityKey');
+  const offWithKey = await templateFails(['identity.enabled=false'], [IDENTITY_KEY]);
+  t.match(offWithKey, /identity\.enabled=false/, 'refuses identity off with secrets.identityKey');
+  const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }) as string;
+  const withPublished = await templateFails(['existingSecret=mine'], [valuesFile({ secrets: { identityPublishedKeys: [publicKey] } })]);
+  t.match(withPublished, /identity keys in that Secret/, 'refuses existingSecret and secrets.identityPublishedKeys');
+  const refused = [withKey, offWithKey].join('\n');
+  t.notMatch(refused, /BEGIN PRIVATE KEY|END PRIVATE KEY/, 'the key is not quoted in the refusal');
+});
+
+t.test('the identity signing key: generated once as P-256, or given, and mounted', async (t) => {
+  const render = (set: string[] = [], files: string[] = []) => renderChart({ release: RELEASE, namespace: NAMESPACE, set, valuesFiles: files });
+  const keyIn = (docs: K8sObject[]) => Buffer.from((one<any>(docs, 'Secret').data ?? {})['identity-key.pem'] ?? '', 'base64').toString('utf8');
+
+  const generated = await render();
+  const pem = keyIn(generated);
+  t.match(pem, /^-----BEGIN (EC )?PRIVATE KEY-----\n/, 'a PEM private key in the Secret');
+  const key = createPrivateKey(pem);
+  t.equal(key.type, 'private');
+  t.equal(key.asymmetricKeyType, 'ec');
+  t.equal(key.asymmetricKeyDetails?.namedCurve, 'prime256v1', 'on P-256 (ES256)');
+  const secretTemplate = readFileSync(join(CHART_DIR, 'templates', 'secret.yaml'), 'utf8');
+  t.match(secretTemplate, /hasKey \$current "identity-key\.pem"/, 'kept across upgrades: read back from the cluster (lookup) before generating');
+  t.match(secretTemplate, /genPrivateKey "ecdsa"/, 'generated only when neither given nor already there');
+
+  const cm = one<any>(generated, 'ConfigMap');
+  const { dep, container } = deploymentOf(generated);
+  t.equal(cm.data.AUTHGATE_IDENTITY_ASSERTION, 'on', 'on by default');
+  t.equal(cm.data.AUTHGATE_IDENTITY_KEY_FILE, '/etc/authgate/identity/identity-key.pem');
+  t.notOk('AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES' in cm.data, 'no published keys by default');
+  t.same(container.volumeMounts!.find((m) => m.name === 'identity-keys'), { name: 'identity-keys', mountPath: '/etc/authgate/identity', readOnly: true });
+  t.same(dep.spec!.template.spec!.volumes!.find((v) => v.name === 'identity-keys')?.secret, {
+    secretName: RELEASE,
+    defaultMode: 0o440,
+    items: [{ key: 'identity-key.pem', path: 'identity-key.pem' }],
+  }, 'only the key is projected from the Secret');
+  t.notOk((container.env ?? []).some((e) => e.name.startsWith('AUTHGATE_IDENTITY_')), 'the key is a file, never in the environment');
+  for (const doc of generated.filter((d) => d.kind !== 'Secret')) {
+    t.notOk(JSON.stringify(doc).includes(pem.split('\n')[1]!), `${doc.kind}/${doc.metadata.name} does not carry the key`);
+  }
+
+  const ownPem = identityKeyPem();
+  const own = await render([], [valuesFile({ secrets: { identityKey: ownPem } })]);
+  t.equal(keyIn(own), ownPem, 'a given secrets.identityKey is used verbatim');
+  const ed = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  t.equal(keyIn(await render([], [valuesFile({ secrets: { identityKey: ed } })])), ed, 'an Ed25519 key too');
+
+  const next = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }) as string;
+  const previous = JSON.stringify(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }));
+  const rotating = await render(['identity.audience=https://api.internal', 'identity.ttlSeconds=300', 'identity.jwksOnPublicPort=true'], [IDENTITY_KEY, valuesFile({ secrets: { identityPublishedKeys: [next, previous] } })]);
+  const rcm = one<any>(rotating, 'ConfigMap');
+  t.equal(rcm.data.AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES, '/etc/authgate/identity/published-0.pem,/etc/authgate/identity/published-1.pem');
+  t.equal(rcm.data.AUTHGATE_IDENTITY_AUDIENCE, 'https://api.internal');
+  t.equal(rcm.data.AUTHGATE_IDENTITY_TTL_SECONDS, '300');
+  t.equal(rcm.data.AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT, 'on');
+  const rsecret = one<any>(rotating, 'Secret');
+  t.equal(Buffer.from(rsecret.data['identity-published-0.pem'], 'base64').toString(), next, 'the next key, as given');
+  t.equal(Buffer.from(rsecret.data['identity-published-1.pem'], 'base64').toString(), previous, 'the previous key (a JWK), as given');
+  t.same(deploymentOf(rotating).dep.spec!.template.spec!.volumes!.find((v) => v.name === 'identity-keys')?.secret?.items, [
+    { key: 'identity-key.pem', path: 'identity-key.pem' },
+    { key: 'identity-published-0.pem', path: 'published-0.pem' },
+    { key: 'identity-published-1.pem', path: 'published-1.pem' },
+  ]);
+
+  const off = await render(['identity.enabled=false']);
+  const offCm = one<any>(off, 'ConfigMap');
+  t.equal(offCm.data.AUTHGATE_IDENTITY_ASSERTION, 'off', 'identity.enabled=false: AUTHGATE_IDENTITY_ASSERTION=off');
+  t.same(Object.keys(offCm.data).filter((k) => k.startsWith('AUTHGATE_IDENTITY_')), ['AUTHGATE_IDENTITY_ASSERTION'], 'no key file named');
+  const offDep = deploymentOf(off);
+  t.notOk(offDep.dep.spec!.template.spec!.volumes!.some((v) => v.name === 'identity-keys'), 'no key volume');
+  t.notOk(offDep.container.volumeMounts!.some((m) => m.mountPath.startsWith('/etc/authgate/identity')), 'nothing mounted');
+  t.notOk(Object.keys(one<any>(off, 'Secret').data).some((k) => k.startsWith('identity-')), 'no key generated');
+
+  const external = await render(['existingSecret=authgate-from-vault', 'identity.existingSecretPublishedKeys=2']);
+  t.equal(only(external, 'Secret').length, 0, 'existingSecret: no Secret rendered');
+  const ext = deploymentOf(external).dep.spec!.template.spec!.volumes!.find((v) => v.name === 'identity-keys')?.secret;
+  t.equal(ext?.secretName, 'authgate-from-vault', 'the key comes from the existing Secret');
+  t.same(ext?.items?.map((i) => i.key), ['identity-key.pem', 'identity-published-0.pem', 'identity-published-1.pem'], 'its documented key names');
+  t.equal(one<any>(external, 'ConfigMap').data.AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES, '/etc/authgate/identity/published-0.pem,/etc/authgate/identity/published-1.pem');
 });
 
 t.test('Redis over TLS: the switch, the server name, the CA bundle mounted from a Secret', async (t) => {
@@ -569,14 +733,16 @@ t.test('existingSecret: no Secret, and the pods read the named one', async (t) =
 
 t.test('a change of settings or secrets changes the pod template (rolls the pods)', async (t) => {
   const base = ['secrets.adminToken=FAKE-ADMIN-TOKEN-test', `secrets.jwtSecret=${FAKE_JWT}`];
-  const annotationsOf = async (set: string[]) =>
-    deploymentOf(await renderChart({ release: RELEASE, namespace: NAMESPACE, set: [...base, ...set] })).dep.spec!.template.metadata!.annotations!;
-  const [a, again, config, secret] = await Promise.all([
+  const annotationsOf = async (set: string[], files: string[] = [IDENTITY_KEY]) =>
+    deploymentOf(await renderChart({ release: RELEASE, namespace: NAMESPACE, set: [...base, ...set], valuesFiles: files })).dep.spec!.template.metadata!.annotations!;
+  const [a, again, config, secret, identityKey] = await Promise.all([
     annotationsOf([]),
     annotationsOf([]),
     annotationsOf(['config.logLevel=debug']),
     annotationsOf([`secrets.jwtSecret=${FAKE_JWT}-rotated`]),
+    annotationsOf([], [valuesFile({ secrets: { identityKey: identityKeyPem() } })]),
   ]);
+  t.not(identityKey['checksum/secret'], a['checksum/secret'], 'a new identity key changes checksum/secret');
   t.same(a, again, 'same values, same checksums');
   t.not(config['checksum/config'], a['checksum/config'], 'a ConfigMap change changes checksum/config');
   t.equal(config['checksum/secret'], a['checksum/secret'], '…and not checksum/secret');

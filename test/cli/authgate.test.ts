@@ -444,7 +444,7 @@ t.test('a real terminal (pty via script(1)): no echo, typed twice', { skip: hasS
 
 t.test('config prints the settings table: name, default, range, doc; never a value', async (t) => {
   // Every secret setting set to a recognisable value: none of them may show.
-  const secretValues = ['jwt-secret-value-0123456789abcdef0123456789', 'previous-secret-value-0123456789abcdef', 'redis://user:redis-url-password-42@r:6379', 'redis-password-value-42', 'sentinel-password-value-42', '/secret/path/key-file.pem'];
+  const secretValues = ['jwt-secret-value-0123456789abcdef0123456789', 'previous-secret-value-0123456789abcdef', 'redis://user:redis-url-password-42@r:6379', 'redis-password-value-42', 'sentinel-password-value-42', '/secret/path/key-file.pem', '/secret/path/identity-key.pem'];
   const env = {
     AUTHGATE_JWT_SECRET: secretValues[0],
     AUTHGATE_JWT_PREVIOUS_SECRETS: secretValues[1],
@@ -452,6 +452,7 @@ t.test('config prints the settings table: name, default, range, doc; never a val
     AUTHGATE_REDIS_PASSWORD: secretValues[3],
     AUTHGATE_REDIS_SENTINEL_PASSWORD: secretValues[4],
     AUTHGATE_TLS_KEY_FILE: secretValues[5],
+    AUTHGATE_IDENTITY_KEY_FILE: secretValues[6],
     AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN,
     AUTHGATE_PORT: '18443',
   };

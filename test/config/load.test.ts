@@ -1,9 +1,11 @@
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Env, type LoadResult } from '../../src/config/load.js';
 import type { Config } from '../../src/config/config.js';
+import { identityKeyFile } from '../helpers/identity-key.js';
 
 const SECRET = 'a-jwt-secret-of-at-least-32-bytes-0123456789';
 const ADMIN = 'admin-token-0123456789';
@@ -13,6 +15,7 @@ const PRODUCTION: Env = {
   AUTHGATE_ADMIN_TOKEN: ADMIN,
   AUTHGATE_UPSTREAM_URL: 'http://upstream.internal:8000',
   AUTHGATE_REDIS_URL: 'redis://redis.internal:6379',
+  AUTHGATE_IDENTITY_KEY_FILE: identityKeyFile(),
 };
 
 /** Just what the two helpers below use of a tap test. */
@@ -66,7 +69,7 @@ t.test('an empty environment is development with safe defaults', async (t) => {
 
 t.test('production with nothing set names each missing setting, one line each', async (t) => {
   const errors = errorsOf(t, loadConfig({ NODE_ENV: 'production' }));
-  t.same(names(errors).sort(), ['AUTHGATE_ADMIN_TOKEN', 'AUTHGATE_JWT_SECRET', 'AUTHGATE_STORE', 'AUTHGATE_UPSTREAM_URL']);
+  t.same(names(errors).sort(), ['AUTHGATE_ADMIN_TOKEN', 'AUTHGATE_IDENTITY_KEY_FILE', 'AUTHGATE_JWT_SECRET', 'AUTHGATE_STORE', 'AUTHGATE_UPSTREAM_URL']);
 });
 
 t.test('a complete production environment loads', async (t) => {
@@ -312,4 +315,154 @@ t.test('blank values count as unset', async (t) => {
   t.equal(config.publicListener.port, 8080);
   t.equal(config.jwt.generated, true);
   t.same(config.store, { kind: 'memory' });
+});
+
+t.test('identity assertion', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'authgate-identity-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const KEY_FILE = 'AUTHGATE_IDENTITY_KEY_FILE';
+  const PUBLISHED = 'AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES';
+  const { AUTHGATE_IDENTITY_KEY_FILE: _, ...productionWithoutKey } = PRODUCTION;
+
+  const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const ed25519 = generateKeyPairSync('ed25519');
+  const pem = {
+    pkcs8: p256.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    sec1: p256.privateKey.export({ type: 'sec1', format: 'pem' }) as string,
+    ed25519: ed25519.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    publicP256: p256.publicKey.export({ type: 'spki', format: 'pem' }) as string,
+    publicEd25519: ed25519.publicKey.export({ type: 'spki', format: 'pem' }) as string,
+    rsa: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    rsaPublic: generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }) as string,
+    p384: generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+  };
+  const jwk = {
+    p256: JSON.stringify(p256.privateKey.export({ format: 'jwk' })),
+    ed25519: JSON.stringify(ed25519.privateKey.export({ format: 'jwk' })),
+    publicP256: JSON.stringify(p256.publicKey.export({ format: 'jwk' })),
+    publicEd25519: JSON.stringify(ed25519.publicKey.export({ format: 'jwk' })),
+  };
+  t.match(pem.sec1, /^-----BEGIN EC PRIVATE KEY-----/, 'the SEC1 form really is SEC1');
+
+  /** Any sizeable piece of a file's text: a line of a PEM body, a JWK member's value. */
+  const pieces = (text: string) => text.split(/[\n",:{}]/).filter((p) => p.length >= 16 && !p.startsWith('-----'));
+  const assertNoContent = (t: Asserts, errors: string[], text: string, what: string) => {
+    const joined = errors.join(' ');
+    t.notOk(joined.includes(text.trim()), `${what}: the file's text is not in the error`);
+    t.notOk(pieces(text).some((p) => joined.includes(p)), `${what}: nor any piece of it`);
+  };
+
+  t.test('production needs a signing key while the assertion is on', async (t) => {
+    const errors = errorsOf(t, loadConfig(productionWithoutKey));
+    t.same(names(errors), [KEY_FILE]);
+    t.match(errors[0], /required in production/);
+    t.match(errors[0], /AUTHGATE_IDENTITY_ASSERTION/, 'and says how to turn the assertion off');
+
+    const off = ok(t, loadConfig({ ...productionWithoutKey, AUTHGATE_IDENTITY_ASSERTION: 'off' }));
+    t.same(off.identity, { mode: 'off' }, 'off needs no key');
+
+    const on = ok(t, loadConfig(PRODUCTION));
+    t.equal(on.identity.mode, 'on');
+    t.ok(on.identity.mode === 'on' && on.identity.signingKey?.includes('-----BEGIN PRIVATE KEY-----'), 'the key file is read at start');
+  });
+
+  t.test('development without a key: on, the key generated later per start', async (t) => {
+    const config = ok(t, loadConfig({}));
+    t.same(config.identity, { mode: 'on', signingKey: undefined, publishedKeys: [], audience: undefined, ttlSeconds: 60, jwksOnPublicPort: false });
+  });
+
+  t.test('the signing key: P-256 (PKCS#8 or SEC1 PEM, JWK) and Ed25519 (PEM, JWK) are accepted', async (t) => {
+    const accepted: [string, string][] = [
+      ['a P-256 PKCS#8 PEM', pem.pkcs8],
+      ['a P-256 SEC1 "EC PRIVATE KEY" PEM', pem.sec1],
+      ['an Ed25519 PKCS#8 PEM', pem.ed25519],
+      ['a P-256 private JWK', jwk.p256],
+      ['an Ed25519 private JWK', jwk.ed25519],
+    ];
+    for (const [i, [what, text]] of accepted.entries()) {
+      const config = ok(t, loadConfig({ ...PRODUCTION, [KEY_FILE]: file(`good-${i}.key`, text) }));
+      t.equal(config.identity.mode === 'on' && config.identity.signingKey, text, what);
+    }
+  });
+
+  t.test('the signing key: anything else is refused in one line naming the setting, never quoting the file', async (t) => {
+    mkdirSync(join(dir, 'a-directory'));
+    const refused: [string, string | undefined, RegExp][] = [
+      ['a file that is no key', 'this-is-not-a-key-0123456789abcdef\n', /not a private key/],
+      ['an RSA key', pem.rsa, /P-256.*Ed25519/],
+      ['a P-384 key', pem.p384, /P-256.*Ed25519/],
+      ['a public key (PEM)', pem.publicP256, /not a private key/],
+      ['a public key (JWK)', jwk.publicP256, /not a private key/],
+      ['a JWK of a symmetric key', JSON.stringify({ kty: 'oct', k: 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0' }), /not a private key/],
+      ['a missing file', undefined, /cannot be read/],
+    ];
+    for (const [i, [what, text, message]] of refused.entries()) {
+      const path = text === undefined ? join(dir, 'missing.pem') : file(`bad-${i}.key`, text);
+      const errors = errorsOf(t, loadConfig({ ...PRODUCTION, [KEY_FILE]: path }));
+      t.same(names(errors), [KEY_FILE], what);
+      t.match(errors[0], message, `${what}: ${errors[0]}`);
+      if (text !== undefined) assertNoContent(t, errors, text, what);
+    }
+    const unreadable = errorsOf(t, loadConfig({ ...PRODUCTION, [KEY_FILE]: join(dir, 'a-directory') }));
+    t.same(names(unreadable), [KEY_FILE], 'a directory');
+    t.match(unreadable[0], /cannot be read/);
+  });
+
+  t.test('published keys: public (or private) PEM and JWK, P-256 or Ed25519', async (t) => {
+    const texts = [pem.publicP256, pem.publicEd25519, jwk.publicP256, jwk.publicEd25519, pem.ed25519];
+    const files = texts.map((text, i) => file(`published-${i}.key`, text));
+    const config = ok(t, loadConfig({ ...PRODUCTION, [PUBLISHED]: ` ${files.join(' , ')} ,` }));
+    t.same(config.identity.mode === 'on' && config.identity.publishedKeys, texts, 'each file read, in order');
+    const none = ok(t, loadConfig(PRODUCTION));
+    t.same(none.identity.mode === 'on' && none.identity.publishedKeys, [], 'none by default');
+  });
+
+  t.test('a bad published key is refused naming its file, never quoting it', async (t) => {
+    const good = file('published-good.pem', pem.publicP256);
+    const cases: [string, string | undefined][] = [
+      ['a file that is no key', 'not-a-public-key-either-0123456789\n'],
+      ['an RSA public key', pem.rsaPublic],
+      ['a P-384 key', pem.p384],
+      ['a missing file', undefined],
+    ];
+    for (const [i, [what, text]] of cases.entries()) {
+      const path = text === undefined ? join(dir, 'published-missing.pem') : file(`published-bad-${i}.pem`, text);
+      const errors = errorsOf(t, loadConfig({ ...PRODUCTION, [PUBLISHED]: `${good},${path}` }));
+      t.same(names(errors), [PUBLISHED], what);
+      t.ok(errors[0]!.includes(path), `${what}: the error names ${path}`);
+      t.notOk(errors[0]!.includes(good), `${what}: and not the good file`);
+      if (text !== undefined) assertNoContent(t, errors, text, what);
+    }
+  });
+
+  t.test('with the assertion off its keys and audience are refused, not ignored', async (t) => {
+    const key = file('off.pem', pem.pkcs8);
+    for (const [name, value] of [[KEY_FILE, key], [PUBLISHED, key], ['AUTHGATE_IDENTITY_AUDIENCE', 'https://api.internal']] as const) {
+      const errors = errorsOf(t, loadConfig({ ...productionWithoutKey, AUTHGATE_IDENTITY_ASSERTION: 'off', [name]: value }));
+      t.same(names(errors), [name], name);
+      t.match(errors[0], /AUTHGATE_IDENTITY_ASSERTION is off/);
+    }
+    const dev = errorsOf(t, loadConfig({ AUTHGATE_IDENTITY_ASSERTION: 'off', [KEY_FILE]: key }));
+    t.same(names(dev), [KEY_FILE], 'in development too');
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_IDENTITY_ASSERTION: 'yes' }))), ['AUTHGATE_IDENTITY_ASSERTION'], 'on or off only');
+  });
+
+  t.test('lifetime, audience and the JWKS on the public port', async (t) => {
+    for (const ttl of ['9', '3601', '0', '1.5', 'sixty']) {
+      t.same(names(errorsOf(t, loadConfig({ AUTHGATE_IDENTITY_TTL_SECONDS: ttl }))), ['AUTHGATE_IDENTITY_TTL_SECONDS'], `ttl ${ttl}`);
+    }
+    for (const ttl of [10, 300, 3600]) {
+      const config = ok(t, loadConfig({ AUTHGATE_IDENTITY_TTL_SECONDS: String(ttl) }));
+      t.equal(config.identity.mode === 'on' && config.identity.ttlSeconds, ttl, `ttl ${ttl}`);
+    }
+    const config = ok(t, loadConfig({ ...PRODUCTION, AUTHGATE_IDENTITY_AUDIENCE: 'https://api.internal', AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT: 'on' }));
+    t.equal(config.identity.mode === 'on' && config.identity.audience, 'https://api.internal');
+    t.equal(config.identity.mode === 'on' && config.identity.jwksOnPublicPort, true);
+    t.same(names(errorsOf(t, loadConfig({ AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT: 'true' }))), ['AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT']);
+  });
 });

@@ -45,7 +45,8 @@ function badValue(type: SettingKind): string | undefined {
       return 'not-one-of-them';
     case 'text':
     case 'text-list':
-      return type.minLength === undefined ? undefined : 'x';
+      // A blank value is an unset one: a minimum of 1 is met by every value that is read at all.
+      return type.minLength === undefined || type.minLength <= 1 ? undefined : 'x';
     case 'http-url':
       return 'ftp://upstream';
     case 'redis-url':

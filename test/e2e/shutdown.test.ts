@@ -3,6 +3,7 @@ import net, { type AddressInfo } from 'node:net';
 import t from 'tap';
 import { UA, eventually, send } from '../helpers/gateway.js';
 import { createOrganizationAndLogin, startGatewayProcess } from '../helpers/gateway-process.js';
+import { identityKeyFile } from '../helpers/identity-key.js';
 import { parseResponse } from '../helpers/raw-http.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
@@ -11,6 +12,7 @@ t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0
   t.teardown(() => upstream.close());
   const gw = await startGatewayProcess({
     NODE_ENV: 'production',
+    AUTHGATE_IDENTITY_KEY_FILE: identityKeyFile(),
     AUTHGATE_STORE: 'memory',
     AUTHGATE_TLS: 'offloaded',
     AUTHGATE_UPSTREAM_URL: upstream.url,
@@ -134,6 +136,7 @@ t.test('a bad production configuration stops the start with one line per setting
   t.ok(lines.some((l) => /AUTHGATE_UPSTREAM_URL is required/.test(l)), 'missing upstream');
   t.ok(lines.some((l) => /AUTHGATE_STORE/.test(l)), 'no Redis and no AUTHGATE_STORE=memory');
   t.ok(lines.some((l) => /AUTHGATE_ENVIRONMENT must be production or sandbox/.test(l)), 'mistyped environment');
+  t.ok(lines.some((l) => /^authgate: AUTHGATE_IDENTITY_KEY_FILE is required in production/.test(l)), 'no identity signing key');
   t.notOk(gw.output().includes('too-short'), 'the value of a secret is never printed');
 });
 

@@ -64,6 +64,37 @@ The Secret the pods read their secret settings from.
 {{- default (include "authgate.fullname" .) .Values.existingSecret }}
 {{- end }}
 
+{{/*
+Where the identity keys are mounted (deployment.yaml) and read from (configmap.yaml).
+*/}}
+{{- define "authgate.identityDir" -}}
+/etc/authgate/identity
+{{- end }}
+
+{{/*
+How many further published identity keys the Secret holds: from secrets.identityPublishedKeys, or
+identity.existingSecretPublishedKeys with existingSecret.
+*/}}
+{{- define "authgate.identityPublishedKeyCount" -}}
+{{- if .Values.existingSecret }}
+{{- int .Values.identity.existingSecretPublishedKeys }}
+{{- else }}
+{{- len .Values.secrets.identityPublishedKeys }}
+{{- end }}
+{{- end }}
+
+{{/*
+AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES: the mounted published-<n>.pem files, comma-separated; empty when none.
+*/}}
+{{- define "authgate.identityPublishedKeyFiles" -}}
+{{- $dir := include "authgate.identityDir" . }}
+{{- $files := list }}
+{{- range $i := until (include "authgate.identityPublishedKeyCount" . | int) }}
+{{- $files = append $files (printf "%s/published-%d.pem" $dir $i) }}
+{{- end }}
+{{- join "," $files }}
+{{- end }}
+
 {{- define "authgate.image" -}}
 {{- if .Values.image.digest }}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
@@ -116,6 +147,15 @@ Checks across values that the schema cannot express. Included by the Deployment.
 {{- if or .Values.secrets.jwtSecret .Values.secrets.adminToken .Values.secrets.jwtPreviousSecrets $redis.url $redis.password $redis.sentinelPassword }}
 {{- fail "existingSecret is set: put AUTHGATE_JWT_SECRET, AUTHGATE_ADMIN_TOKEN, AUTHGATE_JWT_PREVIOUS_SECRETS, AUTHGATE_REDIS_URL, AUTHGATE_REDIS_PASSWORD and AUTHGATE_REDIS_SENTINEL_PASSWORD in that Secret, and leave secrets.* and store.redis.url/password/sentinelPassword empty" }}
 {{- end }}
+{{- if or .Values.secrets.identityKey .Values.secrets.identityPublishedKeys }}
+{{- fail "existingSecret is set: put the identity keys in that Secret (identity-key.pem, and identity-published-0.pem, … counted by identity.existingSecretPublishedKeys), and leave secrets.identityKey and secrets.identityPublishedKeys empty" }}
+{{- end }}
+{{- else if .Values.identity.existingSecretPublishedKeys }}
+{{- fail "identity.existingSecretPublishedKeys counts keys in existingSecret: without it, list the keys in secrets.identityPublishedKeys" }}
+{{- end }}
+{{- $identity := .Values.identity }}
+{{- if and (not $identity.enabled) (or $identity.audience $identity.ttlSeconds $identity.jwksOnPublicPort $identity.existingSecretPublishedKeys .Values.secrets.identityKey .Values.secrets.identityPublishedKeys) }}
+{{- fail "identity.enabled=false: leave identity.audience, ttlSeconds, jwksOnPublicPort, existingSecretPublishedKeys and secrets.identityKey / identityPublishedKeys unset" }}
 {{- end }}
 {{- if and .Values.secrets.jwtSecret (lt (len .Values.secrets.jwtSecret) 32) }}
 {{- fail "secrets.jwtSecret must be at least 32 bytes" }}

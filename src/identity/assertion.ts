@@ -1,0 +1,120 @@
+// The identity assertion: a short-lived JWT the gateway signs for the upstream, per credential.
+import { randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { LRUCache } from 'lru-cache';
+import { scopeHeaderValue, type ScopeSet } from '../authz/scopes.js';
+import type { Environment } from '../config/config.js';
+import type { Principal } from '../credentials/principal.js';
+import type { SigningKey } from './signing-keys.js';
+
+/** The header that carries it, on every forwarded request; a client's own is always removed. */
+export const IDENTITY_HEADER = 'x-authgate-identity';
+
+/** The organization as the assertion names it: personal data, so never a plain header. */
+export type OrganizationProfile = Readonly<{ name: string; email: string }>;
+
+/**
+ * The claims (README "Verifying the identity in your service"):
+ * iss, aud, sub (organization id), name, email, environment, kind (`jwt` or `api_key`),
+ * key_id (an API key's id; absent for a login token), scope (space-separated), iat, exp, jti.
+ */
+export type IdentityClaims = Readonly<{
+  iss: string;
+  aud: string;
+  sub: string;
+  name: string;
+  email: string;
+  environment: Environment;
+  kind: Principal['via'];
+  key_id?: string;
+  scope: string;
+  iat: number;
+  exp: number;
+  jti: string;
+}>;
+
+export type IdentityAsserter = {
+  /** The assertion for this principal, when one signed for its credential is still fresh: the hot path, no promise. */
+  current(principal: Principal): string | undefined;
+  /**
+   * Signs a new one (sharing a signing already under way for the credential) and keeps it; undefined
+   * when the organization is gone (the caller refuses the request as revoked).
+   */
+  sign(principal: Principal): Promise<string | undefined>;
+};
+
+type Memo = { token: string; scopes: ScopeSet; refreshAt: number };
+
+/**
+ * Signing costs about as much as forwarding a request, so an assertion is kept per credential (an
+ * API key's id or a login session's) and re-signed only once half its lifetime has passed: an
+ * upstream always receives one with at least half its lifetime left, and a credential in steady
+ * use costs one signing per half-lifetime. The `jti` therefore names the assertion, not the
+ * request (`x-request-id` does that). A credential whose scopes changed is signed anew at once.
+ * The organization's name and e-mail are read from the store when a credential is first signed
+ * for, and kept with it.
+ */
+export function createIdentityAsserter(deps: {
+  key: SigningKey;
+  issuer: string;
+  audience: string;
+  ttlSeconds: number;
+  environment: Environment;
+  now: () => number;
+  /** The organization's name and e-mail (the store's record); undefined when it is gone. */
+  organization: (orgId: string) => Promise<OrganizationProfile | undefined>;
+  /** How many credentials' assertions are kept (the credential cache's size). */
+  max: number;
+}): IdentityAsserter {
+  const { key, issuer, audience, ttlSeconds, environment, now } = deps;
+  const memos = new LRUCache<string, Memo>({ max: Math.max(1, deps.max) });
+  const profiles = new LRUCache<string, OrganizationProfile>({ max: Math.max(1, deps.max), ttl: ttlSeconds * 1000 });
+  const signing = new Map<string, Promise<string | undefined>>();
+  const header = { alg: key.alg, kid: key.kid, typ: 'JWT' };
+
+  async function signFor(principal: Principal): Promise<string | undefined> {
+    let profile = profiles.get(principal.orgId);
+    if (profile === undefined) {
+      profile = await deps.organization(principal.orgId);
+      if (profile === undefined) return undefined;
+      profiles.set(principal.orgId, profile);
+    }
+    const t = now();
+    const iat = Math.floor(t / 1000);
+    const claims: Omit<IdentityClaims, 'iss' | 'aud' | 'sub' | 'iat' | 'exp' | 'jti'> = {
+      name: profile.name,
+      email: profile.email,
+      environment,
+      kind: principal.via,
+      ...(principal.via === 'api_key' && { key_id: principal.credentialId }),
+      scope: scopeHeaderValue(principal.scopes),
+    };
+    const token = await new SignJWT(claims)
+      .setProtectedHeader(header)
+      .setIssuer(issuer)
+      .setAudience(audience)
+      .setSubject(principal.orgId)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ttlSeconds)
+      .setJti(randomUUID())
+      .sign(key.privateKey);
+    memos.set(principal.credentialId, { token, scopes: principal.scopes, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
+    return token;
+  }
+
+  return {
+    current(principal) {
+      const memo = memos.get(principal.credentialId);
+      return memo !== undefined && memo.scopes === principal.scopes && now() < memo.refreshAt ? memo.token : undefined;
+    },
+    sign(principal) {
+      const id = principal.credentialId;
+      let pending = signing.get(id);
+      if (pending === undefined) {
+        pending = signFor(principal).finally(() => signing.delete(id));
+        signing.set(id, pending);
+      }
+      return pending;
+    },
+  };
+}
