@@ -1,5 +1,7 @@
 import t, { type Test } from 'tap';
+import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
+import { createLocalJWKSet, jwtVerify, SignJWT, type JSONWebKeySet } from 'jose';
 import { send, startGateway, UA } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import type { RecordedRequest } from '../helpers/upstream.js';
@@ -16,6 +18,13 @@ const seconds = Number(process.env['FUZZ_SECONDS'] ?? 15);
 
 /** Known methods, a lower-case one, and any upper-case token. */
 const method = fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'get'), fc.stringMatching(/^[A-Z]{1,8}$/));
+
+/** A well-formed assertion for another organization, signed with a key that is not the gateway's. */
+const FORGED_ASSERTION = await new SignJWT({ name: 'Victim', email: 'victim@example.test', kind: 'api_key', scope: 'accounts:read accounts:write organization:read keys:read keys:write' })
+  .setProtectedHeader({ alg: 'ES256' }).setSubject('org_victim').setIssuer('authgate').setIssuedAt().setExpirationTime('1h')
+  .sign(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+/** The x-authgate-identity values forwarded requests carried; each is verified after the run. */
+const assertionsSeen = new Set<string>();
 
 /** Every scope, as x-organization-scopes carries them for a login token or a key created without scopes. */
 const ALL_SCOPES = 'accounts:read accounts:write organization:read keys:read keys:write';
@@ -87,12 +96,13 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
       'Authorization', 'Content-Type', 'Content-Length', 'Transfer-Encoding', 'Content-Encoding', 'Connection', 'Expect', 'Host', 'TE', 'Upgrade',
       'X-Organization-Id', 'x-organization-id', 'X-Organization-Role', 'x_organization_id', 'X-Organization_Id', 'X_ORGANIZATION_ID', 'x-organization_id',
       'X-Organization-Scopes', 'x-organization-scopes', 'x_organization_scopes',
+      'X-Authgate-Identity', 'x-authgate-identity', 'x_authgate_identity', 'X-Authgate-Admin',
       'X-Forwarded-For', 'X-Forwarded-Proto', 'X-Forwarded-Host', 'x_forwarded_for', 'Forwarded', 'Proxy-Authorization', 'X-Request-Id',
     ),
     fc.stringMatching(/^[A-Za-z_-]{1,20}$/),
   );
   const headerValue = fc.oneof(
-    fc.constantFrom(`Bearer ${apiKey}`, `Bearer ${token}`, `Bearer ${readOnlyKey}`, 'org_victim', 'application/json', 'chunked', 'gzip', '0', '5', '99999999999', '100-continue', 'close, x-organization-id', 'close, x-organization-scopes', 'keys:write', ALL_SCOPES, 'x-forwarded-for, x-request-id', 'for=6.6.6.6', '6.6.6.6'),
+    fc.constantFrom(`Bearer ${apiKey}`, `Bearer ${token}`, `Bearer ${readOnlyKey}`, 'org_victim', 'application/json', 'chunked', 'gzip', '0', '5', '99999999999', '100-continue', 'close, x-organization-id', 'close, x-organization-scopes', 'keys:write', ALL_SCOPES, FORGED_ASSERTION, 'close, x-authgate-identity', 'x-forwarded-for, x-request-id', 'for=6.6.6.6', '6.6.6.6'),
     fc.stringMatching(/^[ -~]{0,60}$/),
   );
   const headers = fc.array(fc.tuple(headerName, headerValue), { maxLength: 8 });
@@ -157,6 +167,14 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
   t.ok(runs > 50, `${runs} random requests with a valid credential: every answer forwarded correctly or a 4xx, never a 5xx`);
   t.ok(forwarded > 10, `${forwarded} of them reached the upstream, each with only the gateway's identity and forwarding headers`);
   t.ok(insufficientScope > 10, `${insufficientScope} of them refused 403 1106 for the read-only key's missing scope, none forwarded`);
+  // Every identity assertion the upstream saw is the gateway's: signed with its key, for this organization.
+  const jwks = createLocalJWKSet((await send(`${gw.opsUrl}/.well-known/jwks.json`)).json() as JSONWebKeySet);
+  t.ok(assertionsSeen.size >= 1, `${assertionsSeen.size} distinct assertions seen upstream`);
+  for (const assertion of assertionsSeen) {
+    const { payload } = await jwtVerify(assertion, jwks, { issuer: 'authgate', audience: new URL(gw.upstream.url).origin });
+    if (payload.sub !== orgId) t.fail(`an assertion for ${String(payload.sub)}`);
+  }
+  t.notOk(assertionsSeen.has(FORGED_ASSERTION), 'never the forged one');
   t.equal((await gw.get('/accounts', { authorization: `Bearer ${token}` })).status, 200, 'the gateway still works');
 });
 
@@ -171,6 +189,10 @@ function checkForwarded(seen: RecordedRequest, orgId: string, scopes: readonly s
   const scopeValues = values('x-organization-scopes');
   if (scopeValues.length !== 1 || !scopes.includes(scopeValues[0]!)) fail(`not exactly one x-organization-scopes, the credential's (${scopes.join(' | ')})`);
   if (names.some((name) => name.startsWith('x-organization-') && name !== 'x-organization-id' && name !== 'x-organization-scopes')) fail('a client x-organization-* header');
+  if (names.some((name) => name.startsWith('x-authgate-') && name !== 'x-authgate-identity')) fail('a client x-authgate-* header');
+  const assertion = values('x-authgate-identity');
+  if (assertion.length !== 1) fail('not exactly one x-authgate-identity');
+  assertionsSeen.add(assertion[0]!); // verified against the JWKS at the end of the run
   if (names.some((name) => name.includes('_'))) fail('a header name with an underscore');
   for (const name of ['authorization', 'proxy-authorization', 'forwarded', 'expect']) if (names.includes(name)) fail(`${name} was forwarded`);
   const xff = JSON.stringify(values('x-forwarded-for'));
