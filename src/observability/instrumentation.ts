@@ -79,9 +79,12 @@ export function instrumentStore(store: Store & CounterStore, metrics: Metrics): 
  * replica committed and so announced.
  */
 export function instrumentBus(bus: InvalidationBus, metrics: Metrics): InvalidationBus {
-  bus.onInvalidation((invalidation) => {
+  bus.onInvalidation((invalidation, publishedAt) => {
     if (invalidation === 'all') metrics.invalidationsReceived.inc({ kind: 'all' });
     else metrics.invalidationsReceived.inc({ kind: 'credential' }, invalidation.length);
+    // Measured as the message is applied: the cache's listener runs in this same synchronous
+    // turn. A clock behind the sender's would make it negative: counted as 0.
+    if (publishedAt !== undefined && invalidation !== 'all') metrics.revocationPropagation.observe(Math.max(0, Date.now() - publishedAt) / 1000);
   });
   registerSubscriptionMetric(metrics, () => bus.subscribed);
   return {

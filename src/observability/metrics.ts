@@ -1,4 +1,4 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheStats } from '../credentials/cache.js';
 import type { AuthDecision } from '../credentials/decisions.js';
 import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
@@ -75,6 +75,12 @@ export function createMetrics(environment: string) {
     invalidationsSent: new Counter({
       name: 'authgate_invalidations_sent_total',
       help: 'Revoked credentials published to the other replicas.',
+      registers: [registry],
+    }),
+    revocationPropagation: new Histogram({
+      name: 'authgate_revocation_propagation_seconds',
+      help: "Time from another replica's announcement of a revocation to this replica dropping the credential from its cache (clocks of two hosts: keep them in NTP).",
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
     invalidationsReceived: new Counter({

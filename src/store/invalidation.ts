@@ -2,7 +2,11 @@ import type { Revoked } from './store.js';
 
 /** What a listener hears: revoked credentials, or 'all' when messages may have been missed. */
 export type Invalidation = readonly Revoked[] | 'all';
-export type InvalidationListener = (invalidation: Invalidation) => void;
+/**
+ * `publishedAt`: for revocations another replica announced, when it handed out the message
+ * (its clock, epoch ms): what authgate_revocation_propagation_seconds measures from.
+ */
+export type InvalidationListener = (invalidation: Invalidation, publishedAt?: number) => void;
 export type SubscriptionListener = (subscribed: boolean) => void;
 
 /**

@@ -59,6 +59,7 @@ const METRICS = [
   'authgate_store_up',
   'authgate_invalidation_subscribed',
   'authgate_upstream_request_duration_seconds_bucket',
+  'authgate_revocation_propagation_seconds_bucket',
 ];
 
 const SECRET_ENV = [

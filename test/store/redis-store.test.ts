@@ -300,7 +300,9 @@ t.test('the invalidation bus', async (t) => {
   const sent = wire.map((text) => JSON.parse(text) as { origin: string; seq: number; revoked: Revoked[] });
   const carrying = sent.filter((message) => message.revoked.length > 0);
   t.equal(carrying.length, 1);
-  t.strictSame(Object.keys(carrying[0] ?? {}).sort(), ['origin', 'revoked', 'seq'], 'only an origin, a seq and what was revoked');
+  t.strictSame(Object.keys(carrying[0] ?? {}).sort(), ['at', 'origin', 'revoked', 'seq'], 'only an origin, a seq, when it was handed out and what was revoked');
+  const at = (carrying[0] as { at?: unknown } | undefined)?.at;
+  t.ok(typeof at === 'number' && Math.abs(at - Date.now()) < 60_000, `at: the sender's clock in epoch ms (${String(at)})`);
   t.strictSame(carrying[0]?.revoked, [revoked]);
   for (const origin of new Set(sent.map((message) => message.origin))) {
     const seqs = sent.filter((message) => message.origin === origin).map((message) => message.seq).sort((x, y) => x - y);

@@ -40,7 +40,7 @@ export type RedisInvalidationBus = InvalidationBus & {
 };
 
 /** What travels on the channel. Only key hashes and session ids: never a secret. */
-type Message = { origin: string; seq: number; revoked: Revoked[] };
+type Message = { origin: string; seq: number; revoked: Revoked[]; at?: number };
 
 /**
  * An InvalidationBus over Redis pub/sub, on its own subscriber connection.
@@ -89,18 +89,18 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
   const peers = new Map<string, { seq: number; seenAt: number }>();
 
   /** Calls each listener; one that throws is logged and does not stop the others. */
-  function notify<T>(all: readonly ((value: T) => void)[], value: T, what: string): void {
+  function notify<T, E = undefined>(all: readonly ((value: T, extra?: E) => void)[], value: T, what: string, extra?: E): void {
     for (const listener of all) {
       try {
-        listener(value);
+        listener(value, extra);
       } catch (error) {
         logger?.warn({ err: describe(error) }, `${what} failed`);
       }
     }
   }
 
-  function tell(invalidation: Invalidation): void {
-    notify(listeners, invalidation, 'invalidation listener');
+  function tell(invalidation: Invalidation, publishedAt?: number): void {
+    notify(listeners, invalidation, 'invalidation listener', publishedAt);
   }
 
   function setSubscribed(value: boolean): void {
@@ -191,7 +191,7 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
   }
 
   function onPeerMessage(message: Message): void {
-    if (message.revoked.length > 0) tell(message.revoked);
+    if (message.revoked.length > 0) tell(message.revoked, message.at);
     const peer = peers.get(message.origin);
     const now = Date.now();
     if (peer === undefined) {
@@ -218,7 +218,8 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
   subscriber.on('error', () => dropped('subscriber connection error'));
 
   function head(mySeq: number): string {
-    return `${JSON.stringify({ origin, seq: mySeq }).slice(0, -1)},"revoked":`;
+    // `at`: when this replica handed the message out (a script PUBLISHes it within its round trip).
+    return `${JSON.stringify({ origin, seq: mySeq, at: Date.now() }).slice(0, -1)},"revoked":`;
   }
 
   async function heartbeat(): Promise<void> {
@@ -291,7 +292,7 @@ function parseMessage(text: string): Message | undefined {
     return undefined;
   }
   if (!isRecord(value)) return undefined;
-  const { origin, seq, revoked } = value;
+  const { origin, seq, revoked, at } = value;
   if (typeof origin !== 'string' || origin.length === 0) return undefined;
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
   if (!Array.isArray(revoked)) return undefined;
@@ -303,7 +304,7 @@ function parseMessage(text: string): Message | undefined {
     if (typeof cacheKey !== 'string' || cacheKey.length === 0) return undefined;
     items.push({ kind, cacheKey });
   }
-  return { origin, seq, revoked: items };
+  return { origin, seq, revoked: items, ...(typeof at === 'number' && Number.isFinite(at) && { at }) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
