@@ -106,6 +106,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     health,
     organizations,
     apiKeys,
+    sessions,
     publicOpenApi: () => publicServer.swagger(),
     jwks: identity?.keys.jwks,
   });

@@ -36,6 +36,7 @@ export const problems = {
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },
   organizationNotFound: { status: 404, code: 1302, title: 'Organization not found' },
   emailTaken: { status: 409, code: 1303, title: 'E-mail already registered' },
+  sessionNotFound: { status: 404, code: 1304, title: 'Session not found' },
 
   // The gateway and what it depends on
   internalError: { status: 500, code: 1500, title: 'Internal error' },

@@ -2,13 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../observability/logging.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
+import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
-import { ApiKeyList, ApiKeyListQuery, IdParams, NewOrganizationBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import { ApiKeyList, ApiKeyListQuery, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import { createAdminTokenCheck } from './admin-token.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
-export async function adminRoutes(app: FastifyInstance, opts: { organizations: OrganizationService; apiKeys: ApiKeyService; adminToken: string; audit: Logger }) {
-  const { organizations, apiKeys, audit } = opts;
+export async function adminRoutes(app: FastifyInstance, opts: { organizations: OrganizationService; apiKeys: ApiKeyService; sessions: SessionService; adminToken: string; audit: Logger }) {
+  const { organizations, apiKeys, sessions, audit } = opts;
   app.addHook('onRequest', createAdminTokenCheck(opts.adminToken));
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
@@ -86,6 +87,57 @@ export async function adminRoutes(app: FastifyInstance, opts: { organizations: O
       await apiKeys.revoke(orgId, keyId);
       audit.info({ event: 'api_key.deleted', orgId, keyId, by: 'admin' }, 'API key deleted');
       return reply.code(204).send();
+    },
+  });
+
+  app.get<{ Params: IdParams }>('/admin/organizations/:id/sessions', {
+    schema: {
+      operationId: 'listOrganizationSessions',
+      tags: ['organizations'],
+      summary: "List an organization's live login sessions, never their tokens.",
+      description: 'The same view as GET /auth/sessions on the public port (`current` is always false here).',
+      params: IdParams,
+      response: { 200: SessionList, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+    },
+    handler: async (request, reply) => {
+      await organizations.get(request.params.id); // 404 for an unknown organization, not an empty list
+      return reply.header('cache-control', 'no-store').send({ sessions: await sessions.list(request.params.id) });
+    },
+  });
+
+  app.delete<{ Params: OrgSessionParams }>('/admin/organizations/:id/sessions/:sessionId', {
+    schema: {
+      operationId: 'endOrganizationSession',
+      tags: ['organizations'],
+      summary: 'End one login session of an organization.',
+      description: "Its token is refused at once, on every replica. Another organization's session is not found.",
+      params: OrgSessionParams,
+      response: { 204: NoContent, 401: ProblemSchema, 404: problemOf('organizationNotFound', 'sessionNotFound') },
+    },
+    handler: async (request, reply) => {
+      const { id: orgId, sessionId } = request.params;
+      await organizations.get(orgId);
+      await sessions.end(orgId, sessionId);
+      audit.info({ event: 'session.ended', orgId, sessionId, by: 'admin' }, 'session ended');
+      return reply.code(204).send();
+    },
+  });
+
+  app.delete<{ Params: IdParams }>('/admin/organizations/:id/sessions', {
+    schema: {
+      operationId: 'endOrganizationSessions',
+      tags: ['organizations'],
+      summary: 'End every login session of an organization.',
+      description: 'Every login token of the organization is refused at once, on every replica; its API keys stay.',
+      params: IdParams,
+      response: { 200: SessionsEnded, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+    },
+    handler: async (request, reply) => {
+      const orgId = request.params.id;
+      await organizations.get(orgId);
+      const ended = await sessions.endAll(orgId);
+      audit.info({ event: 'sessions.ended', orgId, sessions: ended, by: 'admin' }, 'every session ended');
+      return reply.header('cache-control', 'no-store').send({ ended });
     },
   });
 }

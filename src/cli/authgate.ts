@@ -25,6 +25,13 @@ Commands:
                           prefix, name, scopes, creation, expiry and last use; never a secret.
   keys revoke --org <id> --key <keyId>
                           Revoke one API key of an organization, at once, everywhere.
+  sessions list --org <id>
+                          Print an organization's live login sessions as JSON, the latest
+                          login first: id, login time, expiry and client; never a token.
+  sessions end --org <id> --session <sessionId>
+                          End one login session: its token is refused at once, everywhere.
+  sessions end --org <id> --all
+                          End every login session of the organization (its API keys stay).
   config                  Print every setting the gateway reads: its default, what it
                           accepts and what it does. No value is read or shown.
   help                    Print this help.
@@ -47,6 +54,7 @@ Examples:
   authgate org get org_123
   authgate keys list --org org_123
   authgate keys revoke --org org_123 --key key_456
+  authgate sessions end --org org_123 --all
 `;
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -201,7 +209,10 @@ async function readNewPassword(): Promise<string> {
   return line;
 }
 
-type Parsed = { positionals: string[]; values: { help?: boolean; version?: boolean; name?: string; email?: string; org?: string; key?: string } };
+type Parsed = {
+  positionals: string[];
+  values: { help?: boolean; version?: boolean; name?: string; email?: string; org?: string; key?: string; session?: string; all?: boolean };
+};
 
 function parse(args: string[]): Parsed {
   try {
@@ -216,6 +227,8 @@ function parse(args: string[]): Parsed {
         email: { type: 'string' },
         org: { type: 'string' },
         key: { type: 'string' },
+        session: { type: 'string' },
+        all: { type: 'boolean' },
       },
     });
     return { values, positionals };
@@ -249,6 +262,7 @@ async function keysCommand(action: string | undefined, rest: string[], values: P
   if (action === undefined) throw usageError('missing keys subcommand (list or revoke)', true);
   if (action !== 'list' && action !== 'revoke') throw usageError(`unknown keys subcommand '${oneLine(action).slice(0, 40)}'`, true);
   if (values.name !== undefined || values.email !== undefined) throw usageError(`keys ${action} takes no --name or --email`);
+  if (values.session !== undefined || values.all !== undefined) throw usageError(`keys ${action} takes no --session or --all`);
   if (rest.length > 0) throw usageError(`unexpected extra argument${rest.length > 1 ? 's' : ''} after keys ${action}`);
   const orgId = required(values.org, `keys ${action} needs --org <id>`);
   if (action === 'list') {
@@ -272,6 +286,28 @@ async function keysCommand(action: string | undefined, rest: string[], values: P
   return 0;
 }
 
+async function sessionsCommand(action: string | undefined, rest: string[], values: Parsed['values']): Promise<number> {
+  if (action === undefined) throw usageError('missing sessions subcommand (list or end)', true);
+  if (action !== 'list' && action !== 'end') throw usageError(`unknown sessions subcommand '${oneLine(action).slice(0, 40)}'`, true);
+  if (values.name !== undefined || values.email !== undefined || values.key !== undefined) throw usageError(`sessions ${action} takes no --name, --email or --key`);
+  if (rest.length > 0) throw usageError(`unexpected extra argument${rest.length > 1 ? 's' : ''} after sessions ${action}`);
+  const orgId = required(values.org, `sessions ${action} needs --org <id>`);
+  const path = `${idPath(orgId)}/sessions`;
+  if (action === 'list') {
+    if (values.session !== undefined || values.all !== undefined) throw usageError('sessions list takes no --session or --all');
+    printJson((await call(resolveTarget(process.env), 'GET', path)).body);
+    return 0;
+  }
+  if ((values.session !== undefined) === (values.all === true)) throw usageError('sessions end needs one of --session <sessionId> or --all');
+  const target = resolveTarget(process.env);
+  if (values.all === true) {
+    printJson((await call(target, 'DELETE', path)).body);
+  } else {
+    await call(target, 'DELETE', `${path}/${encodeURIComponent(required(values.session, 'sessions end needs --session <sessionId>'))}`);
+  }
+  return 0;
+}
+
 async function main(args: string[]): Promise<number> {
   refusePasswordFlag(args);
   const { values, positionals } = parse(args);
@@ -287,7 +323,7 @@ async function main(args: string[]): Promise<number> {
   }
   if (group === undefined) throw usageError('missing command', true);
   if (group === 'config') {
-    if (action !== undefined || values.name !== undefined || values.email !== undefined || values.org !== undefined || values.key !== undefined) {
+    if (action !== undefined || values.name !== undefined || values.email !== undefined || values.org !== undefined || values.key !== undefined || values.session !== undefined || values.all !== undefined) {
       throw usageError('config takes no arguments');
     }
     // The table, never the environment: a secret cannot be printed because none is read.
@@ -295,8 +331,10 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (group === 'keys') return keysCommand(action, rest, values);
+  if (group === 'sessions') return sessionsCommand(action, rest, values);
   if (group !== 'org') throw usageError(`unknown command '${oneLine(group).slice(0, 40)}'`, true);
   if (action === undefined) throw usageError('missing org subcommand (create, get or delete)', true);
+  if (values.session !== undefined || values.all !== undefined) throw usageError(`org ${oneLine(action).slice(0, 40)} takes no --session or --all`);
 
   switch (action) {
     case 'create': {

@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
+import type { SessionService } from '../services/sessions.js';
 import { createErrorHandler } from './error-handler.js';
 import { adminDocumentOptions } from './openapi.js';
 import { useStrictJsonBodies } from './json-body.js';
@@ -23,6 +24,8 @@ export type OpsServerDeps = Readonly<{
   organizations: OrganizationService;
   /** The API keys' service: the admin API lists and revokes an organization's keys with it. */
   apiKeys: ApiKeyService;
+  /** The login sessions' service: the admin API lists and ends an organization's sessions with it. */
+  sessions: SessionService;
   /** The public API's OpenAPI document, served here so the public port carries only the API. */
   publicOpenApi: () => unknown;
   /** The identity assertion's public keys; undefined when the assertion is off. */
@@ -68,6 +71,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/openapi/admin.json', hidden, async () => app.swagger());
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, adminToken: deps.adminToken, audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, adminToken: deps.adminToken, audit: deps.logger });
   return app;
 }

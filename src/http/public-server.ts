@@ -14,6 +14,7 @@ import { forwardedRoutes } from '../proxy/forward.js';
 import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
+import { sessionRoutes } from '../routes/sessions.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import type { Jwks } from '../identity/signing-keys.js';
@@ -124,6 +125,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     useStrictJsonBodies(auth);
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys });
+    await auth.register(sessionRoutes, { sessions: deps.sessions });
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });

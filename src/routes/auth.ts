@@ -4,7 +4,7 @@ import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
 import { normalizeEmail } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
-import { LoginBody, LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
+import { LoginBody, LoginResponse, LogoutBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
 /** POST /auth/login and POST /auth/logout. */
 export async function authRoutes(app: FastifyInstance, opts: { sessions: SessionService; throttle: LoginThrottle }) {
@@ -34,7 +34,7 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       const attempt = await throttle.attempt(email, address);
       let token: string;
       try {
-        ({ token } = await sessions.login(email, request.body.password));
+        ({ token } = await sessions.login(email, request.body.password, { userAgent: request.headers['user-agent'], address: request.ip }));
       } catch (error) {
         if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
         if (error instanceof Problem && error.problem === 'loginFailed' && attempt.exhausted) {
@@ -47,18 +47,29 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
     },
   });
 
-  app.post('/auth/logout', {
+  app.post<{ Body: LogoutBody | undefined }>('/auth/logout', {
     config: { auth: 'login-token', routeLabel: '/auth/logout' },
     schema: {
       operationId: 'logout',
       tags: ['auth'],
-      summary: 'End the login session of the token presented.',
-      description: 'Needs a login token: the token is revoked at once, on every replica.',
-      response: { 204: NoContent, 401: ProblemSchema, 403: ProblemSchema },
+      summary: 'End the login session of the token presented, or every session of the organization.',
+      description: 'Needs a login token: the token is revoked at once, on every replica. With `{"everywhere": true}`, every login session of the organization ends (this one too); API keys are not sessions and stay.',
+      body: LogoutBody,
+      response: { 204: NoContent, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 415: ProblemSchema },
+    },
+    // No body (or an empty one): this session only.
+    preValidation: async (request) => {
+      if (request.body === undefined) request.body = {};
     },
     handler: async (request, reply) => {
-      await sessions.logout(request.principal!.credentialId);
-      request.log.info({ event: 'logout', orgId: request.principal!.orgId }, 'logged out');
+      const { orgId, credentialId } = request.principal!;
+      if (request.body?.everywhere === true) {
+        const ended = await sessions.endAll(orgId);
+        request.log.info({ event: 'sessions.ended', orgId, sessions: ended, by: 'logout' }, 'logged out everywhere');
+      } else {
+        await sessions.logout(credentialId);
+        request.log.info({ event: 'logout', orgId }, 'logged out');
+      }
       return reply.code(204).send();
     },
   });

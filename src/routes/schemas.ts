@@ -18,6 +18,34 @@ export type LoginBody = Static<typeof LoginBody>;
 
 export const LoginResponse = Type.Object({ token: Type.String() }, { description: 'The login token: a bearer credential for one hour.' });
 
+export const LogoutBody = Type.Object(
+  { everywhere: Type.Optional(Type.Boolean({ description: 'true: end every login session of the organization, not only this one.' })) },
+  { additionalProperties: false, description: 'Optional.' },
+);
+export type LogoutBody = Static<typeof LogoutBody>;
+
+export const SessionShown = Type.Object({
+  id: Type.String({ description: "The session's id (a login token's `sub`); not a credential." }),
+  createdAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it logged in.' }),
+  expiresAt: Type.String({ format: 'date-time', description: 'When its token expires.' }),
+  client: Type.Union([Type.String(), Type.Null()], { description: 'The client that logged in, coarsely: its user agent family and its network (`curl from 203.0.113.0/24`).' }),
+  current: Type.Boolean({ description: 'Whether this is the session of the token that asked.' }),
+});
+export const SessionList = Type.Object({ sessions: Type.Array(SessionShown) }, { description: "The organization's live login sessions, the latest login first; never a token." });
+export const SessionsEnded = Type.Object({ ended: Type.Integer({ description: 'How many sessions ended.' }) });
+
+/** A session's id: `<shard tag>.<22 base64url>`, or any id of that alphabet (an unknown one is a 404). */
+export const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._-]+$' }) }, { additionalProperties: false });
+export type SessionParams = Static<typeof SessionParams>;
+export const OrgSessionParams = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }),
+    sessionId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._-]+$' }),
+  },
+  { additionalProperties: false },
+);
+export type OrgSessionParams = Static<typeof OrgSessionParams>;
+
 /** The longest `expiresIn`: 366 days in seconds (services/api-keys.ts MAX_API_KEY_LIFETIME_MS). */
 export const MAX_API_KEY_EXPIRES_IN = 31_622_400;
 

@@ -6,9 +6,16 @@ import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf, tagged } from '../store/shard-tag.js';
 import type { Store } from '../store/store.js';
+import { describeClient } from './client-description.js';
 import type { NormalizedEmail } from './organizations.js';
 
 export type LoginOutcome = Readonly<{ token: string; orgId: string }>;
+
+/** Who logged in, as the session listing will describe it (services/client-description.ts). */
+export type LoginClient = Readonly<{ userAgent: string | undefined; address: string | undefined }>;
+
+/** A live session as its organization sees it: never the token. */
+export type SessionView = Readonly<{ id: string; createdAt: string | null; expiresAt: string; client: string | null; current: boolean }>;
 
 export async function createSessionService(deps: {
   store: Store;
@@ -22,14 +29,20 @@ export async function createSessionService(deps: {
 
   return {
     /** Same 401 for an unknown e-mail and a wrong password, in comparable time. */
-    async login(email: NormalizedEmail, password: string): Promise<LoginOutcome> {
+    async login(email: NormalizedEmail, password: string, client?: LoginClient): Promise<LoginOutcome> {
       const org = await store.findOrganizationByEmail(email);
       const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
       if (!valid || org === undefined) throw new Problem('loginFailed', undefined, 'bad_password');
       // `<shard tag>.<128 random bits>`: the tag routes the session to its organization's shard.
       const sessionId = tagged(shardTagOf(org.id), randomBytes(16).toString('base64url'));
       const { token, expiresAtMs } = await tokens.sign(sessionId, now());
-      const created = await store.createSession({ id: sessionId, orgId: org.id, expiresAt: expiresAtMs });
+      const created = await store.createSession({
+        id: sessionId,
+        orgId: org.id,
+        expiresAt: expiresAtMs,
+        createdAt: now(),
+        ...(client !== undefined && { client: describeClient(client.userAgent, client.address) }),
+      });
       // The organization was deleted between the read and the write.
       if (created === 'no-organization') throw new Problem('loginFailed', undefined, 'bad_password');
       return { token, orgId: org.id };
@@ -38,6 +51,31 @@ export async function createSessionService(deps: {
     async logout(sessionId: string): Promise<void> {
       const revoked = await store.deleteSession(sessionId);
       if (revoked !== undefined) bus.applyLocally([revoked]);
+    },
+
+    /** The organization's live sessions, the latest login first; `current` marks the caller's own. */
+    async list(orgId: string, callerSessionId?: string): Promise<SessionView[]> {
+      return (await store.listSessions(orgId)).map((session) => ({
+        id: session.id,
+        createdAt: session.createdAt === undefined ? null : new Date(session.createdAt).toISOString(),
+        expiresAt: new Date(session.expiresAt).toISOString(),
+        client: session.client ?? null,
+        current: session.id === callerSessionId,
+      }));
+    },
+
+    /** Ends one of the organization's sessions: its token is 401 at once, on every replica. 404 otherwise. */
+    async end(orgId: string, sessionId: string): Promise<void> {
+      const revoked = await store.deleteSessionIfOwned(orgId, sessionId);
+      if (revoked === undefined) throw new Problem('sessionNotFound');
+      bus.applyLocally([revoked]);
+    },
+
+    /** Ends every session of the organization (API keys stay); how many there were. */
+    async endAll(orgId: string): Promise<number> {
+      const revoked = await store.deleteAllSessions(orgId);
+      bus.applyLocally(revoked);
+      return revoked.length;
     },
   };
 }

@@ -1,5 +1,6 @@
 import {
   changedTerms,
+  latestLoginFirst,
   newestFirst,
   storedScopes,
   type AttemptVerdict,
@@ -11,6 +12,7 @@ import {
   type Organization,
   type Revoked,
   type Session,
+  type SessionSummary,
   type Store,
 } from './store.js';
 import { restAfterOrganizationTag } from './shard-tag.js';
@@ -250,6 +252,39 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       if (session === undefined) return undefined;
       forgetSession(session);
       return { kind: 'session', cacheKey: sessionId };
+    },
+
+    async listSessions(orgId) {
+      const live: SessionSummary[] = [];
+      for (const id of [...(sessionIdsByOrg.get(orgId) ?? [])]) {
+        const session = liveSession(id);
+        if (session === undefined) continue;
+        live.push({
+          id: session.id,
+          expiresAt: session.expiresAt,
+          ...(session.createdAt !== undefined && { createdAt: session.createdAt }),
+          ...(session.client !== undefined && { client: session.client }),
+        });
+      }
+      return live.sort(latestLoginFirst);
+    },
+
+    async deleteSessionIfOwned(orgId, sessionId) {
+      const session = liveSession(sessionId);
+      if (session === undefined || session.orgId !== orgId) return undefined;
+      forgetSession(session);
+      return { kind: 'session', cacheKey: sessionId };
+    },
+
+    async deleteAllSessions(orgId) {
+      const revoked: Revoked[] = [];
+      for (const id of [...(sessionIdsByOrg.get(orgId) ?? [])]) {
+        const session = sessions.get(id);
+        if (session === undefined) continue;
+        forgetSession(session);
+        revoked.push({ kind: 'session', cacheKey: id });
+      }
+      return revoked;
     },
 
     // Synchronous from start to end: no other attempt can run between the check and the count.

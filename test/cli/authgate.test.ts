@@ -213,6 +213,43 @@ t.test('keys list and keys revoke against a real gateway', async (t) => {
   t.equal(await useKey(second.apiKey), 200, 'the usage errors revoked nothing');
 });
 
+t.test('sessions list and sessions end against a real gateway', async (t) => {
+  const gw = await startGateway(t);
+  const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
+  const email = freshEmail();
+  const password = PASSWORDS[2]!;
+  const created = await runCli(['org', 'create', '--name', 'Sessions CLI', '--email', email], { env, stdin: `${password}\n` });
+  t.equal(created.code, 0, `create exits 0 (stderr: ${created.stderr})`);
+  const org = JSON.parse(created.stdout) as { id: string };
+  const tokens = [(await login(gw.publicUrl, email, password)).json().token as string, (await login(gw.publicUrl, email, password)).json().token as string, (await login(gw.publicUrl, email, password)).json().token as string];
+  const useToken = async (token: string) => (await send(`${gw.publicUrl}/auth/api-key`, { headers: { ...UA, authorization: `Bearer ${token}` } })).status;
+
+  const listed = await runCli(['sessions', 'list', '--org', org.id], { env });
+  t.equal(listed.code, 0, `list exits 0 (stderr: ${listed.stderr})`);
+  const { sessions } = JSON.parse(listed.stdout) as { sessions: Array<{ id: string; client: string }> };
+  t.equal(sessions.length, 3);
+  for (const token of tokens) t.notOk(listed.stdout.includes(token), 'no token printed');
+  for (const session of sessions) t.match(session.client, / from 127\.0\.0\.0\/24$/);
+
+  const one = await runCli(['sessions', 'end', '--org', org.id, '--session', sessions[0]!.id], { env });
+  t.equal(one.code, 0, `end exits 0 (stderr: ${one.stderr})`);
+  t.equal(one.stdout, '');
+  t.same((await Promise.all(tokens.map(useToken))).sort(), [200, 200, 401], 'one token refused at once');
+  const again = await runCli(['sessions', 'end', '--org', org.id, '--session', sessions[0]!.id], { env });
+  t.equal(again.code, 1, 'ending it again exits 1');
+  t.match(again.stderr, /^authgate: 404 Session not found/);
+  const all = await runCli(['sessions', 'end', '--org', org.id, '--all'], { env });
+  t.equal(all.code, 0);
+  t.same(JSON.parse(all.stdout), { ended: 2 });
+  t.same(await Promise.all(tokens.map(useToken)), [401, 401, 401], 'every token refused');
+
+  for (const args of [['sessions'], ['sessions', 'kill'], ['sessions', 'list'], ['sessions', 'end', '--org', org.id], ['sessions', 'end', '--org', org.id, '--all', '--session', 'x'], ['sessions', 'list', '--org', org.id, '--all'], ['keys', 'list', '--org', org.id, '--all'], ['org', 'get', org.id, '--session', 'x']]) {
+    const run = await runCli(args, { env });
+    t.equal(run.code, 2, `'${args.join(' ')}' exits 2`);
+    t.equal(run.stdout, '');
+  }
+});
+
 t.test('--password on the command line is refused and nothing is created', async (t) => {
   const gw = await startGateway(t);
   const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };

@@ -306,6 +306,44 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.equal(await store.deleteSession(brief.id), undefined, 'an expired session is nothing to revoke');
   });
 
+  t.test('sessions: listed live, the latest login first, with their client; ended one by its owner only, or all at once', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const other = await created(store, newOrganization());
+    const t0 = Date.now();
+    const first: Session = { ...newSession(org.id), createdAt: t0 - 2000, client: 'curl from 203.0.113.0/24' };
+    const second: Session = { ...newSession(org.id), createdAt: t0 - 1000, client: 'Firefox from 2001:db8:1::/48' };
+    const bare = newSession(org.id); // stored without login details
+    const short: Session = { ...newSession(org.id, 300), createdAt: t0 };
+    const theirs: Session = { ...newSession(other.id), createdAt: t0, client: 'x' };
+    for (const session of [first, second, bare, short, theirs]) t.equal(await store.createSession(session), 'created');
+    const summary = (s: Session) => {
+      const { orgId: _org, ...rest } = s;
+      return rest;
+    };
+    t.strictSame(await store.listSessions(org.id), [short, second, first, bare].map(summary), 'the latest login first; one without a time last');
+    await pollUntil(20_000, async () => (await store.listSessions(org.id)).length === 3);
+    t.strictSame(await store.listSessions(org.id), [second, first, bare].map(summary), 'an expired session is not listed');
+    t.match(await store.findSession(first.id), { id: first.id, orgId: org.id, expiresAt: first.expiresAt }, 'found as before (the hot path reads no login details)');
+
+    t.equal(await store.deleteSessionIfOwned(other.id, first.id), undefined, "another organization's session");
+    t.ok(await store.findSession(first.id), 'untouched');
+    t.strictSame(await store.deleteSessionIfOwned(org.id, first.id), { kind: 'session', cacheKey: first.id });
+    t.equal(await store.findSession(first.id), undefined);
+    t.equal(await store.deleteSessionIfOwned(org.id, first.id), undefined, 'only once');
+    t.strictSame(await store.listSessions(org.id), [second, bare].map(summary));
+
+    const ended = await store.deleteAllSessions(org.id);
+    t.strictSame(sortRevoked(ended).filter((r) => r.cacheKey !== short.id), sortRevoked([second, bare].map((s): Revoked => ({ kind: 'session', cacheKey: s.id }))), 'every session of the organization (an expired one may be among them)');
+    for (const session of [second, bare]) t.equal(await store.findSession(session.id), undefined);
+    t.strictSame(await store.listSessions(org.id), []);
+    t.strictSame(await store.deleteAllSessions(org.id), [], 'none left');
+    t.ok(await store.findSession(theirs.id), "the other organization's session stays");
+    t.strictSame(await store.listSessions(other.id), [summary(theirs)]);
+    t.equal(await store.createSession({ ...newSession(org.id), createdAt: t0 }), 'created', 'logging in again works');
+    t.equal((await store.listSessions(org.id)).length, 1);
+  });
+
   t.test('deleteOrganization cascades and says what it revoked', async (t) => {
     const store = await open(t);
     const org = await created(store, newOrganization());

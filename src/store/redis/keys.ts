@@ -36,6 +36,11 @@ export type ShardKeys = Readonly<{
   organization(packedOrgId: string): string;
   /** Sorted set: session random part scored by expiresAt (epoch ms). */
   organizationSessions(packedOrgId: string): string;
+  /**
+   * Hash: session random part → `<createdAt, base 36> <client>` (the client last: it may hold
+   * spaces), what the organization's listing shows; PX as the sorted set's.
+   */
+  organizationSessionInfo(packedOrgId: string): string;
   /** String: the organization id owning this normalized e-mail (under the e-mail's tag). */
   emailClaim(email: string): string;
   /** String with a PX TTL: a fixed-window counter (login attempts), named by the caller. */
@@ -70,6 +75,7 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       organizationStem,
       organization: (packedOrgId) => organizationStem + packedOrgId,
       organizationSessions: (packedOrgId) => `${organizationStem}${packedOrgId}:s`,
+      organizationSessionInfo: (packedOrgId) => `${organizationStem}${packedOrgId}:m`,
       emailClaim: (email) => `${base}e:${email}`,
       counter: (name) => `${base}c:${name}`,
       knownSet: (name) => `${base}n:${name}`,

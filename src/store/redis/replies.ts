@@ -13,6 +13,7 @@ import type {
   Organization,
   Revoked,
   Session,
+  SessionSummary,
 } from '../store.js';
 import { DIGEST_LENGTH, packMs, packTime, unpackId, unpackMs, unpackTime } from './packing.js';
 
@@ -147,6 +148,29 @@ function apiKeySummaryOf(packedId: string, entry: string, lastUse: unknown): Api
     displayPrefix,
     ...(name !== undefined && { name }),
     ...readTerms(terms),
+  };
+}
+
+/** A session's info (organizationSessionInfo): `<createdAt, base 36> <client>`, '' when it has neither. */
+export function sessionInfoValue(session: Pick<Session, 'createdAt' | 'client'>): string {
+  if (session.createdAt === undefined && session.client === undefined) return '';
+  const created = session.createdAt === undefined ? '-' : packMs(session.createdAt);
+  return session.client === undefined ? created : `${created} ${session.client}`;
+}
+
+/** A live session of a listing: its id, its end (the index's score) and its info (HMGET), or nil info. */
+export function sessionSummaryOf(id: string, expiresAt: number, info: unknown): SessionSummary {
+  if (!Number.isFinite(expiresAt)) throw unexpected('listSessions');
+  if (info === null) return { id, expiresAt };
+  if (typeof info !== 'string' || info === '') throw unexpected('listSessions');
+  const space = info.indexOf(' ');
+  const created = space < 0 ? info : info.slice(0, space);
+  const client = space < 0 ? undefined : info.slice(space + 1);
+  return {
+    id,
+    expiresAt,
+    ...(created !== '-' && { createdAt: unpackMs(created) }),
+    ...(client !== undefined && client !== '' && { client }),
   };
 }
 

@@ -56,11 +56,11 @@ return 'created'`,
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`,
   },
-  // KEYS: org (with its key index), org's sessions, the tag's API keys, the tag's sessions.
-  // ARGV: tag, channel, message head. Reply: nil when there was no org, else
+  // KEYS: org (with its key index), org's sessions, the tag's API keys, the tag's sessions, org's
+  // session info. ARGV: tag, channel, message head. Reply: nil when there was no org, else
   // {email, revoked key hashes, revoked session ids}; the caller then releases the e-mail.
   deleteOrganization: {
-    keys: 4,
+    keys: 5,
     lua: `${announce}
 if redis.call('EXISTS', KEYS[1]) == 0 then
   announce(ARGV[2], ARGV[3], {})
@@ -85,7 +85,7 @@ end
 announce(ARGV[2], ARGV[3], revoked)
 for _, digest in ipairs(digests) do redis.call('HDEL', KEYS[3], digest) end
 for _, id in ipairs(sessions) do redis.call('HDEL', KEYS[4], id) end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
 return {email, hashes, ids}`,
   },
   // KEYS: org, the tag's API keys. ARGV: digest, key value, index field (k:<packed key id>), index entry.
@@ -195,16 +195,19 @@ for i = 1, #ARGV, 2 do
 end
 return 1`,
   },
-  // KEYS: org, the tag's sessions, org's sessions. ARGV: session field, value, expiresAt, ttlMs,
-  // now, org stem. Redis cannot expire a hash field, so this prunes: the org's expired sessions,
-  // and two sampled fields of the tag's hash (sessions of other orgs that stopped logging in).
-  // Each hash and index expires as a whole with its last session.
+  // KEYS: org, the tag's sessions, org's sessions, org's session info. ARGV: session field, value,
+  // expiresAt, ttlMs, now, org stem, info value ('' for none). Redis cannot expire a hash field, so
+  // this prunes: the org's expired sessions, and two sampled fields of the tag's hash (sessions of
+  // other orgs that stopped logging in). Each hash and index expires as a whole with its last session.
   createSession: {
-    keys: 3,
+    keys: 4,
     lua: `${readMs}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'no-organization' end
 local now = tonumber(ARGV[5])
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do redis.call('HDEL', KEYS[2], id) end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('HDEL', KEYS[4], id)
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local sample = redis.call('HRANDFIELD', KEYS[2], 2, 'WITHVALUES')
 for i = 1, #sample, 2 do
@@ -212,25 +215,28 @@ for i = 1, #sample, 2 do
   if org and (readMs(expiresAt) or 0) <= now then
     redis.call('HDEL', KEYS[2], sample[i])
     redis.call('ZREM', ARGV[6] .. org .. ':s', sample[i])
+    redis.call('HDEL', ARGV[6] .. org .. ':m', sample[i])
   end
 end
 local ttl = tonumber(ARGV[4])
 if ttl <= 0 then return 'created' end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[4], ARGV[1], ARGV[7]) end
 if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
+if redis.call('EXISTS', KEYS[4]) == 1 and redis.call('PTTL', KEYS[4]) < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
 return 'created'`,
   },
-  // KEYS: the tag's sessions. ARGV: session field, now, org stem, channel, message head, session id.
-  // Reply: 1 if a live session went.
+  // KEYS: the tag's sessions. ARGV: session field, now, org stem, channel, message head, session id,
+  // owner (a packed org id the session must be of, or '' for any). Reply: 1 if a live session went.
   deleteSession: {
     keys: 1,
     lua: `${announce}${readMs}
 local value = redis.call('HGET', KEYS[1], ARGV[1])
 local org, expiresAt
 if value then org, expiresAt = string.match(value, '^(%S+) (%S+)$') end
-if not org then
+if not org or (ARGV[7] ~= '' and org ~= ARGV[7]) then
   announce(ARGV[4], ARGV[5], {})
   return 0
 end
@@ -238,8 +244,25 @@ local live = (readMs(expiresAt) or 0) > tonumber(ARGV[2])
 announce(ARGV[4], ARGV[5], live and {{kind = 'session', cacheKey = ARGV[6]}} or {})
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', ARGV[3] .. org .. ':s', ARGV[1])
+redis.call('HDEL', ARGV[3] .. org .. ':m', ARGV[1])
 if live then return 1 end
 return 0`,
+  },
+  // KEYS: org's sessions, org's session info, the tag's sessions. ARGV: tag, channel, message head.
+  // Ends every session of the org; reply: their ids (every one announced, the expired too).
+  deleteAllSessions: {
+    keys: 3,
+    lua: `${announce}
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+local revoked, full = {}, {}
+for i, id in ipairs(ids) do
+  full[i] = ARGV[1] .. '.' .. id
+  revoked[i] = {kind = 'session', cacheKey = full[i]}
+end
+announce(ARGV[2], ARGV[3], revoked)
+for _, id in ipairs(ids) do redis.call('HDEL', KEYS[3], id) end
+redis.call('DEL', KEYS[1], KEYS[2])
+return full`,
   },
   // KEYS: n counters, then the known set (optional). ARGV: n, windowMs, then per counter
   // its limit and 1 if exempt when known, then with the set: member and known-after (epoch ms);

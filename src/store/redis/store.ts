@@ -8,10 +8,12 @@ import { Cluster } from 'ioredis';
 import type { InvalidationBus } from '../invalidation.js';
 import {
   changedTerms,
+  latestLoginFirst,
   newestFirst,
   storedScopes,
   StoreUnavailable,
   type ApiKeySummary,
+  type Revoked,
   type CounterStore,
   type LimitedCounter,
   type Store,
@@ -34,7 +36,9 @@ import {
   counterStates,
   organizationReply,
   organizationRevocations,
+  sessionInfoValue,
   sessionReply,
+  sessionSummaryOf,
   unexpected,
 } from './replies.js';
 import { defineScripts, scripts } from './scripts.js';
@@ -152,6 +156,23 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     return tag === undefined ? undefined : { tag, shard: keys.shard(tag), rest: handle.slice(tag.length + 1) };
   }
 
+  /** deleteSession, with or without an owner the session must be of. */
+  function endSession(sessionId: string, ownerOrgId: string | undefined) {
+    return announced((channel, head) => guard('deleteSession', async () => {
+      const place = credentialPlace(sessionId);
+      const shard = place?.shard ?? keys.shard(shardTagOf(sessionId));
+      // An id without a tag names nothing, but the script still runs: it announces an empty
+      // revocation, so this replica's message sequence has no hole.
+      const reply = await run.deleteSession(
+        [shard.sessions],
+        [place?.rest ?? '', now(), shard.organizationStem, channel, head, sessionId, ownerOrgId === undefined ? '' : packId(ownerOrgId)],
+      );
+      if (reply === 0) return undefined;
+      if (reply !== 1) throw unexpected('deleteSession');
+      return { kind: 'session', cacheKey: sessionId } satisfies Revoked;
+    }));
+  }
+
   /** The one place counters and known sets are placed: by the text in braces in their name. */
   const counterShard = (name: string) => keys.shard(shardTagOf(/\{([^}]+)\}/.exec(name)?.[1] ?? name));
 
@@ -211,7 +232,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         const { shard, packed } = organizationPlace(orgId);
         const tag = shardTagOf(orgId);
         const reply = await run.deleteOrganization(
-          [shard.organization(packed), shard.organizationSessions(packed), shard.apiKeys, shard.sessions],
+          [shard.organization(packed), shard.organizationSessions(packed), shard.apiKeys, shard.sessions, shard.organizationSessionInfo(packed)],
           [tag, channel, head],
         );
         const deleted = organizationRevocations(reply);
@@ -399,8 +420,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         const { shard, packed } = organizationPlace(session.orgId);
         const t = now();
         const reply = await run.createSession(
-          [shard.organization(packed), shard.sessions, shard.organizationSessions(packed)],
-          [field, `${packed} ${packMs(session.expiresAt)}`, session.expiresAt, Math.ceil(session.expiresAt - t), t, shard.organizationStem],
+          [shard.organization(packed), shard.sessions, shard.organizationSessions(packed), shard.organizationSessionInfo(packed)],
+          [field, `${packed} ${packMs(session.expiresAt)}`, session.expiresAt, Math.ceil(session.expiresAt - t), t, shard.organizationStem, sessionInfoValue(session)],
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createSession');
         return reply;
@@ -417,19 +438,39 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return session.expiresAt <= now() ? undefined : session;
       }),
 
-    deleteSession: (sessionId) =>
-      announced((channel, head) => guard('deleteSession', async () => {
-        const place = credentialPlace(sessionId);
-        const shard = place?.shard ?? keys.shard(shardTagOf(sessionId));
-        // An id without a tag names nothing, but the script still runs: it announces an empty
-        // revocation, so this replica's message sequence has no hole.
-        const reply = await run.deleteSession(
-          [shard.sessions],
-          [place?.rest ?? '', now(), shard.organizationStem, channel, head, sessionId],
+    deleteSession: (sessionId) => endSession(sessionId, undefined),
+
+    deleteSessionIfOwned: (orgId, sessionId) => endSession(sessionId, orgId),
+
+    /** The org's session index (live ones by score) and their info: two reads, one shard. */
+    listSessions: (orgId) =>
+      guard('listSessions', async () => {
+        const { shard, packed } = organizationPlace(orgId);
+        const live: unknown = await client.zrangebyscore(shard.organizationSessions(packed), `(${now()}`, '+inf', 'WITHSCORES');
+        if (!Array.isArray(live)) throw unexpected('listSessions');
+        if (live.length === 0) return [];
+        const rests: string[] = [];
+        const ends: number[] = [];
+        for (let i = 0; i < live.length; i += 2) {
+          if (typeof live[i] !== 'string') throw unexpected('listSessions');
+          rests.push(live[i] as string);
+          ends.push(Number(live[i + 1]));
+        }
+        const info: unknown = await client.hmget(shard.organizationSessionInfo(packed), ...rests);
+        if (!Array.isArray(info) || info.length !== rests.length) throw unexpected('listSessions');
+        const tag = shardTagOf(orgId);
+        return rests.map((rest, i) => sessionSummaryOf(`${tag}.${rest}`, ends[i]!, info[i] ?? null)).sort(latestLoginFirst);
+      }),
+
+    deleteAllSessions: (orgId) =>
+      announced((channel, head) => guard('deleteAllSessions', async () => {
+        const { shard, packed } = organizationPlace(orgId);
+        const reply = await run.deleteAllSessions(
+          [shard.organizationSessions(packed), shard.organizationSessionInfo(packed), shard.sessions],
+          [shardTagOf(orgId), channel, head],
         );
-        if (reply === 0) return undefined;
-        if (reply !== 1) throw unexpected('deleteSession');
-        return { kind: 'session', cacheKey: sessionId };
+        if (!Array.isArray(reply) || reply.some((id) => typeof id !== 'string')) throw unexpected('deleteAllSessions');
+        return (reply as string[]).map((cacheKey): Revoked => ({ kind: 'session', cacheKey }));
       })),
 
     /**
