@@ -16,7 +16,10 @@ t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0
     AUTHGATE_STORE: 'memory',
     AUTHGATE_TLS: 'offloaded',
     AUTHGATE_UPSTREAM_URL: upstream.url,
-    AUTHGATE_SHUTDOWN_DELAY_SECONDS: '3', // long enough for the checks below on a loaded machine
+    // The window in which a stopping gateway still takes new requests: the readiness poll and the
+    // request that checks the window must both fit in it. 10 s leaves a loaded machine time for
+    // both (a 3 s window once closed before them under a full parallel test run).
+    AUTHGATE_SHUTDOWN_DELAY_SECONDS: '10',
     AUTHGATE_SHUTDOWN_GRACE_SECONDS: '10',
   });
   t.teardown(() => {
@@ -37,7 +40,8 @@ t.test('SIGTERM: readiness fails at once, in-flight requests finish, then exit 0
   gw.child.kill('SIGTERM');
   t.ok(await eventually(async () => (await send(`${gw.opsUrl}/readyz`)).status === 503, 10_000, 20), 'readiness fails at once');
   t.equal((await send(`${gw.opsUrl}/livez`)).status, 200, 'but it is alive');
-  // The listeners stay open for the shutdown delay: a request now is still taken and forwarded.
+  // The listeners stay open for the shutdown delay: a request now (shutdown has begun: readiness
+  // failed) is still taken and forwarded.
   const duringDelay = forward();
   t.ok(await eventually(async () => upstream.requests.length === 6, 20_000, 20), 'new requests are still served while load balancers notice');
   // Then the listeners close: a new connection is refused while those six are still held.
