@@ -15,6 +15,7 @@ import {
   type SessionSummary,
   type Store,
 } from './store.js';
+import { AUDIT_SCAN_LIMIT, matchesAudit, type AuditStore, type StoredAuditEvent } from './audit.js';
 import { restAfterOrganizationTag } from './shard-tag.js';
 
 export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number };
@@ -23,7 +24,7 @@ export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number 
  * The embedded default: everything in this process, gone when it exits. Every method runs to
  * completion without awaiting anything, which is what makes each one atomic here.
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): Store & CounterStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): Store & CounterStore & AuditStore {
   const now = options.now ?? Date.now;
   const orgsById = new Map<string, Organization>();
   const orgIdByEmail = new Map<string, string>();
@@ -38,6 +39,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
    * order); the whole set is forgotten ttlMs after its last remember, as a Redis PEXPIRE does.
    */
   const knownSets = new Map<string, { seen: Map<string, number>; expiresAt: number }>();
+  /** The audit trail, oldest first; ids `<ms>-<seq>` as a Redis Stream's, in append order. */
+  let auditLog: StoredAuditEvent[] = [];
+  let lastAuditMs = 0;
+  let lastAuditSeq = 0;
 
   // Sessions of tokens nobody logs out of would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -338,12 +343,52 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       });
     },
 
+    async appendAuditEvents(events, retention) {
+      const t = now();
+      for (const event of events) {
+        const ms = Math.max(t, lastAuditMs);
+        lastAuditSeq = ms === lastAuditMs ? lastAuditSeq + 1 : 0;
+        lastAuditMs = ms;
+        auditLog.push({ ...event, id: `${ms}-${lastAuditSeq}` });
+      }
+      const oldest = t - retention.maxAgeMs;
+      let drop = Math.max(0, auditLog.length - retention.maxEvents);
+      while (drop < auditLog.length && auditPosition(auditLog[drop]!.id)[0] < oldest) drop++;
+      if (drop > 0) auditLog = auditLog.slice(drop);
+    },
+
+    async readAuditEvents(query) {
+      const before = query.before === undefined ? undefined : auditPosition(query.before);
+      const events: StoredAuditEvent[] = [];
+      let scanned = 0;
+      let last: string | null = null;
+      for (let i = auditLog.length - 1; i >= 0 && events.length < query.limit && scanned < AUDIT_SCAN_LIMIT; i--) {
+        const event = auditLog[i]!;
+        if (before !== undefined && comparePositions(auditPosition(event.id), before) >= 0) continue;
+        scanned++;
+        last = event.id;
+        if (matchesAudit(event, query)) events.push(event);
+      }
+      const more = last !== null && auditLog.length > 0 && comparePositions(auditPosition(auditLog[0]!.id), auditPosition(last)) < 0;
+      return { events, next: more ? last : null };
+    },
+
     async ping() {},
 
     async close() {
       clearInterval(sweeper);
     },
   };
+}
+
+/** A log position `<ms>-<seq>` as numbers; a malformed one sorts as the very end. */
+function auditPosition(id: string): [number, number] {
+  const match = /^(\d+)-(\d+)$/.exec(id);
+  return match === null ? [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [Number(match[1]), Number(match[2])];
+}
+
+function comparePositions(a: [number, number], b: [number, number]): number {
+  return a[0] !== b[0] ? a[0] - b[0] : a[1] - b[1];
 }
 
 /** Every scope is kept as no list (storedScopes). */

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import { scopeSetOf } from '../../src/authz/scopes.js';
+import type { AuditStore } from '../../src/store/audit.js';
 import type { Invalidation } from '../../src/store/invalidation.js';
 import { redisKeys } from '../../src/store/redis/keys.js';
 import type { RedisInvalidationBus } from '../../src/store/redis/invalidation.js';
@@ -58,7 +59,7 @@ function sha(): string {
 }
 
 /** Every Store method with arguments, for the outage tests. */
-function everyMethod(store: Store & CounterStore): [string, () => Promise<unknown>][] {
+function everyMethod(store: Store & CounterStore & AuditStore): [string, () => Promise<unknown>][] {
   const org = newOrganization();
   return [
     ['createOrganizationIfEmailFree', () => store.createOrganizationIfEmailFree(org)],
@@ -80,6 +81,8 @@ function everyMethod(store: Store & CounterStore): [string, () => Promise<unknow
     ['countAttempt', () => store.countAttempt({ counters: [{ name: 'login:x', limit: 10 }], windowMs: 60_000, known: { set: 'login:x', member: '192.0.2.1', knownTtlMs: 60_000 } })],
     ['settleAttempt', () => store.settleAttempt({ reset: ['login:x'], giveBack: ['login:y'], remember: { set: 'login:x', member: '192.0.2.1', ttlMs: 60_000, max: 10 } })],
     ['readCounters', () => store.readCounters(['login:x'])],
+    ['appendAuditEvents', () => store.appendAuditEvents([{ type: 'login.succeeded', at: Date.now(), actor: 'anonymous' }], { maxEvents: 10, maxAgeMs: 60_000 })],
+    ['readAuditEvents', () => store.readAuditEvents({ limit: 10 })],
     ['ping', () => store.ping()],
   ];
 }
@@ -601,7 +604,7 @@ t.test('appendonly yes: credentials survive a crash and restart', async (t) => {
   t.strictSame(await store.listApiKeys(org.id), [{ id: key.id, displayPrefix: key.displayPrefix, createdAt: key.createdAt }]);
 });
 
-async function checkEveryMethodFails(t: Test, store: Store & CounterStore, commandTimeoutMs: number): Promise<void> {
+async function checkEveryMethodFails(t: Test, store: Store & CounterStore & AuditStore, commandTimeoutMs: number): Promise<void> {
   for (const [name, call] of everyMethod(store)) {
     const started = Date.now();
     const error = await failure(call());

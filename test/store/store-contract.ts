@@ -6,12 +6,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { shardTagOf, tagged } from '../../src/store/shard-tag.js';
 import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
+import type { AuditEvent, AuditPage, AuditStore } from '../../src/store/audit.js';
 import type { ApiKeyRecord, ApiKeySummary, CounterStore, FoundApiKey, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
 
-export type ContractStore = { store: Store & CounterStore; close(): Promise<void> };
+export type ContractStore = { store: Store & CounterStore & AuditStore; close(): Promise<void> };
 
 export function storeContract(t: Test, makeStore: () => Promise<ContractStore>): void {
-  async function open(t: Test): Promise<Store & CounterStore> {
+  async function open(t: Test): Promise<Store & CounterStore & AuditStore> {
     const { store, close } = await makeStore();
     t.teardown(close);
     return store;
@@ -342,6 +343,54 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.strictSame(await store.listSessions(other.id), [summary(theirs)]);
     t.equal(await store.createSession({ ...newSession(org.id), createdAt: t0 }), 'created', 'logging in again works');
     t.equal((await store.listSessions(org.id)).length, 1);
+  });
+
+  t.test('audit: appended in order, read newest first, filtered by organization and type, paged, bounded', async (t) => {
+    const store = await open(t);
+    const retention = { maxEvents: 10_000, maxAgeMs: 3_600_000 };
+    const orgA = `org_${randomBytes(8).toString('hex')}`;
+    const orgB = `org_${randomBytes(8).toString('hex')}`;
+    const event = (i: number): AuditEvent => ({
+      type: i % 3 === 0 ? 'api_key.created' : 'login.succeeded',
+      at: Date.now(),
+      orgId: i % 2 === 0 ? orgA : orgB,
+      actor: 'organization',
+      credential: { kind: 'jwt', id: `sess_${i}` },
+      network: '203.0.113.0/24',
+      details: { n: i, keys: ['a', 'b'], ok: true, none: null },
+    });
+    const mine = (page: AuditPage) => page.events.filter((e) => e.orgId === orgA || e.orgId === orgB);
+    await store.appendAuditEvents(Array.from({ length: 10 }, (_, i) => event(i)), retention);
+    await store.appendAuditEvents([event(10), event(11)], retention);
+    const all = await store.readAuditEvents({ orgId: orgA, limit: 100 });
+    t.same(all.events.map((e) => e.details?.['n']), [10, 8, 6, 4, 2, 0], "org A's, newest first");
+    t.equal(all.next, null, 'all of them');
+    t.match(all.events[0], { type: 'login.succeeded', orgId: orgA, actor: 'organization', credential: { kind: 'jwt', id: 'sess_10' }, network: '203.0.113.0/24', details: { n: 10, keys: ['a', 'b'], ok: true, none: null }, id: /^\d+-\d+$/ });
+    t.same((await store.readAuditEvents({ orgId: orgB, types: ['api_key.created'], limit: 100 })).events.map((e) => e.details?.['n']), [9, 3], 'by type too');
+
+    const pages: number[][] = [];
+    let before: string | undefined;
+    for (let i = 0; i < 10; i++) {
+      const page = await store.readAuditEvents({ orgId: orgA, limit: 4, ...(before !== undefined && { before }) });
+      pages.push(page.events.map((e) => Number(e.details?.['n'])));
+      if (page.next === null) break;
+      before = page.next;
+    }
+    t.same(pages.flat(), [10, 8, 6, 4, 2, 0], 'pages: each event once, in order');
+    t.ok(pages.length >= 2, 'more than one page');
+    t.ok(mine(await store.readAuditEvents({ limit: 3 })).length <= 3, 'unfiltered: at most limit');
+
+    await store.appendAuditEvents(Array.from({ length: 300 }, (_, i) => event(100 + i)), { maxEvents: 100, maxAgeMs: 3_600_000 });
+    const kept = mine(await store.readAuditEvents({ limit: 1000 }));
+    t.equal(kept.length, 100, 'trimmed to the newest 100');
+    t.same([kept[0]?.details?.['n'], kept[99]?.details?.['n']], [399, 300], 'the newest kept');
+    // Once the clock has moved past them, an age of 0 keeps only what is appended now.
+    const lastMs = Number(kept[0]!.id.split('-')[0]);
+    await pollUntil(5_000, () => Date.now() > lastMs + 1);
+    await store.appendAuditEvents([event(1000)], { maxEvents: 10_000, maxAgeMs: 0 });
+    const young = mine(await store.readAuditEvents({ limit: 1000 }));
+    t.equal(young.length, 1, 'trimmed by age too');
+    t.equal(young[0]?.details?.['n'], 1000);
   });
 
   t.test('deleteOrganization cascades and says what it revoked', async (t) => {

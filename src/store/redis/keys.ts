@@ -54,6 +54,8 @@ export type RedisKeys = Readonly<{
   environmentBase: string;
   /** The pub/sub channel revocations travel on: `${prefix}{${environment}}:invalidations`. */
   invalidationChannel: string;
+  /** Stream: the environment's audit trail, `${prefix}{${environment}:audit}:a` (one shard holds it). */
+  auditStream: string;
   shard(tag: string): ShardKeys;
 }>;
 
@@ -81,5 +83,5 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       knownSet: (name) => `${base}n:${name}`,
     };
   };
-  return Object.freeze({ environmentBase, invalidationChannel: `${environmentBase}}:invalidations`, shard });
+  return Object.freeze({ environmentBase, invalidationChannel: `${environmentBase}}:invalidations`, auditStream: `${environmentBase}:audit}:a`, shard });
 }

@@ -15,6 +15,7 @@ import type {
   Session,
   SessionSummary,
 } from '../store.js';
+import type { AuditEvent, StoredAuditEvent } from '../audit.js';
 import { DIGEST_LENGTH, packMs, packTime, unpackId, unpackMs, unpackTime } from './packing.js';
 
 /** The organization's own fields in its record (the rest is its key index). */
@@ -242,6 +243,19 @@ function strings(reply: unknown, what: string): string[] {
   return (reply as unknown[]).map((item) => {
     if (typeof item !== 'string') throw unexpected(what);
     return item;
+  });
+}
+
+/** XREVRANGE of the audit stream: [[id, ['e', json]], …] as stored events. */
+export function auditEntries(reply: unknown): StoredAuditEvent[] {
+  if (!Array.isArray(reply)) throw unexpected('readAuditEvents');
+  return (reply as unknown[]).map((entry) => {
+    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !Array.isArray(entry[1])) throw unexpected('readAuditEvents');
+    const [field, json] = entry[1] as unknown[];
+    if (field !== 'e' || typeof json !== 'string') throw unexpected('readAuditEvents');
+    const event = JSON.parse(json) as unknown;
+    if (typeof event !== 'object' || event === null || typeof (event as { type?: unknown }).type !== 'string') throw new Error('malformed audit entry in Redis');
+    return { ...(event as AuditEvent), id: entry[0] };
   });
 }
 

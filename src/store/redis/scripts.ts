@@ -264,6 +264,20 @@ for _, id in ipairs(ids) do redis.call('HDEL', KEYS[3], id) end
 redis.call('DEL', KEYS[1], KEYS[2])
 return full`,
   },
+  // KEYS: the audit stream. ARGV: max entries, oldest id to keep (`<ms>-0`), then one JSON event
+  // each. Appends in order (ids from Redis's clock), then trims by count and by age, exactly:
+  // security events are few (logins, key and session changes), so exact trimming costs little,
+  // and the bound is the one documented.
+  appendAuditEvents: {
+    keys: 1,
+    lua: `
+for i = 3, #ARGV do
+  redis.call('XADD', KEYS[1], '*', 'e', ARGV[i])
+end
+redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[1])
+redis.call('XTRIM', KEYS[1], 'MINID', ARGV[2])
+return #ARGV - 2`,
+  },
   // KEYS: n counters, then the known set (optional). ARGV: n, windowMs, then per counter
   // its limit and 1 if exempt when known, then with the set: member and known-after (epoch ms);
   // without it: 1 if the member was found known in another place's step (store.ts), else 0.
