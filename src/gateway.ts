@@ -1,4 +1,5 @@
 // The composition root: builds the gateway's parts from its config and wires them (buildGateway).
+import type { AuditStore } from './store/audit.js';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/config.js';
@@ -6,6 +7,7 @@ import { createCredentialCache, followRevocations } from './credentials/cache.js
 import { createTokenService } from './credentials/jwt.js';
 import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
+import { createAuditTrail, type AuditTrail } from './audit/trail.js';
 import { createIdentityAsserter } from './identity/assertion.js';
 import { loadIdentityKeys } from './identity/signing-keys.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
@@ -27,7 +29,7 @@ import { createLocalInvalidationBus, type InvalidationBus } from './store/invali
 import { createMemoryStore } from './store/memory-store.js';
 import type { CounterStore, Store } from './store/store.js';
 
-export type Storage = Readonly<{ store: Store & CounterStore; bus: InvalidationBus }>;
+export type Storage = Readonly<{ store: Store & CounterStore & AuditStore; bus: InvalidationBus }>;
 
 /** What a test (or main.ts) may hand in instead of what the config would build. */
 export type GatewayDeps = Readonly<{
@@ -49,6 +51,8 @@ export type Gateway = Readonly<{
   storage: Storage;
   /** API-key uses noted on this replica (lastUsedAt), written once per KEY_USE_FLUSH_MS. */
   keyUsage: KeyUsageTracker;
+  /** Security events, written to the store's audit log in batches. */
+  audit: AuditTrail;
   /** Readiness fails from now on; in-flight requests go on. */
   startDraining(): void;
   /** Closes the servers (waiting for in-flight requests), then the store. */
@@ -74,6 +78,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
   const passwords = createPasswordHasher();
   const sessions = await createSessionService({ store, bus, tokens, passwords, now });
+  const audit = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
   const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
   const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse });
   const organizations = createOrganizationService({ store, bus, passwords, now });
@@ -96,6 +101,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     apiKeys,
     leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
     keyUsage,
+    audit,
+    auditLog: store,
     identity: identity?.asserter,
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
   });
@@ -107,6 +114,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     organizations,
     apiKeys,
     sessions,
+    audit,
+    auditLog: store,
     publicOpenApi: () => publicServer.swagger(),
     jwks: identity?.keys.jwks,
   });
@@ -120,6 +129,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     health,
     storage,
     keyUsage,
+    audit,
     startDraining: () => health.startDraining(),
     close: () =>
       (closing ??= (async () => {
@@ -128,6 +138,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         health.stop();
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
         await keyUsage.close();
+        await audit.flush();
         await bus.close();
         await storage.store.close();
       })()),

@@ -1,15 +1,32 @@
 import type { FastifyInstance } from 'fastify';
+import type { AuditTrail } from '../audit/trail.js';
 import type { Logger } from '../observability/logging.js';
+import { auditPageView, auditQueryOf } from '../routes/audit.js';
+import { addressPrefix } from '../services/client-description.js';
+import type { AuditStore } from '../store/audit.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
-import { ApiKeyList, ApiKeyListQuery, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import { AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import { createAdminTokenCheck } from './admin-token.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
-export async function adminRoutes(app: FastifyInstance, opts: { organizations: OrganizationService; apiKeys: ApiKeyService; sessions: SessionService; adminToken: string; audit: Logger }) {
-  const { organizations, apiKeys, sessions, audit } = opts;
+export async function adminRoutes(
+  app: FastifyInstance,
+  opts: {
+    organizations: OrganizationService;
+    apiKeys: ApiKeyService;
+    sessions: SessionService;
+    /** The audit trail: every admin action is recorded in it; GET /admin/audit reads it. */
+    trail: AuditTrail;
+    auditLog: Pick<AuditStore, 'readAuditEvents'>;
+    adminToken: string;
+    audit: Logger;
+  },
+) {
+  const { organizations, apiKeys, sessions, trail, audit } = opts;
+  const admin = (request: { ip?: string | undefined }) => ({ actor: 'admin' as const, network: addressPrefix(request.ip) });
   app.addHook('onRequest', createAdminTokenCheck(opts.adminToken));
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
@@ -24,6 +41,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { organizations: O
     handler: async (request, reply) => {
       const org = await organizations.create(request.body);
       audit.info({ event: 'organization.created', orgId: org.id }, 'organization created');
+      trail.record({ type: 'organization.created', orgId: org.id, ...admin(request) });
       return reply.code(201).send(org);
     },
   });
@@ -52,6 +70,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { organizations: O
     handler: async (request, reply) => {
       const { revoked } = await organizations.delete(request.params.id);
       audit.info({ event: 'organization.deleted', orgId: request.params.id, revokedCredentials: revoked }, 'organization deleted');
+      trail.record({ type: 'organization.deleted', orgId: request.params.id, ...admin(request), details: { revokedCredentials: revoked } });
       return reply.code(204).send();
     },
   });
@@ -86,6 +105,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { organizations: O
       await organizations.get(orgId); // an unknown organization is its own 404
       await apiKeys.revoke(orgId, keyId);
       audit.info({ event: 'api_key.deleted', orgId, keyId, by: 'admin' }, 'API key deleted');
+      trail.record({ type: 'api_key.deleted', orgId, ...admin(request), details: { keyId } });
       return reply.code(204).send();
     },
   });
@@ -119,6 +139,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { organizations: O
       await organizations.get(orgId);
       await sessions.end(orgId, sessionId);
       audit.info({ event: 'session.ended', orgId, sessionId, by: 'admin' }, 'session ended');
+      trail.record({ type: 'session.ended', orgId, ...admin(request), details: { sessionId } });
       return reply.code(204).send();
     },
   });
@@ -137,7 +158,24 @@ export async function adminRoutes(app: FastifyInstance, opts: { organizations: O
       await organizations.get(orgId);
       const ended = await sessions.endAll(orgId);
       audit.info({ event: 'sessions.ended', orgId, sessions: ended, by: 'admin' }, 'every session ended');
+      trail.record({ type: 'sessions.ended', orgId, ...admin(request), details: { sessions: ended } });
       return reply.header('cache-control', 'no-store').send({ ended });
+    },
+  });
+
+  app.get<{ Querystring: AdminAuditQuerySchema }>('/admin/audit', {
+    schema: {
+      operationId: 'listAllAuditEvents',
+      tags: ['organizations'],
+      summary: 'The audit trail of every organization, newest first.',
+      description: 'Filterable by organization (`org`) and type (`type`); paged as GET /auth/audit. Failed logins by an e-mail no organization has appear here only (their `orgId` is null, the e-mail a digest).',
+      querystring: AdminAuditQuerySchema,
+      response: { 200: AuditPageSchema, 400: ProblemSchema, 401: ProblemSchema },
+    },
+    handler: async (request, reply) => {
+      const { org, ...query } = request.query;
+      const page = await opts.auditLog.readAuditEvents({ ...auditQueryOf(query), ...(org !== undefined && { orgId: org }) });
+      return reply.header('cache-control', 'no-store').send(auditPageView(page));
     },
   });
 }

@@ -88,6 +88,8 @@ export type Config = Readonly<{
   shutdown: Readonly<{ delaySeconds: number; graceSeconds: number }>;
   shedding: Readonly<{ maxEventLoopDelayMs: number; maxEventLoopUtilization: number }>;
   log: Readonly<{ level: string }>;
+  /** How much of the audit trail the store keeps (store/audit.ts). */
+  audit: Readonly<{ maxEvents: number; maxAgeMs: number }>;
   /** The routes forwarded to the upstream (config/forwarded-routes.ts unless a test passes others). */
   forwardedRoutes: readonly ForwardedRoute[];
 }>;

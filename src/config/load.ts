@@ -108,6 +108,7 @@ export function loadConfig(env: Env): LoadResult {
       maxEventLoopUtilization: setting('AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT') / 100,
     },
     log: { level: logLevel },
+    audit: { maxEvents: setting('AUTHGATE_AUDIT_MAX_EVENTS'), maxAgeMs: setting('AUTHGATE_AUDIT_MAX_AGE_DAYS') * 24 * 60 * 60 * 1000 },
     // The default table; a test (or an embedder) may build a gateway with another.
     forwardedRoutes,
   };

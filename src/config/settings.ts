@@ -95,6 +95,8 @@ export const settings = [
   { name: 'AUTHGATE_SHUTDOWN_GRACE_SECONDS', type: { kind: 'integer', min: 0, max: 3600 }, default: 25, doc: 'How long in-flight requests may take to finish after the listeners close.' },
   { name: 'AUTHGATE_SHED_EVENT_LOOP_DELAY_MS', type: { kind: 'integer', min: 0, max: 60_000 }, default: 1000, doc: 'Load shedding: when the mean event-loop delay is above this in two 250 ms windows in a row, new requests get 503 with Retry-After; 0 turns it off.' },
   { name: 'AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT', type: { kind: 'integer', min: 0, max: 100 }, default: 0, doc: 'Load shedding: when the event-loop utilization is above this in two 250 ms windows in a row, new requests get 503; 0 turns it off.' },
+  { name: 'AUTHGATE_AUDIT_MAX_EVENTS', type: { kind: 'integer', min: 1000, max: 10_000_000 }, default: 100_000, doc: 'The audit trail keeps at most this many of the newest security events (all organizations of the environment together).' },
+  { name: 'AUTHGATE_AUDIT_MAX_AGE_DAYS', type: { kind: 'integer', min: 1, max: 3650 }, default: 90, doc: 'The audit trail forgets events older than this many days.' },
   { name: 'LOG_LEVEL', type: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, default: 'info', doc: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
 ] as const satisfies readonly SettingSpec[];
 

@@ -2,6 +2,8 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { adminRoutes } from '../admin/routes.js';
+import type { AuditTrail } from '../audit/trail.js';
+import type { AuditStore } from '../store/audit.js';
 import type { Jwks } from '../identity/signing-keys.js';
 import { jwksRoute } from '../routes/jwks.js';
 import type { Health } from '../observability/health.js';
@@ -26,6 +28,9 @@ export type OpsServerDeps = Readonly<{
   apiKeys: ApiKeyService;
   /** The login sessions' service: the admin API lists and ends an organization's sessions with it. */
   sessions: SessionService;
+  /** The audit trail: admin actions are recorded in it, GET /admin/audit reads it. */
+  audit: AuditTrail;
+  auditLog: Pick<AuditStore, 'readAuditEvents'>;
   /** The public API's OpenAPI document, served here so the public port carries only the API. */
   publicOpenApi: () => unknown;
   /** The identity assertion's public keys; undefined when the assertion is off. */
@@ -71,6 +76,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/openapi/admin.json', hidden, async () => app.swagger());
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, adminToken: deps.adminToken, audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, audit: deps.logger });
   return app;
 }

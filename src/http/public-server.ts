@@ -13,10 +13,13 @@ import type { Metrics } from '../observability/metrics.js';
 import { forwardedRoutes } from '../proxy/forward.js';
 import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
+import { auditRoutes } from '../routes/audit.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import { sessionRoutes } from '../routes/sessions.js';
 import type { ApiKeyService } from '../services/api-keys.js';
+import type { AuditTrail } from '../audit/trail.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
+import type { AuditStore } from '../store/audit.js';
 import type { Jwks } from '../identity/signing-keys.js';
 import { jwksRoute } from '../routes/jwks.js';
 import type { KeyUsageTracker } from '../services/key-usage.js';
@@ -50,6 +53,9 @@ export type PublicServerDeps = Readonly<{
   leakReports: LeakReportThrottle;
   /** Notes each allowed API-key request, for lastUsedAt (services/key-usage.ts). */
   keyUsage: Pick<KeyUsageTracker, 'note'>;
+  /** Security events (audit/trail.ts); the organization reads its own with GET /auth/audit. */
+  audit: AuditTrail;
+  auditLog: Pick<AuditStore, 'readAuditEvents'>;
   /** Signs the identity sent upstream; undefined when the assertion is off. */
   identity: IdentityAsserter | undefined;
   /** Served at /.well-known/jwks.json when AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT=on. */
@@ -123,10 +129,11 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // 4. The gateway's own routes, with strict JSON bodies.
   await app.register(async (auth) => {
     useStrictJsonBodies(auth);
-    await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle });
-    await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys });
-    await auth.register(sessionRoutes, { sessions: deps.sessions });
-    await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports });
+    await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit });
+    await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit });
+    await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
+    await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });
+    await auth.register(auditRoutes, { auditLog: deps.auditLog });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
 

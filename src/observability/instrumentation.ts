@@ -1,3 +1,4 @@
+import type { AuditStore } from '../store/audit.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { StoreUnavailable, type CounterStore, type Store } from '../store/store.js';
@@ -10,7 +11,7 @@ import { registerCacheMetrics, registerSubscriptionMetric, type Metrics } from '
  * and the auth decisions. Each wrapper keeps the part's contract; none adds work to a cache hit.
  */
 export type Instrumented = Readonly<{
-  store: Store & CounterStore;
+  store: Store & CounterStore & AuditStore;
   bus: InvalidationBus;
   recordDecision: DecisionRecorder;
   /** Told each health ping's result. */
@@ -31,7 +32,7 @@ export function instrument(storage: Pick<Instrumented, 'store' | 'bus'>, metrics
  * The store with its calls timed and its failures counted. Only store calls pay for this, and
  * those are cache misses, writes and login attempts, never a cache hit.
  */
-export function instrumentStore(store: Store & CounterStore, metrics: Metrics): Store & CounterStore {
+export function instrumentStore(store: Store & CounterStore & AuditStore, metrics: Metrics): Store & CounterStore & AuditStore {
   const timed = <A extends unknown[], R>(operation: string, call: (...args: A) => Promise<R>) => {
     const duration = metrics.storeDuration.labels(operation);
     const errors = metrics.storeErrors.labels(operation);
@@ -70,6 +71,8 @@ export function instrumentStore(store: Store & CounterStore, metrics: Metrics): 
     countAttempt: timed('count_attempt', store.countAttempt.bind(store)),
     settleAttempt: timed('settle_attempt', store.settleAttempt.bind(store)),
     readCounters: timed('read_counters', store.readCounters.bind(store)),
+    appendAuditEvents: timed('append_audit_events', store.appendAuditEvents.bind(store)),
+    readAuditEvents: timed('read_audit_events', store.readAuditEvents.bind(store)),
     // The health ping is timed by nothing: authgate_store_up is its metric.
     ping: store.ping.bind(store),
     close: store.close.bind(store),

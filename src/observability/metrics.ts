@@ -77,6 +77,11 @@ export function createMetrics(environment: string) {
       help: 'Revoked credentials published to the other replicas.',
       registers: [registry],
     }),
+    auditWriteFailures: new Counter({
+      name: 'authgate_audit_write_failures_total',
+      help: 'Audit events the store did not take (the request went on; the log line was written).',
+      registers: [registry],
+    }),
     revocationPropagation: new Histogram({
       name: 'authgate_revocation_propagation_seconds',
       help: "Time from another replica's announcement of a revocation to this replica dropping the credential from its cache (clocks of two hosts: keep them in NTP).",

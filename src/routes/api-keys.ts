@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { actorOf, type AuditTrail } from '../audit/trail.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import {
   ApiKeyChangeBody,
@@ -20,8 +21,8 @@ import {
  * the organization's keys, always its own. Creating and rolling need a login token; the rest
  * takes any credential with the scope (keys:read, keys:write).
  */
-export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService }) {
-  const { apiKeys } = opts;
+export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService; audit: AuditTrail }) {
+  const { apiKeys, audit } = opts;
 
   app.post<{ Body: NewApiKeyBody | undefined }>('/auth/api-key', {
     config: { auth: 'login-token', routeLabel: '/auth/api-key' },
@@ -41,6 +42,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       const orgId = request.principal!.orgId;
       const created = await apiKeys.create(orgId, request.body ?? {});
       request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
+      audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt } });
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },
   });
@@ -91,6 +93,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       const orgId = request.principal!.orgId;
       const changed = await apiKeys.change(orgId, request.params.id, request.body);
       request.log.info({ event: 'api_key.changed', orgId, keyId: changed.id, changed: Object.keys(request.body), scopes: changed.scopes, expiresAt: changed.expiresAt }, 'API key changed');
+      audit.record({ type: 'api_key.changed', orgId, ...actorOf(request), details: { keyId: changed.id, changed: Object.keys(request.body), name: changed.name, scopes: changed.scopes, expiresAt: changed.expiresAt } });
       return reply.header('cache-control', 'no-store').send(changed);
     },
   });
@@ -114,6 +117,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       const rolled = await apiKeys.roll(orgId, request.params.id, request.body ?? {});
       request.log.info({ event: 'api_key.rolled', orgId, keyId: rolled.rolled.id, successorId: rolled.id, expiresAt: rolled.rolled.expiresAt }, 'API key rolled');
       request.log.info({ event: 'api_key.created', orgId, keyId: rolled.id, rolledFrom: rolled.rolled.id, scopes: rolled.scopes, expiresAt: rolled.expiresAt }, 'API key created');
+      audit.record({ type: 'api_key.rolled', orgId, ...actorOf(request), details: { keyId: rolled.rolled.id, successorId: rolled.id, expiresAt: rolled.rolled.expiresAt } });
       return reply.code(201).header('cache-control', 'no-store').send(rolled);
     },
   });
@@ -131,6 +135,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     handler: async (request, reply) => {
       await apiKeys.revoke(request.principal!.orgId, request.params.id);
       request.log.info({ event: 'api_key.deleted', orgId: request.principal!.orgId, keyId: request.params.id }, 'API key deleted');
+      audit.record({ type: 'api_key.deleted', orgId: request.principal!.orgId, ...actorOf(request), details: { keyId: request.params.id } });
       return reply.code(204).send();
     },
   });

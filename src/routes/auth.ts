@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { actorOf, emailDigest, type AuditTrail } from '../audit/trail.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
@@ -7,8 +8,8 @@ import type { SessionService } from '../services/sessions.js';
 import { LoginBody, LoginResponse, LogoutBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
 /** POST /auth/login and POST /auth/logout. */
-export async function authRoutes(app: FastifyInstance, opts: { sessions: SessionService; throttle: LoginThrottle }) {
-  const { sessions, throttle } = opts;
+export async function authRoutes(app: FastifyInstance, opts: { sessions: SessionService; throttle: LoginThrottle; audit: AuditTrail }) {
+  const { sessions, throttle, audit } = opts;
 
   app.post<{ Body: LoginBody }>('/auth/login', {
     config: { auth: 'none', routeLabel: '/auth/login' },
@@ -33,15 +34,22 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       // Counted before the password is judged (429 here when a limit is spent): see login-throttle.ts.
       const attempt = await throttle.attempt(email, address);
       let token: string;
+      let orgId: string;
       try {
-        ({ token } = await sessions.login(email, request.body.password, { userAgent: request.headers['user-agent'], address: request.ip }));
+        ({ token, orgId } = await sessions.login(email, request.body.password, { userAgent: request.headers['user-agent'], address: request.ip }));
       } catch (error) {
         if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
-        if (error instanceof Problem && error.problem === 'loginFailed' && attempt.exhausted) {
-          request.log.warn({ event: 'login.throttled', address }, 'repeated failed logins');
+        if (error instanceof Problem && error.problem === 'loginFailed') {
+          // The e-mail only as a digest: the trail must not become a list of who tried what.
+          audit.record({ type: 'login.failed', ...actorOf(request), details: { reason: 'bad_password', emailDigest: emailDigest(email) } });
+          if (attempt.exhausted) {
+            request.log.warn({ event: 'login.throttled', address }, 'repeated failed logins');
+            audit.record({ type: 'login.throttled', ...actorOf(request), details: { emailDigest: emailDigest(email) } });
+          }
         }
         throw error;
       }
+      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request) });
       await attempt.succeeded();
       return reply.header('cache-control', 'no-store').send({ token });
     },
@@ -66,9 +74,11 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       if (request.body?.everywhere === true) {
         const ended = await sessions.endAll(orgId);
         request.log.info({ event: 'sessions.ended', orgId, sessions: ended, by: 'logout' }, 'logged out everywhere');
+        audit.record({ type: 'sessions.ended', orgId, ...actorOf(request), details: { sessions: ended, by: 'logout' } });
       } else {
         await sessions.logout(credentialId);
         request.log.info({ event: 'logout', orgId }, 'logged out');
+        audit.record({ type: 'logout', orgId, ...actorOf(request) });
       }
       return reply.code(204).send();
     },

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { actorOf, type AuditTrail } from '../audit/trail.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LeakReportThrottle } from '../guards/leak-report-throttle.js';
 import type { ApiKeyService } from '../services/api-keys.js';
@@ -41,8 +42,8 @@ export const LeakReportAccepted = Type.Object(
 );
 
 /** POST /auth/api-key/leaked: a secret scanner reports keys it found in public; they are revoked at once. */
-export async function leakedKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService; throttle: LeakReportThrottle }) {
-  const { apiKeys, throttle } = opts;
+export async function leakedKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService; throttle: LeakReportThrottle; audit: AuditTrail }) {
+  const { apiKeys, throttle, audit } = opts;
 
   app.post<{ Body: LeakReportBody }>('/auth/api-key/leaked', {
     config: { auth: 'none', routeLabel: '/auth/api-key/leaked' },
@@ -70,9 +71,10 @@ export async function leakedKeyRoutes(app: FastifyInstance, opts: { apiKeys: Api
     handler: async (request, reply) => {
       await throttle.admit(throttleAddress(request.ip));
       // Audit lines name the organization and the key's id: never the key, nor its hash.
-      await apiKeys.reportLeaked(request.body.keys, ({ orgId, keyId }) =>
-        request.log.info({ event: 'api_key.leaked', orgId, keyId }, 'API key reported leaked: revoked'),
-      );
+      await apiKeys.reportLeaked(request.body.keys, ({ orgId, keyId }) => {
+        request.log.info({ event: 'api_key.leaked', orgId, keyId }, 'API key reported leaked: revoked');
+        audit.record({ type: 'api_key.leaked', orgId, ...actorOf(request), details: { keyId } });
+      });
       return reply.code(202).header('cache-control', 'no-store').send({ received: request.body.keys.length });
     },
   });

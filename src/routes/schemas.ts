@@ -201,3 +201,36 @@ export function problemOf(...names: readonly ProblemName[]): typeof Problem {
 
 /** 204: no body. */
 export const NoContent = Type.Null({ description: 'No content' });
+
+/** An audit entry as answered: the event and its position (`id`), never a secret. */
+export const AuditEntry = Type.Object(
+  {
+    id: Type.String({ description: 'Its position in the log (pass as `cursor` to read older ones).' }),
+    type: Type.String(),
+    at: Type.String({ format: 'date-time' }),
+    orgId: Type.Union([Type.String(), Type.Null()]),
+    actor: Type.String({ description: '`organization`, `admin` or `anonymous`.' }),
+    credential: Type.Union([Type.Object({ kind: Type.String(), id: Type.String() }), Type.Null()], { description: 'The acting credential: its kind and id, never the secret.' }),
+    network: Type.Union([Type.String(), Type.Null()], { description: "The client's network (/24 or /48)." }),
+    details: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { additionalProperties: false },
+);
+export const AuditPageSchema = Type.Object(
+  { events: Type.Array(AuditEntry), nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for older events; null at the end of the log.' }) },
+  { description: 'Security events, newest first.' },
+);
+export const AuditQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]?|[1-4][0-9]{2}|500)$', description: 'How many events per page, 1 to 500: 100 unless given.' })),
+    cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}-[0-9]{1,20}$', description: 'The `nextCursor` of the previous page.' })),
+    type: Type.Optional(Type.String({ pattern: '^[a-z_.]{1,64}$', description: 'Only events of this type (e.g. `api_key.created`).' })),
+  },
+  { additionalProperties: false },
+);
+export type AuditQuerySchema = Static<typeof AuditQuerySchema>;
+export const AdminAuditQuerySchema = Type.Object(
+  { ...AuditQuerySchema.properties, org: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$', description: 'Only this organization\'s events.' })) },
+  { additionalProperties: false },
+);
+export type AdminAuditQuerySchema = Static<typeof AdminAuditQuerySchema>;

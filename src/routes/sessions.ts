@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { actorOf, type AuditTrail } from '../audit/trail.js';
 import type { SessionService } from '../services/sessions.js';
 import { NoContent, Problem as ProblemSchema, problemOf, SessionList, SessionParams, SessionsEnded } from './schemas.js';
 
@@ -7,8 +8,8 @@ import { NoContent, Problem as ProblemSchema, problemOf, SessionList, SessionPar
  * always its own. Reading needs `keys:read`, ending `keys:write` (a login token holds both): an
  * organization ends a stolen token's session from anywhere, all of them at once if it must.
  */
-export async function sessionRoutes(app: FastifyInstance, opts: { sessions: SessionService }) {
-  const { sessions } = opts;
+export async function sessionRoutes(app: FastifyInstance, opts: { sessions: SessionService; audit: AuditTrail }) {
+  const { sessions, audit } = opts;
 
   app.get('/auth/sessions', {
     config: { auth: 'any', scope: 'keys:read', routeLabel: '/auth/sessions' },
@@ -40,6 +41,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: { sessions: Sess
       const orgId = request.principal!.orgId;
       await sessions.end(orgId, request.params.id);
       request.log.info({ event: 'session.ended', orgId, sessionId: request.params.id }, 'session ended');
+      audit.record({ type: 'session.ended', orgId, ...actorOf(request), details: { sessionId: request.params.id } });
       return reply.code(204).send();
     },
   });
@@ -57,6 +59,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: { sessions: Sess
       const orgId = request.principal!.orgId;
       const ended = await sessions.endAll(orgId);
       request.log.info({ event: 'sessions.ended', orgId, sessions: ended }, 'every session ended');
+      audit.record({ type: 'sessions.ended', orgId, ...actorOf(request), details: { sessions: ended } });
       return reply.header('cache-control', 'no-store').send({ ended });
     },
   });

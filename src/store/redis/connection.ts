@@ -62,7 +62,12 @@ export function connect(options: RedisConnectionOptions, scriptNames: readonly s
   if (options.clusterNodes !== undefined) {
     const clusterOptions: ClusterOptions = {
       enableOfflineQueue: false,
-      ...autoPipelining,
+      // No auto-pipelining on Cluster: ioredis groups a turn's commands by the slot map, and while
+      // a failover has emptied an entry of it, executeWithAutoPipelining throws an uncaught
+      // TypeError (`client.slots[slot]` undefined: seen in the SIGKILL failover test), which
+      // would end the process; with topology changes its pipelines also fail as a whole
+      // (ioredis #2075). Each command goes on its own, routed and retried on MOVED by itself.
+      enableAutoPipelining: false,
       clusterRetryStrategy: retryStrategy,
       scaleReads: 'master',
       redisOptions: { ...connection, ...auth, ...(tls === undefined ? {} : { tls }) },

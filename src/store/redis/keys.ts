@@ -14,6 +14,8 @@
  * Names are short on purpose: at millions of keys each byte of a name costs megabytes.
  */
 
+import { shardTagOf } from '../shard-tag.js';
+
 /** The keys of one shard tag of one environment. */
 export type ShardKeys = Readonly<{
   /** `${prefix}{${environment}:${tag}}:` */
@@ -54,7 +56,10 @@ export type RedisKeys = Readonly<{
   environmentBase: string;
   /** The pub/sub channel revocations travel on: `${prefix}{${environment}}:invalidations`. */
   invalidationChannel: string;
-  /** Stream: the environment's audit trail, `${prefix}{${environment}:audit}:a` (one shard holds it). */
+  /**
+   * Stream: the environment's audit trail, `<base>a` under the shard tag of the text `audit`
+   * (one shard holds it; the name cannot meet an organization's keys there).
+   */
   auditStream: string;
   shard(tag: string): ShardKeys;
 }>;
@@ -83,5 +88,5 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       knownSet: (name) => `${base}n:${name}`,
     };
   };
-  return Object.freeze({ environmentBase, invalidationChannel: `${environmentBase}}:invalidations`, auditStream: `${environmentBase}:audit}:a`, shard });
+  return Object.freeze({ environmentBase, invalidationChannel: `${environmentBase}}:invalidations`, auditStream: `${shard(shardTagOf('audit')).base}a`, shard });
 }

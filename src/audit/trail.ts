@@ -1,0 +1,77 @@
+// The audit trail's writer: security events recorded off the request path, in batches.
+import type { Logger } from '../observability/logging.js';
+import { sha256Base64url } from '../credentials/digest.js';
+import { addressPrefix } from '../services/client-description.js';
+import type { AuditEvent, AuditRetention, AuditStore } from '../store/audit.js';
+
+/**
+ * Records security events into the store's audit log without a store round trip on the request:
+ * record() queues the event (synchronously, in order) and a write of everything queued goes out
+ * on the next turn of the event loop, one at a time, so a burst becomes one append. A write that
+ * fails is counted (authgate_audit_write_failures_total) and logged, never retried and never an
+ * error for the request: the log line of each event (the other record) is written anyway.
+ */
+export type AuditTrail = {
+  record(event: Omit<AuditEvent, 'at'>): void;
+  /** Writes what is queued (and waits for a write under way): for close() and tests. */
+  flush(): Promise<void>;
+};
+
+export function createAuditTrail(deps: {
+  store: AuditStore;
+  retention: AuditRetention;
+  now: () => number;
+  logger: Pick<Logger, 'warn'>;
+  onWriteFailed: (events: number) => void;
+}): AuditTrail {
+  let queue: AuditEvent[] = [];
+  let writing: Promise<void> | undefined;
+  let scheduled = false;
+
+  async function writeQueued(): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      try {
+        await deps.store.appendAuditEvents(batch, deps.retention);
+      } catch (error) {
+        deps.onWriteFailed(batch.length);
+        deps.logger.warn({ event: 'audit_write_failed', events: batch.length, error: (error as Error).message }, 'audit events not written');
+      }
+    }
+  }
+
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      if (writing === undefined) writing = writeQueued().finally(() => (writing = undefined));
+    });
+  }
+
+  return {
+    record(event) {
+      queue.push({ ...event, at: deps.now() });
+      schedule();
+    },
+    async flush() {
+      while (writing !== undefined || queue.length > 0) {
+        if (writing === undefined) writing = writeQueued().finally(() => (writing = undefined));
+        await writing;
+      }
+    },
+  };
+}
+
+/** Who acted, as the audit entry names them: the request's credential and its network, never a secret. */
+export function actorOf(request: { principal: { via: 'jwt' | 'api_key'; credentialId: string } | null; ip?: string | undefined }): Pick<AuditEvent, 'actor' | 'credential' | 'network'> {
+  const network = addressPrefix(request.ip);
+  if (request.principal === null) return { actor: 'anonymous', network };
+  return { actor: 'organization', credential: { kind: request.principal.via, id: request.principal.credentialId }, network };
+}
+
+/** An e-mail as the trail may name it: 16 base64url characters of its SHA-256, never the address. */
+export function emailDigest(email: string): string {
+  return sha256Base64url(email).slice(0, 16);
+}
