@@ -32,6 +32,10 @@ Commands:
                           End one login session: its token is refused at once, everywhere.
   sessions end --org <id> --all
                           End every login session of the organization (its API keys stay).
+  audit tail [--org <id>] [--follow]
+                          Print the newest audit events (all organizations, or one), one
+                          JSON line each, oldest first; with --follow, keep printing new
+                          ones every 2 seconds until interrupted.
   config                  Print every setting the gateway reads: its default, what it
                           accepts and what it does. No value is read or shown.
   help                    Print this help.
@@ -211,7 +215,7 @@ async function readNewPassword(): Promise<string> {
 
 type Parsed = {
   positionals: string[];
-  values: { help?: boolean; version?: boolean; name?: string; email?: string; org?: string; key?: string; session?: string; all?: boolean };
+  values: { help?: boolean; version?: boolean; name?: string; email?: string; org?: string; key?: string; session?: string; all?: boolean; follow?: boolean };
 };
 
 function parse(args: string[]): Parsed {
@@ -229,6 +233,7 @@ function parse(args: string[]): Parsed {
         key: { type: 'string' },
         session: { type: 'string' },
         all: { type: 'boolean' },
+        follow: { type: 'boolean' },
       },
     });
     return { values, positionals };
@@ -286,6 +291,45 @@ async function keysCommand(action: string | undefined, rest: string[], values: P
   return 0;
 }
 
+/** An audit position `<ms>-<seq>` as a comparable pair. */
+function positionOf(id: string): [number, number] {
+  const [ms = '0', seq = '0'] = id.split('-');
+  return [Number(ms), Number(seq)];
+}
+
+const isAfter = (id: string, last: string | undefined) => {
+  if (last === undefined) return true;
+  const [a, b] = [positionOf(id), positionOf(last)];
+  return a[0] !== b[0] ? a[0] > b[0] : a[1] > b[1];
+};
+
+async function auditCommand(action: string | undefined, rest: string[], values: Parsed['values']): Promise<number> {
+  if (action !== 'tail') throw usageError(action === undefined ? 'missing audit subcommand (tail)' : `unknown audit subcommand '${oneLine(action).slice(0, 40)}'`, true);
+  if (values.name !== undefined || values.email !== undefined || values.key !== undefined || values.session !== undefined || values.all !== undefined) {
+    throw usageError('audit tail takes only --org and --follow');
+  }
+  if (rest.length > 0) throw usageError(`unexpected extra argument${rest.length > 1 ? 's' : ''} after audit tail`);
+  const target = resolveTarget(process.env);
+  const query = `admin/audit?limit=100${values.org === undefined ? '' : `&org=${encodeURIComponent(values.org)}`}`;
+  let last: string | undefined;
+  const printNew = async () => {
+    const page = (await call(target, 'GET', query)).body as { events?: Array<{ id: string }> } | undefined;
+    // The page is newest first; printed oldest first, only what is newer than the last printed.
+    for (const event of [...(page?.events ?? [])].reverse()) {
+      if (!isAfter(event.id, last)) continue;
+      process.stdout.write(`${JSON.stringify(event)}\n`);
+      last = event.id;
+    }
+  };
+  await printNew();
+  if (values.follow !== true) return 0;
+  // Until interrupted (Ctrl-C, SIGTERM): the exit code is the interruption's.
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await printNew();
+  }
+}
+
 async function sessionsCommand(action: string | undefined, rest: string[], values: Parsed['values']): Promise<number> {
   if (action === undefined) throw usageError('missing sessions subcommand (list or end)', true);
   if (action !== 'list' && action !== 'end') throw usageError(`unknown sessions subcommand '${oneLine(action).slice(0, 40)}'`, true);
@@ -323,15 +367,17 @@ async function main(args: string[]): Promise<number> {
   }
   if (group === undefined) throw usageError('missing command', true);
   if (group === 'config') {
-    if (action !== undefined || values.name !== undefined || values.email !== undefined || values.org !== undefined || values.key !== undefined || values.session !== undefined || values.all !== undefined) {
+    if (action !== undefined || values.name !== undefined || values.email !== undefined || values.org !== undefined || values.key !== undefined || values.session !== undefined || values.all !== undefined || values.follow !== undefined) {
       throw usageError('config takes no arguments');
     }
     // The table, never the environment: a secret cannot be printed because none is read.
     process.stdout.write(settingsText());
     return 0;
   }
+  if (values.follow !== undefined && group !== 'audit') throw usageError('--follow is for audit tail');
   if (group === 'keys') return keysCommand(action, rest, values);
   if (group === 'sessions') return sessionsCommand(action, rest, values);
+  if (group === 'audit') return auditCommand(action, rest, values);
   if (group !== 'org') throw usageError(`unknown command '${oneLine(group).slice(0, 40)}'`, true);
   if (action === undefined) throw usageError('missing org subcommand (create, get or delete)', true);
   if (values.session !== undefined || values.all !== undefined) throw usageError(`org ${oneLine(action).slice(0, 40)} takes no --session or --all`);

@@ -60,6 +60,7 @@ const METRICS = [
   'authgate_invalidation_subscribed',
   'authgate_upstream_request_duration_seconds_bucket',
   'authgate_revocation_propagation_seconds_bucket',
+  'authgate_audit_write_failures_total',
 ];
 
 const SECRET_ENV = [

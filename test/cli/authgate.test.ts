@@ -250,6 +250,43 @@ t.test('sessions list and sessions end against a real gateway', async (t) => {
   }
 });
 
+t.test('audit tail against a real gateway: the newest events oldest first, and --follow prints new ones', async (t) => {
+  const gw = await startGateway(t);
+  const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
+  const email = freshEmail();
+  const password = PASSWORDS[3]!;
+  const created = await runCli(['org', 'create', '--name', 'Audit CLI', '--email', email], { env, stdin: `${password}\n` });
+  const org = JSON.parse(created.stdout) as { id: string };
+  const token = (await login(gw.publicUrl, email, password)).json().token as string;
+  await gw.gateway.audit.flush();
+  const tail = await runCli(['audit', 'tail', '--org', org.id], { env });
+  t.equal(tail.code, 0, `tail exits 0 (stderr: ${tail.stderr})`);
+  const lines = tail.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; orgId: string });
+  t.same(lines.map((e) => e.type), ['organization.created', 'login.succeeded'], 'oldest first, one JSON line each');
+  t.notOk(tail.stdout.includes(token) || tail.stdout.includes(password), 'no secret');
+
+  // --follow: started, then an event happens, then the line appears; the CLI is stopped.
+  const child = spawn(process.execPath, [CLI, 'audit', 'tail', '--org', org.id, '--follow'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const waitFor = async (what: string, check: () => boolean) => {
+    const deadline = Date.now() + 20_000;
+    while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    t.ok(check(), what);
+  };
+  await waitFor('the first page is printed', () => out.split('\n').filter(Boolean).length === 2);
+  t.equal((await send(`${gw.publicUrl}/auth/logout`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}` } })).status, 204);
+  await waitFor('a new event is printed as it comes', () => out.includes('"type":"logout"'));
+  t.equal(out.split('\n').filter(Boolean).length, 3, 'each event once');
+  child.kill('SIGINT');
+
+  for (const args of [['audit'], ['audit', 'head'], ['audit', 'tail', 'extra'], ['audit', 'tail', '--key', 'x'], ['keys', 'list', '--org', org.id, '--follow']]) {
+    const run = await runCli(args, { env });
+    t.equal(run.code, 2, `'${args.join(' ')}' exits 2`);
+  }
+});
+
 t.test('--password on the command line is refused and nothing is created', async (t) => {
   const gw = await startGateway(t);
   const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
