@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { assertProblem, injectGateway, type InjectedGateway } from '../helpers/inject.js';
+import { assertProblem, injectGateway, untilStatus, type InjectedGateway } from '../helpers/inject.js';
 import { startRedis } from '../helpers/redis.js';
 
 /**
@@ -24,15 +24,6 @@ async function twoReplicas(t: Test, clock: () => number) {
 
 type Rolled = { id: string; apiKey: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; rolled: { id: string; expiresAt: string } };
 
-/** Polls (bounded) until the request on gw answers `status`: a revocation crosses Redis pub/sub. */
-async function until(gw: InjectedGateway, credential: string, status: number) {
-  let res = await gw.pub({ url: '/auth/api-key', headers: bearer(credential) });
-  for (let i = 0; i < 400 && res.statusCode !== status; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    res = await gw.pub({ url: '/auth/api-key', headers: bearer(credential) });
-  }
-  return res;
-}
 
 t.test('a key rolled on one replica: the successor has its name and scopes; both work on the other replica during the grace, only the successor after', async (t) => {
   let now = Date.parse('2029-12-31T23:59:00.000Z');
@@ -61,7 +52,7 @@ t.test('a key rolled on one replica: the successor has its name and scopes; both
 
   now = Date.parse('2030-01-01T01:00:00.000Z') - 1;
   // B dropped its cached copy of the old key when the roll was announced: it read the new end.
-  const stillCached = await until(b, old.apiKey, 200);
+  const stillCached = await untilStatus(b, old.apiKey, 200);
   t.equal(stillCached.statusCode, 200, 'a millisecond before the grace ends');
   now = Date.parse('2030-01-01T01:00:00.000Z');
   for (const gw of [a, b]) {
@@ -85,7 +76,7 @@ t.test('graceSeconds 0 revokes the rolled key at once, on every replica; a grace
   const res = await a.pub({ method: 'POST', url: `/auth/api-key/${old.id}/roll`, headers: bearer(token), payload: { graceSeconds: 0 } });
   t.equal(res.statusCode, 201);
   t.match(res.json(), { rolled: { id: old.id, expiresAt: '2030-01-01T00:00:00.000Z' } });
-  assertProblem(t, await until(b, old.apiKey, 401), 401, 1102, 'revoked on B');
+  assertProblem(t, await untilStatus(b, old.apiKey, 401), 401, 1102, 'revoked on B');
   assertProblem(t, await a.pub({ url: `/auth/api-key/${old.id}`, headers: bearer(token) }), 404, 1301, 'and gone');
 
   // A key that expires in 10 minutes, rolled with the default grace (24 h): it still ends in 10 minutes,

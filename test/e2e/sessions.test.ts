@@ -1,5 +1,5 @@
 import t from 'tap';
-import { assertProblem, injectGateway, type InjectedGateway } from '../helpers/inject.js';
+import { assertProblem, injectGateway, untilStatus, type InjectedGateway } from '../helpers/inject.js';
 import { startRedis } from '../helpers/redis.js';
 
 /**
@@ -11,15 +11,6 @@ import { startRedis } from '../helpers/redis.js';
 const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
 type Listed = { sessions: Array<{ id: string; createdAt: string | null; expiresAt: string; client: string | null; current: boolean }> };
 
-/** Polls (bounded) until `credential` gets `status` on gw: a revocation crosses Redis pub/sub. */
-async function until(gw: InjectedGateway, credential: string, status: number) {
-  let res = await gw.pub({ url: '/auth/api-key', headers: bearer(credential) });
-  for (let i = 0; i < 400 && res.statusCode !== status; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    res = await gw.pub({ url: '/auth/api-key', headers: bearer(credential) });
-  }
-  return res;
-}
 
 t.test('sessions across two replicas: listed with their client, ended one at a time or all at once; API keys stay', async (t) => {
   const redis = await startRedis();
@@ -59,14 +50,14 @@ t.test('sessions across two replicas: listed with their client, ended one at a t
   const phoneSession = listed.sessions[2]!.id;
   assertProblem(t, await a.pub({ method: 'DELETE', url: `/auth/sessions/${phoneSession}`, headers: bearer(other.token) }), 404, 1304, "another organization's session");
   t.equal((await a.pub({ method: 'DELETE', url: `/auth/sessions/${phoneSession}`, headers: bearer(laptop) })).statusCode, 204);
-  assertProblem(t, await until(b, phone, 401), 401, 1102, "the phone's token, on the other replica");
+  assertProblem(t, await untilStatus(b, phone, 401), 401, 1102, "the phone's token, on the other replica");
   assertProblem(t, await a.pub({ method: 'DELETE', url: `/auth/sessions/${phoneSession}`, headers: bearer(laptop) }), 404, 1304, 'only once');
   assertProblem(t, await a.pub({ method: 'DELETE', url: '/auth/sessions/x.y', headers: bearer(laptop) }), 404, 1304, 'an id no session has');
   t.equal((await b.pub({ url: '/auth/api-key', headers: bearer(script) })).statusCode, 200, 'the others go on');
 
   // Log out everywhere, from B: every token of the organization is refused on A; the API key and the other organization go on.
   t.equal((await b.pub({ method: 'POST', url: '/auth/logout', headers: bearer(script), payload: { everywhere: true } })).statusCode, 204);
-  for (const token of [laptop, script]) assertProblem(t, await until(a, token, 401), 401, 1102, 'every session ended, the caller\'s too');
+  for (const token of [laptop, script]) assertProblem(t, await untilStatus(a, token, 401), 401, 1102, 'every session ended, the caller\'s too');
   t.equal((await a.pub({ url: '/auth/api-key', headers: bearer(key.apiKey) })).statusCode, 200, 'API keys are not sessions');
   t.same((await a.pub({ url: '/auth/sessions', headers: bearer(key.apiKey) })).json<Listed>().sessions, [], 'none left');
   t.equal((await a.pub({ url: '/auth/api-key', headers: bearer(other.token) })).statusCode, 200, "another organization's session stays");

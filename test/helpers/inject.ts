@@ -113,3 +113,17 @@ export function assertProblem(t: Test, res: ProblemAnswer, status: number, code:
   t.equal(body.status, status, `${what}: the body's status`);
   return body;
 }
+
+/**
+ * Polls GET /auth/api-key with `credential` on gw until it answers `status` (bounded: 10 s), and
+ * returns the last answer: for a revocation that crosses Redis pub/sub to another replica.
+ */
+export async function untilStatus(gw: InjectedGateway, credential: string, status: number): Promise<LightMyRequestResponse> {
+  const ask = () => gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${credential}` } });
+  let res = await ask();
+  for (let i = 0; i < 400 && res.statusCode !== status; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    res = await ask();
+  }
+  return res;
+}
