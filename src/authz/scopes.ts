@@ -23,10 +23,6 @@ export function scopeBit(scope: Scope): ScopeSet {
   return BITS.get(scope)!;
 }
 
-export function isScope(text: string): text is Scope {
-  return BITS.has(text);
-}
-
 /** The set of the named scopes (each name must be a Scope: the schemas check that first). */
 export function scopeSetOf(scopes: readonly Scope[]): ScopeSet {
   let set = 0;
@@ -52,9 +48,4 @@ const HEADER_VALUES: readonly string[] = Array.from({ length: ALL_SCOPES + 1 }, 
 
 export function scopeHeaderValue(set: ScopeSet): string {
   return HEADER_VALUES[set & ALL_SCOPES]!;
-}
-
-/** A set is a whole number of the defined bits, and not empty. */
-export function isScopeSet(value: number): boolean {
-  return Number.isInteger(value) && value > 0 && (value & ~ALL_SCOPES) === 0;
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { DEFAULT_PAGE_SIZE } from '../services/api-keys.js';
 import type { AuditPage, AuditStore, StoredAuditEvent } from '../store/audit.js';
 import { AuditPageSchema, AuditQuerySchema, Problem as ProblemSchema } from './schemas.js';
 
@@ -23,7 +24,7 @@ export function auditPageView(page: AuditPage) {
 /** A page request from a query (limit as digits: the schema checked them). */
 export function auditQueryOf(query: AuditQuerySchema): { limit: number; before?: string; types?: string[] } {
   return {
-    limit: query.limit === undefined ? 100 : Number(query.limit),
+    limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
     ...(query.cursor !== undefined && { before: query.cursor }),
     ...(query.type !== undefined && { types: [query.type] }),
   };

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { SCOPES } from '../authz/scopes.js';
+import { MAX_ROLL_GRACE_SECONDS } from '../services/api-keys.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../credentials/passwords.js';
 import { problems, type ProblemName } from '../problems.js';
 
@@ -126,7 +127,7 @@ export const ApiKeyRollBody = Type.Object(
   {
     graceSeconds: Type.Optional(Type.Integer({
       minimum: 0,
-      maximum: 604_800,
+      maximum: MAX_ROLL_GRACE_SECONDS,
       description: 'How long the rolled key keeps working: 86400 (24 hours) unless given, 0 revokes it at once, at most 604800 (7 days).',
     })),
     expiresAt: Type.Optional({ ...ExpiresAtInput, description: "The successor's end. Without expiresAt or expiresIn it gets the rolled key's lifetime from now, or none." }),

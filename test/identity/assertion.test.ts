@@ -5,6 +5,7 @@ import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
 import type { Principal } from '../../src/credentials/principal.js';
 import { createIdentityAsserter } from '../../src/identity/assertion.js';
 import { keyProblem, loadIdentityKeys } from '../../src/identity/signing-keys.js';
+import { pemBegin } from '../helpers/identity-key.js';
 
 /** identity/: the keys (PEM and JWK, ES256 and EdDSA, the JWKS) and the signer's memo. */
 
@@ -31,7 +32,8 @@ t.test('keys: PEM or JWK, P-256 or Ed25519; the JWKS lists the signing key first
   t.match(keyProblem(pem(ec.publicKey, 'spki'), 'private'), /not a private key/);
   t.match(keyProblem(pem(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, 'pkcs8'), 'private'), /neither a P-256/);
   t.match(keyProblem(pem(generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey, 'pkcs8'), 'private'), /neither a P-256/);
-  const problem = keyProblem('-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----', 'private');
+  // A PEM frame around garbage (the boundary built at run time: see pemBegin).
+  const problem = keyProblem(`${pemBegin('PRIVATE KEY')}\nsecret-material\n${pemBegin('PRIVATE KEY').replace('BEGIN', 'END')}`, 'private');
   t.match(problem, /not a private key/);
   t.notMatch(problem, /secret-material/, 'the text is never quoted');
 });
