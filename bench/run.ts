@@ -84,11 +84,11 @@ function parseOptions(argv: readonly string[]): Options {
     if (!known.has(arg)) throw new Error(`unknown option ${arg}`);
   }
   if (argv.includes('--help')) {
-    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-ident,jwt-ident,apikey-noident,jwt-noident,cold,garbage,upstream,nolog,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
+    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-ident,jwt-ident,apikey-noident,jwt-noident,apikey-limited,cold,garbage,upstream,nolog,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
     process.exit(0);
   }
   const onlyList = value('--only');
-  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'cold', 'garbage'];
+  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-limited', 'cold', 'garbage'];
   const onlyItems = onlyList?.split(',');
   const only = onlyItems?.filter((id) => id !== 'scale').map((id) => {
     if (!ids.includes(id as ScenarioId)) throw new Error(`--only: unknown scenario ${id}`);
@@ -244,7 +244,7 @@ class LoadGenerator {
 // ---------------------------------------------------------------------------------------------
 // Scenarios
 
-type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'cold' | 'garbage' | 'compare';
+type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-limited' | 'cold' | 'garbage' | 'compare';
 /** `server`: the process whose CPU time per request is reported (the proxy, or the upstream itself). */
 type Scenario = { id: ScenarioId; title: string; spec: Omit<RunSpec, 'durationS' | 'label'>; server: number };
 type Slice = {
@@ -368,12 +368,13 @@ const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; rat
   'jwt-ident': { target: '(reference: the identity assertion’s cost)', ok: () => true },
   'apikey-noident': { target: '(reference: the identity assertion’s cost)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   'jwt-noident': { target: '(reference: the identity assertion’s cost)', ok: () => true },
+  'apikey-limited': { target: '(reference: the rate limit’s cost)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   cold: { target: '≥ 0.60', ok: (s) => s.ratio >= 0.6 },
   garbage: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
   compare: { target: '(development aid)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
 };
 /** Reference scenarios: shown without a verdict. */
-const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'compare']);
+const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-limited', 'compare']);
 
 /**
  * Each identity-assertion pair: two twin gateways started alike (neither is the main gateway,
@@ -386,6 +387,16 @@ const IDENTITY_PAIRS = [
 ] as const;
 /** The most the assertion may take off a ratio to the baseline (issue: within 0.03). */
 const IDENTITY_COST_LIMIT = -0.03;
+
+/**
+ * The rate limit's cost: a twin with AUTHGATE_RATE_LIMIT on (too high to refuse anything; budget
+ * leased a thousand requests at a time) against its twin without, both with the assertion on and
+ * neither the main gateway. The issue: within 0.05 of the API-key scenario.
+ */
+const LIMIT_PAIR = { with: 'apikey-limited', without: 'apikey-ident', name: 'API key' } as const;
+const LIMIT_COST_LIMIT = -0.05;
+/** High enough never to refuse in a benchmark, yet counted: every request spends leased budget. */
+const BENCH_RATE_LIMIT = '1000000000/60s';
 
 /** Median over rounds of (ratio with the assertion − ratio without), both to the same round's baseline. */
 function identityCost(slices: readonly Slice[], withId: ScenarioId, withoutId: ScenarioId): number {
@@ -458,10 +469,12 @@ async function main(): Promise<number> {
     ...options.env,
   };
   const profileFlags = [...(options.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir]), ...options.nodeFlags];
-  const wanted = (id: ScenarioId) => options.only === undefined || options.only.includes(id) || id === 'baseline';
+  // The rate limit's cost is measured against its twin (LIMIT_PAIR), which comes with it.
+  const wanted = (id: ScenarioId): boolean =>
+    options.only === undefined || options.only.includes(id) || id === 'baseline' || (id === LIMIT_PAIR.without && options.only.includes(LIMIT_PAIR.with));
   // The gateways start side by side (each mostly waits for its Redis connection and readiness).
   const optional = (wantedHere: boolean, start: () => Promise<Gateway>) => (wantedHere ? start() : Promise.resolve(undefined));
-  const [gwA, gwCold, gwQuiet, gwIdentity, gwNoIdentity, gwReplica, gwCompare] = await Promise.all([
+  const [gwA, gwCold, gwQuiet, gwIdentity, gwNoIdentity, gwLimited, gwReplica, gwCompare] = await Promise.all([
     startGateway('authgate-a', options.gatewayMain, common, profileFlags),
     optional(wanted('cold'), () => startGateway('authgate-cold', options.gatewayMain, { ...common, AUTHGATE_CACHE_MAX: '0' })),
     // The same build without its one log line per request: what the access log costs.
@@ -469,8 +482,10 @@ async function main(): Promise<number> {
     // The same build without the identity assertion (and so without its key): what the assertion
     // costs. It shares the Redis and the JWT secret, so the main gateway's key and token work here.
     // Its twin with the assertion, started alike: the pair the assertion's cost is measured on.
-    optional(wanted('apikey-ident') || wanted('jwt-ident'), () => startGateway('authgate-ident', options.gatewayMain, common)),
+    optional(wanted('apikey-ident') || wanted('jwt-ident') || wanted('apikey-limited'), () => startGateway('authgate-ident', options.gatewayMain, common)),
     optional(wanted('apikey-noident') || wanted('jwt-noident'), () => startGateway('authgate-noident', options.gatewayMain, withoutIdentity(common))),
+    // The twin of authgate-ident with the rate limit on: the pair the limit's cost is measured on.
+    optional(wanted('apikey-limited'), () => startGateway('authgate-limited', options.gatewayMain, { ...common, AUTHGATE_RATE_LIMIT: BENCH_RATE_LIMIT })),
     optional(options.extras, () => startGateway('authgate-replica', options.gatewayMain, common)),
     optional(options.compareMain !== undefined, () => startGateway('authgate-compare', options.compareMain!, common)),
   ]);
@@ -504,6 +519,7 @@ async function main(): Promise<number> {
           ['authgate twin (identity assertion on, API key)', gwIdentity.publicUrl, headersWith(apiKey)],
           ['authgate twin (identity assertion on, JWT)', gwIdentity.publicUrl, headersWith(token)],
         ] as [string, string, Record<string, string>][])),
+    ...(gwLimited === undefined ? [] : [['authgate twin (rate limit on, API key)', gwLimited.publicUrl, headersWith(apiKey)] as [string, string, Record<string, string>]]),
     ...(gwNoIdentity === undefined
       ? []
       : ([
@@ -532,6 +548,7 @@ async function main(): Promise<number> {
     { id: 'jwt-ident', title: 'authgate twin, JWT, warm cache, identity assertion on', spec: spec(gwIdentity?.publicUrl ?? '', token), server: gwIdentity?.proc.pid ?? -1 },
     { id: 'apikey-noident', title: 'authgate, API key, warm cache, identity assertion off', spec: spec(gwNoIdentity?.publicUrl ?? '', apiKey), server: gwNoIdentity?.proc.pid ?? -1 },
     { id: 'jwt-noident', title: 'authgate, JWT, warm cache, identity assertion off', spec: spec(gwNoIdentity?.publicUrl ?? '', token), server: gwNoIdentity?.proc.pid ?? -1 },
+    { id: 'apikey-limited', title: `authgate twin, API key, warm cache, identity assertion on, rate limit ${BENCH_RATE_LIMIT}`, spec: spec(gwLimited?.publicUrl ?? '', apiKey), server: gwLimited?.proc.pid ?? -1 },
     { id: 'cold', title: 'authgate, cache off (Redis read per request)', spec: spec(gwCold?.publicUrl ?? '', apiKey), server: gwCold?.proc.pid ?? -1 },
     { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', spec: { ...spec(gwA.publicUrl, apiKey), garbage: { every: 10, environment: 'production' } }, server: gwA.proc.pid },
   ];
@@ -540,6 +557,7 @@ async function main(): Promise<number> {
   if (gwQuiet !== undefined) watched.set('authgate-quiet', gwQuiet.proc.pid);
   if (gwIdentity !== undefined) watched.set('authgate-ident', gwIdentity.proc.pid);
   if (gwNoIdentity !== undefined) watched.set('authgate-noident', gwNoIdentity.proc.pid);
+  if (gwLimited !== undefined) watched.set('authgate-limited', gwLimited.proc.pid);
   if (gwCompare !== undefined) {
     // Its own organization and key, made through its own API: another build may name its data
     // or format its keys differently (as the shard-tag layout did), and must read its own.
@@ -607,7 +625,22 @@ async function main(): Promise<number> {
       result: verdict(clean && costs.every((c) => c >= IDENTITY_COST_LIMIT)),
     });
   }
-  const report: Record<string, unknown> = { machine: host, options, summary, slices, identityCost: identityCosts };
+  // The rate limit's cost, the same way against its twin without it.
+  const limited = scenarios.some((s) => s.id === LIMIT_PAIR.with) && scenarios.some((s) => s.id === LIMIT_PAIR.without);
+  const limitCost = limited ? identityCost(slices, LIMIT_PAIR.with, LIMIT_PAIR.without) : undefined;
+  if (limitCost !== undefined) {
+    const clean = summary[LIMIT_PAIR.with]!.unexpected === 0 && summary[LIMIT_PAIR.without]!.unexpected === 0;
+    rows.push({
+      scenario: `rate limit cost: ${LIMIT_PAIR.name} ${signed(limitCost)} (median of same-round differences of the ratio with and without it)`,
+      rps: '',
+      p50: '',
+      p99: '',
+      ratio: signed(limitCost),
+      target: `≥ ${signed(LIMIT_COST_LIMIT)}`,
+      result: verdict(clean && limitCost >= LIMIT_COST_LIMIT),
+    });
+  }
+  const report: Record<string, unknown> = { machine: host, options, summary, slices, identityCost: identityCosts, ...(limitCost !== undefined && { rateLimitCost: limitCost }) };
   const notes: string[] = [
     identityNote,
     `Redis reads (HGET) per 1000 requests: ${scenarios.filter(({ id }) => id !== 'upstream' && id !== 'baseline').map(({ id }) => `${id} ${fmt.ratio(summary[id]!.storeReadsPer1000)}`).join(', ')}`,

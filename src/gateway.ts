@@ -1,5 +1,5 @@
 // The composition root: builds the gateway's parts from its config and wires them (buildGateway).
-import type { AuditStore } from './store/audit.js';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config/config.js';
@@ -12,6 +12,9 @@ import { createIdentityAsserter } from './identity/assertion.js';
 import { loadIdentityKeys } from './identity/signing-keys.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
+import { createRateLimitCheck } from './limits/enforce.js';
+import { createRateLimiter } from './limits/limiter.js';
+import { createRateLimitPolicy } from './limits/policy.js';
 import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
 import { createAccessLog } from './observability/access-log.js';
@@ -23,13 +26,14 @@ import { createMetrics, type Metrics } from './observability/metrics.js';
 import { LEAK_REPORTS } from './routes/leaked-keys.js';
 import { createApiKeyService } from './services/api-keys.js';
 import { createOrganizationService } from './services/organizations.js';
+import { createRateLimitService } from './services/rate-limits.js';
 import { createKeyUsageTracker, type KeyUsageTracker } from './services/key-usage.js';
 import { createSessionService } from './services/sessions.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
-import type { CounterStore, Store } from './store/store.js';
+import type { GatewayStore, Store } from './store/store.js';
 
-export type Storage = Readonly<{ store: Store & CounterStore & AuditStore; bus: InvalidationBus }>;
+export type Storage = Readonly<{ store: GatewayStore; bus: InvalidationBus }>;
 
 /** What a test (or main.ts) may hand in instead of what the config would build. */
 export type GatewayDeps = Readonly<{
@@ -80,8 +84,13 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const sessions = await createSessionService({ store, bus, tokens, passwords, now });
   const audit = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
   const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
-  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse });
-  const organizations = createOrganizationService({ store, bus, passwords, now });
+
+  // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
+  const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
+  const limiter = createRateLimiter({ store, replica: randomUUID(), now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
+  const limitOverrides = createRateLimitService({ store, policy: rateLimits });
+  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides });
+  const organizations = createOrganizationService({ store, bus, passwords, now, rateLimits: limitOverrides });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
@@ -105,6 +114,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     auditLog: store,
     identity: identity?.asserter,
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
+    rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
   });
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,
@@ -136,6 +146,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         health.startDraining();
         await Promise.all([publicServer.close(), opsServer.close()]);
         health.stop();
+        limiter.close();
+        rateLimits.close();
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
         await keyUsage.close();
         await audit.flush();

@@ -20,6 +20,8 @@ export const problems = {
   adminTokenInvalid: { status: 401, code: 1107, title: 'Admin token required' },
   tooManyLoginAttempts: { status: 429, code: 1108, title: 'Too many failed logins' },
   tooManyLeakReports: { status: 429, code: 1109, title: 'Too many leak reports' },
+  // The credential's rate limit on forwarded routes (limits/).
+  rateLimited: { status: 429, code: 1110, title: 'Rate limit exceeded' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },

@@ -8,7 +8,7 @@ import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
-import { AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import { AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import { createAdminTokenCheck } from './admin-token.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
@@ -56,6 +56,24 @@ export async function adminRoutes(
       response: { 200: OrganizationResponse, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
     },
     handler: async (request) => organizations.get(request.params.id),
+  });
+
+  app.patch<{ Params: IdParams; Body: OrganizationChangeBody }>('/admin/organizations/:id', {
+    schema: {
+      operationId: 'changeOrganization',
+      tags: ['organizations'],
+      summary: "Set an organization's rate limit.",
+      description: 'The limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound.',
+      params: IdParams,
+      body: OrganizationChangeBody,
+      response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+    },
+    handler: async (request) => {
+      const org = await organizations.setRateLimit(request.params.id, request.body.rateLimit);
+      audit.info({ event: 'organization.changed', orgId: org.id, rateLimit: org.rateLimit }, 'organization changed');
+      trail.record({ type: 'organization.changed', orgId: org.id, ...admin(request), details: { rateLimit: org.rateLimit } });
+      return org;
+    },
   });
 
   app.delete<{ Params: IdParams }>('/admin/organizations/:id', {

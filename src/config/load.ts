@@ -5,6 +5,7 @@
  * topology, TLS consistency.
  */
 import { randomBytes } from 'node:crypto';
+import { parseRateLimit } from '../limits/rate-limit.js';
 import { readFileSync } from 'node:fs';
 import type { Config, Environment, RedisTlsConfig, StoreConfig } from './config.js';
 import { keyProblem } from '../identity/signing-keys.js';
@@ -109,6 +110,7 @@ export function loadConfig(env: Env): LoadResult {
     },
     log: { level: logLevel },
     audit: { maxEvents: setting('AUTHGATE_AUDIT_MAX_EVENTS'), maxAgeMs: setting('AUTHGATE_AUDIT_MAX_AGE_DAYS') * 24 * 60 * 60 * 1000 },
+    rateLimit: { default: parseRateLimit(setting('AUTHGATE_RATE_LIMIT')) },
     // The default table; a test (or an embedder) may build a gateway with another.
     forwardedRoutes,
   };

@@ -5,6 +5,7 @@
  * A refusal names the problem, never the value: values may be secrets.
  */
 import { isIP } from 'node:net';
+import { formatRateLimit, NO_LIMIT, parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
 import type { HostPort } from './config.js';
 import type { KindValue, SettingKind } from './settings.js';
 
@@ -58,6 +59,11 @@ function parseAny(type: SettingKind, raw: string): Parsed<unknown> {
         : refuse('must be a DNS host name');
     case 'trust-proxy':
       return parseTrustProxy(raw);
+    case 'rate-limit': {
+      if (raw === NO_LIMIT) return accept(NO_LIMIT);
+      const limit = parseRateLimit(raw);
+      return limit === undefined ? refuse(`must be \`off\` or ${RATE_LIMIT_FORM}`) : accept(formatRateLimit(limit));
+    }
   }
 }
 
@@ -84,6 +90,8 @@ export function describeKind(type: SettingKind): string {
       return 'DNS host name';
     case 'trust-proxy':
       return '`false`, `true`, a hop count, or addresses/CIDRs';
+    case 'rate-limit':
+      return '`off` or `<count>/<window>` (window in s, m or h)';
   }
 }
 

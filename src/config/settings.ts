@@ -20,7 +20,9 @@ export type SettingKind =
   | Readonly<{ kind: 'file' }>
   | Readonly<{ kind: 'dns-name' }>
   /** false, true, a hop count, or comma-separated addresses/CIDRs (proxy-addr's grammar). */
-  | Readonly<{ kind: 'trust-proxy' }>;
+  | Readonly<{ kind: 'trust-proxy' }>
+  /** `off`, or `<count>/<window>` normalized to `<count>/<seconds>s` (limits/rate-limit.ts). */
+  | Readonly<{ kind: 'rate-limit' }>;
 
 /** The parsed value of a setting of kind K. */
 export type KindValue<K extends SettingKind> = K extends { kind: 'integer' }
@@ -97,6 +99,7 @@ export const settings = [
   { name: 'AUTHGATE_SHED_EVENT_LOOP_UTILIZATION_PERCENT', type: { kind: 'integer', min: 0, max: 100 }, default: 0, doc: 'Load shedding: when the event-loop utilization is above this in two 250 ms windows in a row, new requests get 503; 0 turns it off.' },
   { name: 'AUTHGATE_AUDIT_MAX_EVENTS', type: { kind: 'integer', min: 1000, max: 10_000_000 }, default: 100_000, doc: 'The audit trail keeps at most this many of the newest security events (all organizations of the environment together).' },
   { name: 'AUTHGATE_AUDIT_MAX_AGE_DAYS', type: { kind: 'integer', min: 1, max: 3650 }, default: 90, doc: 'The audit trail forgets events older than this many days.' },
+  { name: 'AUTHGATE_RATE_LIMIT', type: { kind: 'rate-limit' }, default: 'off', doc: 'The default rate limit of each credential (API key or login session) on forwarded routes, counted across all replicas: `off`, or e.g. `600/60s` (also `m`, `h`). The admin API sets an organization\'s own (or `off` for none), and a key may carry a lower one.' },
   { name: 'LOG_LEVEL', type: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, default: 'info', doc: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
 ] as const satisfies readonly SettingSpec[];
 

@@ -171,7 +171,8 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
         return;
       }
       for (const revoked of invalidation) {
-        principals.delete(revoked.kind === 'api_key' ? apiKeyCacheKey(revoked.cacheKey) : sessionCacheKey(revoked.cacheKey));
+        if (revoked.kind === 'api_key') principals.delete(apiKeyCacheKey(revoked.cacheKey));
+        else if (revoked.kind === 'session') principals.delete(sessionCacheKey(revoked.cacheKey));
       }
     },
   };

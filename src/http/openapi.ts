@@ -10,8 +10,9 @@ import { PROBLEM_CONTENT_TYPE } from './error-handler.js';
  * @fastify/swagger builds them from the routes' schemas, completed with what a route's schema
  * cannot say without changing what the route sends: in fastify a response schema also
  * serializes (and drops what it does not list), so the problems each stage of the pipeline can
- * answer (User-Agent, authentication, load shedding, the upstream) are added to the document
- * here, per route, from the route's `config.auth` and kind, never to the route itself.
+ * answer (User-Agent, authentication, load shedding, the rate limit, the upstream) are added to
+ * the document here, per route, from the route's `config.auth` and kind, never to the route
+ * itself; and so are the headers some of them carry (the rate limit's).
  *
  * Both documents are linted with Redocly's recommended rules by test/http/openapi.test.ts.
  */
@@ -39,8 +40,9 @@ function pipelineProblems(kind: DocumentKind, route: RouteOptions, forwarded: bo
     if (auth === 'any') names.push('insufficientScope');
   }
   if (forwarded) {
-    // Dot segments are refused as unknown paths, before authentication (proxy/path-guard.ts).
-    names.push('notFound', 'upstreamUnavailable', 'upstreamTimeout');
+    // Dot segments are refused as unknown paths, before authentication (proxy/path-guard.ts);
+    // the credential's rate limit comes before the upstream (limits/enforce.ts).
+    names.push('notFound', 'rateLimited', 'upstreamUnavailable', 'upstreamTimeout');
   } else if (methods.includes('POST')) {
     // The gateway's own routes read their JSON bodies strictly (http/json-body.ts).
     names.push('malformedJson', 'payloadTooLarge', 'unsupportedMediaType');
@@ -48,8 +50,40 @@ function pipelineProblems(kind: DocumentKind, route: RouteOptions, forwarded: bo
   return names;
 }
 
-function problemResponse(lines: readonly string[]): Record<string, unknown> {
-  return { description: `A problem (RFC 9457); its \`code\`:\n${lines.join('\n')}`, content: { [PROBLEM_CONTENT_TYPE]: { schema: PROBLEM_REF } } };
+/**
+ * The RateLimit headers (draft-ietf-httpapi-ratelimit-headers) on every answer to a credential
+ * with a rate limit, on forwarded routes (limits/enforce.ts). As @fastify/swagger reads a
+ * response's `headers`: each a JSON schema, its `description` becoming the header's.
+ */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': {
+    type: 'string',
+    description:
+      "The credential's rate limit: `\"credential\";q=<requests>;w=<window in seconds>`. Sent when the credential has one, in place of the upstream's own header of this name (which passes otherwise).",
+    examples: ['"credential";q=600;w=60'],
+  },
+  RateLimit: {
+    type: 'string',
+    description:
+      "What the credential's window has left, as the answering replica knows it (approximate with several replicas), and when it ends: `\"credential\";r=<remaining>;t=<seconds>`. Sent when the credential has a rate limit, in place of the upstream's own header of this name (which passes otherwise).",
+    examples: ['"credential";r=42;t=17'],
+  },
+} as const;
+
+/** The headers a problem's answer carries besides the problem, by problem. */
+const PROBLEM_HEADERS: Partial<Record<ProblemName, Record<string, unknown>>> = {
+  rateLimited: {
+    ...RATE_LIMIT_HEADERS,
+    'Retry-After': { type: 'integer', minimum: 1, description: "Seconds until the credential's window ends (code 1110)." },
+  },
+};
+
+function problemResponse(lines: readonly string[], headers?: Record<string, unknown>): Record<string, unknown> {
+  return {
+    description: `A problem (RFC 9457); its \`code\`:\n${lines.join('\n')}`,
+    ...(headers !== undefined && { headers }),
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: PROBLEM_REF } },
+  };
 }
 
 /**
@@ -58,6 +92,7 @@ function problemResponse(lines: readonly string[]): Record<string, unknown> {
  */
 function documentedResponses(own: Record<string, unknown> | undefined, pipeline: readonly ProblemName[]): Record<string, unknown> {
   const lines = new Map<string, string[]>();
+  const headers = new Map<string, Record<string, unknown>>();
   const addLines = (status: string, text: string) => {
     const list = lines.get(status) ?? [];
     for (const line of text.split('\n')) if (line !== '' && !list.includes(line)) list.push(line);
@@ -68,15 +103,20 @@ function documentedResponses(own: Record<string, unknown> | undefined, pipeline:
     if (!/^[45]/.test(status)) responses[status] = schema; // 2xx, 204, `default`: as the route says
     else addLines(status, (schema as { description?: string }).description ?? '');
   }
-  for (const name of pipeline) addLines(String(problems[name].status), describeProblems([name]));
-  for (const [status, list] of [...lines].sort(([a], [b]) => Number(a) - Number(b))) responses[status] = problemResponse(list.sort());
+  for (const name of pipeline) {
+    const status = String(problems[name].status);
+    addLines(status, describeProblems([name]));
+    const extra = PROBLEM_HEADERS[name];
+    if (extra !== undefined) headers.set(status, { ...headers.get(status), ...extra });
+  }
+  for (const [status, list] of [...lines].sort(([a], [b]) => Number(a) - Number(b))) responses[status] = problemResponse(list.sort(), headers.get(status));
   return responses;
 }
 
-/** The forwarded routes' answers: the upstream's own, as it gave them. */
+/** The forwarded routes' answers: the upstream's own, as it gave them (with the gateway's RateLimit headers for a limited credential). */
 const UPSTREAM_ANSWERS = {
-  '2xx': { description: "The upstream's answer: its status, headers and body, as the upstream gave them.", content: { '*/*': { schema: {} } } },
-  default: { description: "Any other answer of the upstream (its own 4xx and 5xx included), as it gave it.", content: { '*/*': { schema: {} } } },
+  '2xx': { description: "The upstream's answer: its status, headers and body, as the upstream gave them.", headers: RATE_LIMIT_HEADERS, content: { '*/*': { schema: {} } } },
+  default: { description: "Any other answer of the upstream (its own 4xx and 5xx included), as it gave it.", headers: RATE_LIMIT_HEADERS, content: { '*/*': { schema: {} } } },
 };
 
 /** `/accounts/*` as a valid path template: fastify's wildcard becomes the `path` parameter. */
@@ -143,6 +183,8 @@ const DOCUMENTS = {
       '`code`; every answer carries `x-request-id`. A forwarded request reaches the upstream with',
       '`x-organization-id` (the organization of the credential), `x-request-id` and `x-forwarded-*` set by the',
       'gateway and without the `Authorization` header; what the upstream answers comes back as it is.',
+      'A credential with a rate limit gets `RateLimit-Policy` and `RateLimit` on every answer of a forwarded route,',
+      'and 429 (code 1110) with `Retry-After` past its limit, without reaching the upstream.',
     ].join('\n'),
     // The document is served on the ops port, so a relative URL would point there.
     server: {
@@ -160,7 +202,7 @@ const DOCUMENTS = {
     title: 'authgate admin API',
     description: 'Organizations, on the ops port only (never the public one), behind AUTHGATE_ADMIN_TOKEN. Every refusal is `application/problem+json` with a stable `code`.',
     server: { url: '/', description: 'The ops port (AUTHGATE_OPS_PORT) this document is served on.' },
-    tags: [{ name: 'organizations', description: 'Creating, reading and deleting organizations.' }],
+    tags: [{ name: 'organizations', description: 'Creating, reading, changing (their rate limit) and deleting organizations.' }],
     scheme: ['adminToken', 'AUTHGATE_ADMIN_TOKEN.'],
   },
 } as const;

@@ -23,6 +23,7 @@ import type { AuditStore } from '../store/audit.js';
 import type { Jwks } from '../identity/signing-keys.js';
 import { jwksRoute } from '../routes/jwks.js';
 import type { KeyUsageTracker } from '../services/key-usage.js';
+import type { RateLimitCheck } from '../limits/enforce.js';
 import type { SessionService } from '../services/sessions.js';
 import { createErrorHandler } from './error-handler.js';
 import { publicDocumentOptions } from './openapi.js';
@@ -60,6 +61,8 @@ export type PublicServerDeps = Readonly<{
   identity: IdentityAsserter | undefined;
   /** Served at /.well-known/jwks.json when AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT=on. */
   publicJwks: Jwks | undefined;
+  /** The credential's rate limit on forwarded routes (limits/enforce.ts). */
+  rateLimit: RateLimitCheck;
 }>;
 
 /** The public port. The order of work reads top to bottom, as a request meets it. */
@@ -106,6 +109,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.decorateRequest('authDecision', null);
   app.decorateRequest('upstreamStartedAt', 0);
   app.decorateRequest('identityAssertion', null);
+  app.decorateRequest('rateLimited', false);
   app.setErrorHandler(createErrorHandler('authgate'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
   // The public API's document (served on the ops port): http/openapi.ts.
@@ -137,7 +141,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
 
-  // 5. Identity injection and the proxy, for the route table only.
+  // 5. The rate limit, identity injection and the proxy, for the route table only.
   await app.register(forwardedRoutes, {
     routes: config.forwardedRoutes,
     metrics: deps.metrics,
@@ -145,6 +149,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     timeoutMs: config.upstream.timeoutMs,
     trustForwarded: trustProxy !== false,
     identity: deps.identity,
+    rateLimit: deps.rateLimit,
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.

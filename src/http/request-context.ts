@@ -13,6 +13,8 @@ declare module 'fastify' {
     identityAssertion: string | null;
     /** performance.now() when a forwarded request left for the upstream; 0 otherwise. */
     upstreamStartedAt: number;
+    /** The gateway's RateLimit headers are on the answer (limits/enforce.ts): the upstream's own give way. */
+    rateLimited: boolean;
   }
   interface FastifyContextConfig {
     auth?: CredentialRequirement;

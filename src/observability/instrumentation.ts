@@ -1,7 +1,6 @@
-import type { AuditStore } from '../store/audit.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { InvalidationBus } from '../store/invalidation.js';
-import { StoreUnavailable, type CounterStore, type Store } from '../store/store.js';
+import { StoreUnavailable, type GatewayStore, type Revoked } from '../store/store.js';
 import { registerCacheMetrics, registerSubscriptionMetric, type Metrics } from './metrics.js';
 
 /**
@@ -11,7 +10,7 @@ import { registerCacheMetrics, registerSubscriptionMetric, type Metrics } from '
  * and the auth decisions. Each wrapper keeps the part's contract; none adds work to a cache hit.
  */
 export type Instrumented = Readonly<{
-  store: Store & CounterStore & AuditStore;
+  store: GatewayStore;
   bus: InvalidationBus;
   recordDecision: DecisionRecorder;
   /** Told each health ping's result. */
@@ -32,7 +31,7 @@ export function instrument(storage: Pick<Instrumented, 'store' | 'bus'>, metrics
  * The store with its calls timed and its failures counted. Only store calls pay for this, and
  * those are cache misses, writes and login attempts, never a cache hit.
  */
-export function instrumentStore(store: Store & CounterStore & AuditStore, metrics: Metrics): Store & CounterStore & AuditStore {
+export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayStore {
   const timed = <A extends unknown[], R>(operation: string, call: (...args: A) => Promise<R>) => {
     const duration = metrics.storeDuration.labels(operation);
     const errors = metrics.storeErrors.labels(operation);
@@ -73,6 +72,10 @@ export function instrumentStore(store: Store & CounterStore & AuditStore, metric
     readCounters: timed('read_counters', store.readCounters.bind(store)),
     appendAuditEvents: timed('append_audit_events', store.appendAuditEvents.bind(store)),
     readAuditEvents: timed('read_audit_events', store.readAuditEvents.bind(store)),
+    readRateLimits: timed('read_rate_limits', store.readRateLimits.bind(store)),
+    setRateLimit: timed('set_rate_limit', store.setRateLimit.bind(store)),
+    dropRateLimits: timed('drop_rate_limits', store.dropRateLimits.bind(store)),
+    leaseRateBudget: timed('lease_rate_budget', store.leaseRateBudget.bind(store)),
     // The health ping is timed by nothing: authgate_store_up is its metric.
     ping: store.ping.bind(store),
     close: store.close.bind(store),
@@ -86,16 +89,23 @@ export function instrumentStore(store: Store & CounterStore & AuditStore, metric
  */
 export function instrumentBus(bus: InvalidationBus, metrics: Metrics): InvalidationBus {
   bus.onInvalidation((invalidation, publishedAt) => {
-    if (invalidation === 'all') metrics.invalidationsReceived.inc({ kind: 'all' });
-    else metrics.invalidationsReceived.inc({ kind: 'credential' }, invalidation.length);
+    if (invalidation === 'all') {
+      metrics.invalidationsReceived.inc({ kind: 'all' });
+      return;
+    }
+    // A rate-limit change is no credential: counted apart, and not a revocation's propagation.
+    const credentials = countCredentials(invalidation);
+    if (credentials > 0) metrics.invalidationsReceived.inc({ kind: 'credential' }, credentials);
+    if (credentials < invalidation.length) metrics.invalidationsReceived.inc({ kind: 'rate_limits' }, invalidation.length - credentials);
     // Measured as the message is applied: the cache's listener runs in this same synchronous
     // turn. A clock behind the sender's would make it negative: counted as 0.
-    if (publishedAt !== undefined && invalidation !== 'all') metrics.revocationPropagation.observe(Math.max(0, Date.now() - publishedAt) / 1000);
+    if (publishedAt !== undefined && credentials > 0) metrics.revocationPropagation.observe(Math.max(0, Date.now() - publishedAt) / 1000);
   });
   registerSubscriptionMetric(metrics, () => bus.subscribed);
   return {
     applyLocally(revoked) {
-      metrics.invalidationsSent.inc(revoked.length);
+      const credentials = countCredentials(revoked);
+      if (credentials > 0) metrics.invalidationsSent.inc(credentials);
       bus.applyLocally(revoked);
     },
     onInvalidation: (listener) => bus.onInvalidation(listener),
@@ -105,6 +115,13 @@ export function instrumentBus(bus: InvalidationBus, metrics: Metrics): Invalidat
     onSubscriptionChange: (listener) => bus.onSubscriptionChange(listener),
     close: () => bus.close(),
   };
+}
+
+/** How many of the revoked are credentials (not a `rate_limits` change). */
+function countCredentials(revoked: readonly Revoked[]): number {
+  let count = 0;
+  for (const item of revoked) if (item.kind !== 'rate_limits') count++;
+  return count;
 }
 
 /** Allowed decisions are the hot path: their series are bound once. */

@@ -88,9 +88,20 @@ export function createMetrics(environment: string) {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
+    rateLimitRefusals: new Counter({
+      name: 'authgate_rate_limit_refusals_total',
+      help: 'Forwarded requests refused with 429 because their credential reached its rate limit.',
+      registers: [registry],
+    }),
+    rateLimitLeases: new Counter({
+      name: 'authgate_rate_limit_leases_total',
+      help: 'Rate-limit budget asked of the store, by outcome: granted, exhausted (the window had nothing left) or store_unavailable (this replica fell back to its local share).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     invalidationsReceived: new Counter({
       name: 'authgate_invalidations_received_total',
-      help: 'Revocations received, by kind (credential, or all after a resubscribe).',
+      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, or all after a resubscribe).',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),

@@ -9,6 +9,7 @@ import { upstreamProblem } from './upstream-errors.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Problem } from '../problems.js';
+import { RATE_LIMIT_HEADERS, type RateLimitCheck } from '../limits/enforce.js';
 
 export type ForwardOptions = Readonly<{
   routes: readonly ForwardedRoute[];
@@ -19,6 +20,8 @@ export type ForwardOptions = Readonly<{
   trustForwarded: boolean;
   /** Signs the identity assertion sent upstream; undefined when AUTHGATE_IDENTITY_ASSERTION=off. */
   identity: IdentityAsserter | undefined;
+  /** The credential's rate limit (limits/enforce.ts), before anything else a forwarded request does. */
+  rateLimit: RateLimitCheck;
 }>;
 
 /**
@@ -48,9 +51,15 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   };
   // Built once: reply.from() reads these on every request. (reply-from's types also cover HTTP/2
   // servers; this one is HTTP/1, hence the cast.)
+  // The gateway's RateLimit headers, when it set them, are the answer's: the upstream's give way.
+  const rewriteHeaders = (headers: OutgoingHeaders, request: FastifyRequest) => {
+    const out = removeHopByHopHeaders(headers);
+    if (request.rateLimited) for (const name of RATE_LIMIT_HEADERS) delete out[name];
+    return out;
+  };
   const replyOptions = {
     rewriteRequestHeaders,
-    rewriteHeaders: removeHopByHopHeaders,
+    rewriteHeaders,
     onError,
     // An upstream's 503 is the upstream's answer to give, not a reason to retry it.
     retryDelay: () => null,
@@ -100,7 +109,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // With the identity assertion: the one kept for the credential, on the hot path without a
   // promise; only when it must be signed (first use, half its lifetime gone) does the request wait.
   const identity = opts.identity;
-  const forward =
+  const forwardAsserted =
     identity === undefined
       ? forwardAs
       : function (this: unknown, request: FastifyRequest, reply: FastifyReply) {
@@ -117,6 +126,12 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
             return forwardAs.call(this, request, reply);
           });
         };
+  // The rate limit first: a refused request costs no signing and never reaches the upstream.
+  const rateLimit = opts.rateLimit;
+  const forward = function (this: unknown, request: FastifyRequest, reply: FastifyReply) {
+    const checked = rateLimit(request, reply);
+    return checked === undefined ? forwardAsserted.call(this, request, reply) : checked.then(() => forwardAsserted.call(this, request, reply));
+  };
   for (const route of opts.routes) {
     // One fastify route per scope: its methods share it, and route-policy fixes its check once.
     const methodsByScope = new Map<Scope, HttpMethod[]>();

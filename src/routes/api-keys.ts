@@ -42,7 +42,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       const orgId = request.principal!.orgId;
       const created = await apiKeys.create(orgId, request.body ?? {});
       request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
-      audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt } });
+      audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt, rateLimit: created.rateLimit } });
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },
   });
@@ -93,7 +93,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       const orgId = request.principal!.orgId;
       const changed = await apiKeys.change(orgId, request.params.id, request.body);
       request.log.info({ event: 'api_key.changed', orgId, keyId: changed.id, changed: Object.keys(request.body), scopes: changed.scopes, expiresAt: changed.expiresAt }, 'API key changed');
-      audit.record({ type: 'api_key.changed', orgId, ...actorOf(request), details: { keyId: changed.id, changed: Object.keys(request.body), name: changed.name, scopes: changed.scopes, expiresAt: changed.expiresAt } });
+      audit.record({ type: 'api_key.changed', orgId, ...actorOf(request), details: { keyId: changed.id, changed: Object.keys(request.body), name: changed.name, scopes: changed.scopes, expiresAt: changed.expiresAt, rateLimit: changed.rateLimit } });
       return reply.header('cache-control', 'no-store').send(changed);
     },
   });

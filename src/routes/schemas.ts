@@ -60,14 +60,23 @@ const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope
 const ExpiresAtInput = Type.String({ format: 'date-time', description: 'When the key stops working (RFC 3339): in the future, at most 366 days ahead. Not with expiresIn.' });
 const ExpiresInInput = Type.Integer({ minimum: 60, maximum: MAX_API_KEY_EXPIRES_IN, description: 'Seconds from now until the key stops working (60 to 366 days). Not with expiresAt.' });
 
+/** A rate limit as written: `<count>/<window>`, the window in s, m or h (limits/rate-limit.ts checks the ranges). */
+const RateLimitText = Type.String({
+  pattern: '^[1-9][0-9]{0,9}/[1-9][0-9]{0,5}[smh]$',
+  maxLength: 20,
+  description: 'Requests per window, e.g. `600/60s`, `100/1m`, `5000/1h` (at most 1000000000 per 24 h).',
+});
+const KeyRateLimitInput = { ...RateLimitText, description: `The key's own rate limit on forwarded routes, never above its organization's. ${RateLimitText.description}` };
+
 export const NewApiKeyBody = Type.Object(
   {
     name: Type.Optional(KeyNameText),
     scopes: Type.Optional({ ...ScopeList, description: `What the key may do (default: every scope, including scopes added later). ${ScopeList.description}` }),
     expiresAt: Type.Optional(ExpiresAtInput),
     expiresIn: Type.Optional(ExpiresInInput),
+    rateLimit: Type.Optional(KeyRateLimitInput),
   },
-  { additionalProperties: false, description: 'Optional: without a body the key has no name, every scope, and does not expire.' },
+  { additionalProperties: false, description: "Optional: without a body the key has no name, every scope, does not expire, and has its organization's rate limit." },
 );
 export type NewApiKeyBody = Static<typeof NewApiKeyBody>;
 
@@ -76,9 +85,10 @@ const KeyScopes = Type.Array(Type.String(), { description: 'The scopes it holds,
 const KeyExpiry = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
   description: 'When the key stops working (401 from then on, on every replica); null when it does not expire.',
 });
+const KeyRateLimit = Type.Union([Type.String(), Type.Null()], { description: "Its own rate limit (`600/60s`); null when its organization's applies." });
 
 export const ApiKeyCreated = Type.Object(
-  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry },
+  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry, rateLimit: KeyRateLimit },
   { description: 'The new key: `apiKey` is its secret, shown this once.' },
 );
 export const ApiKeyListed = Type.Object({
@@ -91,6 +101,7 @@ export const ApiKeyListed = Type.Object({
   lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'When it was last used, to within a minute (each replica writes uses once a minute); null when never.',
   }),
+  rateLimit: KeyRateLimit,
 });
 /** One key, as GET and PATCH /auth/api-key/:id answer it (ApiKeyListed with its own description). */
 export const ApiKeyShown: typeof ApiKeyListed = { ...ApiKeyListed, description: 'The key, without its secret.' };
@@ -118,8 +129,9 @@ export const ApiKeyChangeBody = Type.Object(
     scopes: Type.Optional({ ...ScopeList, description: `Fewer scopes than the key holds, never more. ${ScopeList.description}` }),
     expiresAt: Type.Optional({ ...ExpiresAtInput, description: 'An earlier end than the key has (any, for a key without one), in the future. Not with expiresIn.' }),
     expiresIn: Type.Optional({ ...ExpiresInInput, description: 'An earlier end, in seconds from now. Not with expiresAt.' }),
+    rateLimit: Type.Optional(Type.Union([KeyRateLimitInput, Type.Null()], { description: `${KeyRateLimitInput.description} null removes it.` })),
   },
-  { additionalProperties: false, minProperties: 1, description: 'What changes; what is left out stays. A change can only narrow the key: fewer scopes, an earlier end.' },
+  { additionalProperties: false, minProperties: 1, description: "What changes; what is left out stays. Scopes and end can only narrow: fewer scopes, an earlier end; the key's rate limit may be anything up to its organization's." },
 );
 export type ApiKeyChangeBody = Static<typeof ApiKeyChangeBody>;
 
@@ -176,7 +188,19 @@ export const OrganizationResponse = Type.Object({
   name: Type.String(),
   email: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
+  rateLimit: Type.Union([Type.String(), Type.Null()], { description: 'Its own rate limit per credential (`600/60s`, or `off` for none); null: AUTHGATE_RATE_LIMIT applies.' }),
+  effectiveRateLimit: Type.Union([Type.String(), Type.Null()], { description: 'What each of its credentials gets unless a key has a lower limit of its own; null: no limit.' }),
 }, { description: 'The organization.' });
+
+export const OrganizationChangeBody = Type.Object(
+  {
+    rateLimit: Type.Union([{ ...RateLimitText, pattern: `${RateLimitText.pattern}|^off$` }, Type.Null()], {
+      description: `Its credentials' rate limit on forwarded routes: ${RateLimitText.description} \`off\` exempts it from AUTHGATE_RATE_LIMIT; null returns it to AUTHGATE_RATE_LIMIT.`,
+    }),
+  },
+  { additionalProperties: false },
+);
+export type OrganizationChangeBody = Static<typeof OrganizationChangeBody>;
 
 export const Problem = Type.Object({
   type: Type.String(),

@@ -7,6 +7,7 @@ import { generateApiKey, parseApiKey } from '../credentials/api-keys.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf } from '../store/shard-tag.js';
+import type { RateLimitService } from './rate-limits.js';
 import { storedScopes, type ApiKeyChangeRefusal, type ApiKeySummary, type Store } from '../store/store.js';
 
 export type ApiKeyView = Readonly<{
@@ -17,16 +18,21 @@ export type ApiKeyView = Readonly<{
   createdAt: string;
   expiresAt: string | null;
   lastUsedAt: string | null;
+  /** The key's own rate limit (`600/60s`); null: its organization's applies. */
+  rateLimit: string | null;
 }>;
 
 /** An answer's end: when it stops working (the store's epoch ms), or how long from now. */
 export type KeyEnd = Readonly<{ expiresAt?: string; expiresIn?: number }>;
 
-/** What a new key may be given: a name, scopes (default: every one) and an end. */
-export type NewApiKeyOptions = KeyEnd & Readonly<{ name?: string; scopes?: readonly Scope[] }>;
+/** What a new key may be given: a name, scopes (default: every one), an end and its own rate limit. */
+export type NewApiKeyOptions = KeyEnd & Readonly<{ name?: string; scopes?: readonly Scope[]; rateLimit?: string }>;
 
-/** What a key's owner may change: its name (null removes it), fewer scopes, an earlier end. */
-export type ApiKeyChangeOptions = KeyEnd & Readonly<{ name?: string | null; scopes?: readonly Scope[] }>;
+/**
+ * What a key's owner may change: its name (null removes it), fewer scopes, an earlier end, its own
+ * rate limit (never above its organization's; null removes it).
+ */
+export type ApiKeyChangeOptions = KeyEnd & Readonly<{ name?: string | null; scopes?: readonly Scope[]; rateLimit?: string | null }>;
 
 /** A roll: how long the rolled key keeps working, and optionally the successor's own end. */
 export type RollOptions = KeyEnd & Readonly<{ graceSeconds?: number }>;
@@ -38,6 +44,7 @@ export type CreatedApiKey = Readonly<{
   scopes: Scope[];
   createdAt: string;
   expiresAt: string | null;
+  rateLimit: string | null;
 }>;
 
 export type RolledApiKey = CreatedApiKey & Readonly<{ rolled: Readonly<{ id: string; expiresAt: string }> }>;
@@ -96,8 +103,10 @@ export function createApiKeyService(deps: {
   now: () => number;
   /** This replica's use of a key not yet written to the store (services/key-usage.ts), if any. */
   pendingUse?: (keyId: string) => number | undefined;
+  /** Keys' own rate limits (services/rate-limits.ts). */
+  rateLimits: RateLimitService;
 }) {
-  const { store, bus, environment, now } = deps;
+  const { store, bus, environment, now, rateLimits } = deps;
   const pendingUse = deps.pendingUse ?? (() => undefined);
   const view = (key: ApiKeySummary): ApiKeyView => {
     const pending = pendingUse(key.id);
@@ -110,6 +119,7 @@ export function createApiKeyService(deps: {
       createdAt: key.createdAt,
       expiresAt: iso(key.expiresAt),
       lastUsedAt: iso(lastUsedAt),
+      rateLimit: rateLimits.keyView(key.id),
     };
   };
 
@@ -136,9 +146,12 @@ export function createApiKeyService(deps: {
       const t = now();
       const expiresAt = expiryOf(options, t);
       const scopes = storedScopes(options.scopes === undefined ? undefined : scopeSetOf(options.scopes));
+      const rateLimit = options.rateLimit === undefined ? undefined : rateLimits.keyLimitFor(orgId, options.rateLimit);
       const key = generateApiKey(environment, shardTagOf(orgId));
       const createdAt = new Date(t).toISOString();
       await prune(orgId);
+      // The limit before the key: a key never works without the limit it was created with.
+      if (rateLimit !== undefined) await rateLimits.setKey(orgId, key.id, rateLimit);
       const created = await store.createApiKey({
         id: key.id,
         orgId,
@@ -149,7 +162,10 @@ export function createApiKeyService(deps: {
         ...(expiresAt !== undefined && { expiresAt }),
         ...(scopes !== undefined && { scopes }),
       });
-      if (created === 'no-organization') throw new Problem('credentialInvalid', undefined, 'revoked_token');
+      if (created === 'no-organization') {
+        if (rateLimit !== undefined) await rateLimits.forgetKey(orgId, key.id);
+        throw new Problem('credentialInvalid', undefined, 'revoked_token');
+      }
       return {
         id: key.id,
         apiKey: key.secret,
@@ -157,6 +173,7 @@ export function createApiKeyService(deps: {
         scopes: scopesIn(scopes ?? ALL_SCOPES),
         createdAt,
         expiresAt: iso(expiresAt),
+        rateLimit: rateLimit ?? null,
       };
     },
 
@@ -194,6 +211,7 @@ export function createApiKeyService(deps: {
      */
     async change(orgId: string, keyId: string, options: ApiKeyChangeOptions): Promise<ApiKeyView> {
       const expiresAt = expiryOf(options, now());
+      const rateLimit = options.rateLimit == null ? options.rateLimit : rateLimits.keyLimitFor(orgId, options.rateLimit);
       const changed = await store.changeApiKey(orgId, keyId, {
         ...(options.name !== undefined && { name: options.name }),
         ...(options.scopes !== undefined && { scopes: scopeSetOf(options.scopes) }),
@@ -202,6 +220,8 @@ export function createApiKeyService(deps: {
       if (changed === 'not-found') throw new Problem('apiKeyNotFound');
       if (typeof changed === 'string') throw new Problem('badRequest', REFUSALS[changed]);
       if (changed.revoked !== undefined) bus.applyLocally([changed.revoked]);
+      // After the key's own terms, which may refuse: a refused change changes nothing.
+      if (rateLimit !== undefined) await rateLimits.setKey(orgId, keyId, rateLimit);
       return view(changed.key);
     },
 
@@ -226,6 +246,9 @@ export function createApiKeyService(deps: {
       const key = generateApiKey(environment, shardTagOf(orgId));
       const createdAt = new Date(t).toISOString();
       await prune(orgId);
+      // The successor keeps the rolled key's own limit, set before it exists (as at creation).
+      const rateLimit = rateLimits.keyView(keyId);
+      if (rateLimit !== null) await rateLimits.setKey(orgId, key.id, rateLimit);
       const result = await store.rollApiKey(orgId, keyId, {
         successor: {
           id: key.id,
@@ -236,8 +259,12 @@ export function createApiKeyService(deps: {
         },
         rolledKeyEnds: grace === 0 ? 'now' : t + grace * 1000,
       });
-      if (result === 'not-found') throw new Problem('apiKeyNotFound');
+      if (result === 'not-found') {
+        if (rateLimit !== null) await rateLimits.forgetKey(orgId, key.id);
+        throw new Problem('apiKeyNotFound');
+      }
       bus.applyLocally([result.revoked]);
+      if (result.rolled === undefined) await rateLimits.forgetKey(orgId, keyId);
       return {
         id: key.id,
         apiKey: key.secret,
@@ -245,6 +272,7 @@ export function createApiKeyService(deps: {
         scopes: scopesIn(result.successor.scopes ?? ALL_SCOPES),
         createdAt,
         expiresAt: iso(expiresAt),
+        rateLimit,
         rolled: { id: keyId, expiresAt: new Date(result.rolled?.expiresAt ?? t).toISOString() },
       };
     },
@@ -254,6 +282,7 @@ export function createApiKeyService(deps: {
       const revoked = await store.deleteApiKeyIfOwned(orgId, keyId);
       if (revoked === undefined) throw new Problem('apiKeyNotFound');
       bus.applyLocally([revoked]);
+      await rateLimits.forgetKey(orgId, keyId);
     },
 
     /**
@@ -278,6 +307,7 @@ export function createApiKeyService(deps: {
           if (revoked === undefined) return; // deleted meanwhile, by its owner or another report
           bus.applyLocally([revoked]);
           onRevoked({ orgId: found.orgId, keyId: found.id });
+          await rateLimits.forgetKey(found.orgId, found.id);
         }),
       );
       const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');

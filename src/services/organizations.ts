@@ -4,8 +4,18 @@ import type { PasswordHasher } from '../credentials/passwords.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { Organization, Store } from '../store/store.js';
+import type { RateLimitService } from './rate-limits.js';
 
-export type OrganizationView = Readonly<{ id: string; name: string; email: string; createdAt: string }>;
+export type OrganizationView = Readonly<{
+  id: string;
+  name: string;
+  email: string;
+  createdAt: string;
+  /** Its own rate limit (`600/60s`, or `off`); null: the default applies. */
+  rateLimit: string | null;
+  /** What its credentials get without a key limit of their own; null: no limit. */
+  effectiveRateLimit: string | null;
+}>;
 
 /** An e-mail as stored and compared: normalizeEmail's output, so nothing normalizes twice. */
 export type NormalizedEmail = string & { readonly normalized: unique symbol };
@@ -15,9 +25,15 @@ export function normalizeEmail(email: string): NormalizedEmail {
   return email.trim().toLowerCase() as NormalizedEmail;
 }
 
-export function createOrganizationService(deps: { store: Store; bus: Pick<InvalidationBus, 'applyLocally'>; passwords: PasswordHasher; now: () => number }) {
-  const { store, bus, passwords, now } = deps;
-  const view = (org: Organization): OrganizationView => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt });
+export function createOrganizationService(deps: {
+  store: Store;
+  bus: Pick<InvalidationBus, 'applyLocally'>;
+  passwords: PasswordHasher;
+  now: () => number;
+  rateLimits: RateLimitService;
+}) {
+  const { store, bus, passwords, now, rateLimits } = deps;
+  const view = (org: Organization): OrganizationView => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt, ...rateLimits.organizationView(org.id) });
 
   return {
     async create(input: { name: string; email: string; password: string }): Promise<OrganizationView> {
@@ -39,11 +55,24 @@ export function createOrganizationService(deps: { store: Store; bus: Pick<Invali
       return view(org);
     },
 
+    /**
+     * Its own rate limit: `<count>/<window>`, `off` (none, whatever AUTHGATE_RATE_LIMIT says) or
+     * null (AUTHGATE_RATE_LIMIT again). Every replica applies it as soon as it hears of it.
+     */
+    async setRateLimit(orgId: string, rateLimit: string | null): Promise<OrganizationView> {
+      const org = await store.findOrganizationById(orgId);
+      if (org === undefined) throw new Problem('organizationNotFound');
+      await rateLimits.setOrganization(orgId, rateLimit);
+      return view(org);
+    },
+
     /** Deletes it with every key and session; the store announces them to every replica in the same step. */
     async delete(orgId: string): Promise<{ revoked: number }> {
       const revoked = await store.deleteOrganization(orgId);
       if (revoked === undefined) throw new Problem('organizationNotFound');
       bus.applyLocally(revoked);
+      // Its limits go after it: left behind (the store failing now), they name credentials that no longer exist.
+      await rateLimits.dropOrganization(orgId).catch(() => {});
       return { revoked: revoked.length };
     },
   };

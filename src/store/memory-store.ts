@@ -5,17 +5,17 @@ import {
   storedScopes,
   type AttemptVerdict,
   type CounterState,
-  type CounterStore,
   type ApiKeyRecord,
   type ApiKeySummary,
   type NewOrganization,
   type Organization,
   type Revoked,
+  type GatewayStore,
   type Session,
   type SessionSummary,
-  type Store,
 } from './store.js';
-import { AUDIT_SCAN_LIMIT, matchesAudit, type AuditStore, type StoredAuditEvent } from './audit.js';
+import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from './audit.js';
+import { grantOf, type StoredLimit } from './rate-limits.js';
 import { restAfterOrganizationTag } from './shard-tag.js';
 
 export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number };
@@ -24,7 +24,7 @@ export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number 
  * The embedded default: everything in this process, gone when it exits. Every method runs to
  * completion without awaiting anything, which is what makes each one atomic here.
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): Store & CounterStore & AuditStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStore {
   const now = options.now ?? Date.now;
   const orgsById = new Map<string, Organization>();
   const orgIdByEmail = new Map<string, string>();
@@ -43,6 +43,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
   let auditLog: StoredAuditEvent[] = [];
   let lastAuditMs = 0;
   let lastAuditSeq = 0;
+  /**
+   * The rate-limit overrides. Nothing announces a change here: this store has no bus, and the
+   * caller applies it to this process (the only replica) itself.
+   */
+  const orgRateLimits = new Map<string, StoredLimit>();
+  const keyRateLimits = new Map<string, { orgId: string; limit: StoredLimit }>();
+  /** Per credential: its window (epoch ms), what it granted, and the replicas that leased from it. */
+  const rateWindows = new Map<string, { start: number; windowMs: number; used: number; replicas: Set<string> }>();
 
   // Sessions of tokens nobody logs out of would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -50,6 +58,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
     for (const session of sessions.values()) if (session.expiresAt <= t) forgetSession(session);
     for (const [key, counter] of counters) if (counter.resetAt <= t) counters.delete(key);
     for (const [name, known] of knownSets) if (known.expiresAt <= t) knownSets.delete(name);
+    for (const [id, window] of rateWindows) if (window.start + window.windowMs <= t) rateWindows.delete(id);
   }, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
 
@@ -371,6 +380,40 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store & Cou
       }
       const more = last !== null && auditLog.length > 0 && comparePositions(auditPosition(auditLog[0]!.id), auditPosition(last)) < 0;
       return { events, next: more ? last : null };
+    },
+
+    async readRateLimits() {
+      return { organizations: new Map(orgRateLimits), keys: new Map(keyRateLimits) };
+    },
+
+    async setRateLimit(target, limit) {
+      if (target.kind === 'organization') {
+        if (limit === null) orgRateLimits.delete(target.orgId);
+        else orgRateLimits.set(target.orgId, limit);
+      } else if (limit === null) {
+        keyRateLimits.delete(target.keyId);
+      } else {
+        keyRateLimits.set(target.keyId, { orgId: target.orgId, limit });
+      }
+    },
+
+    async dropRateLimits(orgId) {
+      orgRateLimits.delete(orgId);
+      for (const [keyId, { orgId: owner }] of keyRateLimits) if (owner === orgId) keyRateLimits.delete(keyId);
+    },
+
+    // Synchronous from start to end, as countAttempt: no other lease runs between check and count.
+    async leaseRateBudget({ credentialId, limit, windowMs, want, replica }) {
+      const t = now();
+      let window = rateWindows.get(credentialId);
+      if (window === undefined || window.windowMs !== windowMs || t >= window.start + window.windowMs) {
+        window = { start: t, windowMs, used: 0, replicas: new Set() };
+        rateWindows.set(credentialId, window);
+      }
+      const granted = grantOf(want, limit - window.used);
+      window.used += granted;
+      window.replicas.add(replica);
+      return { granted, used: window.used, resetInMs: window.start + window.windowMs - t, replicas: window.replicas.size };
     },
 
     async ping() {},

@@ -154,9 +154,11 @@ export function latestLoginFirst(a: SessionSummary, b: SessionSummary): number {
 
 /**
  * Something a write made invalid. `cacheKey` is what the credential cache keys it by:
- * the key's hash for an API key, the session id for a session.
+ * the key's hash for an API key, the session id for a session. `rate_limits` is no credential:
+ * the rate-limit overrides changed (its cacheKey is the organization's id), and every replica
+ * reads them again (store/rate-limits.ts); credential caches pass it by.
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session'; cacheKey: string }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits'; cacheKey: string }>;
 
 export interface Store {
   /** Creates the organization unless its (normalized) e-mail is taken. */
@@ -305,3 +307,6 @@ export interface CounterStore {
   /** The counters as they are now: for tests and diagnostics, never to decide (see countAttempt). */
   readCounters(names: readonly string[]): Promise<CounterState[]>;
 }
+
+/** Everything the gateway asks of its store: credentials, counters, the audit trail, rate limits. */
+export type GatewayStore = Store & CounterStore & import('./audit.js').AuditStore & import('./rate-limits.js').RateLimitStore;

@@ -52,7 +52,7 @@ t.test('POST /admin/organizations', async (t) => {
     const res = await gw.ops({ method: 'POST', url: '/admin/organizations', payload: { name: 'Acme', email: 'Admin.Created@Example.test', password: 'admin-created-password' } });
     t.equal(res.statusCode, 201);
     const org = res.json<{ id: string; name: string; email: string; createdAt: string }>();
-    t.same(Object.keys(org).sort(), ['createdAt', 'email', 'id', 'name']);
+    t.same(Object.keys(org).sort(), ['createdAt', 'effectiveRateLimit', 'email', 'id', 'name', 'rateLimit']);
     t.equal(org.email, 'admin.created@example.test');
     t.equal((await gw.gateway.storage.store.findOrganizationById(org.id))?.name, 'Acme');
     t.ok(await gw.login('admin.created@example.test', 'admin-created-password'));
@@ -156,7 +156,7 @@ t.test('GET and DELETE /admin/organizations/:id/api-keys', async (t) => {
     t.same(keys.map((k) => k['id']), newestFirst.map((k) => k['id']), 'newest first (createdAt, then id, descending)');
     t.equal(nextCursor, null, 'one page');
     for (const key of keys) {
-      t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes']);
+      t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'rateLimit', 'scopes']);
       t.same(key['scopes'], ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'a default key holds all five scopes');
       const lastUsedAt = key['lastUsedAt'];
       t.ok(lastUsedAt === null || (typeof lastUsedAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(lastUsedAt)), `lastUsedAt null or a date-time (${String(lastUsedAt)})`);

@@ -61,6 +61,8 @@ const METRICS = [
   'authgate_upstream_request_duration_seconds_bucket',
   'authgate_revocation_propagation_seconds_bucket',
   'authgate_audit_write_failures_total',
+  'authgate_rate_limit_refusals_total',
+  'authgate_rate_limit_leases_total',
 ];
 
 const SECRET_ENV = [

@@ -4,6 +4,7 @@ import { parseApiKey } from '../../src/credentials/api-keys.js';
 import { Problem } from '../../src/problems.js';
 import { createApiKeyService } from '../../src/services/api-keys.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
+import { rateLimitServiceOver } from '../helpers/rate-limits.js';
 import { shardTagIn, shardTagOf } from '../../src/store/shard-tag.js';
 import type { Revoked } from '../../src/store/store.js';
 
@@ -21,7 +22,8 @@ async function fixture(t: Test) {
     await store.createOrganizationIfEmailFree({ id, name: id, email: `${id}@example.test`, passwordHash: 'x', createdAt: new Date(NOW).toISOString() });
   }
   const announced: Revoked[][] = [];
-  const apiKeys = createApiKeyService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, environment: 'production', now: () => NOW });
+  const rateLimits = await rateLimitServiceOver(store);
+  const apiKeys = createApiKeyService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, environment: 'production', now: () => NOW, rateLimits });
   return { store, apiKeys, announced };
 }
 
@@ -59,7 +61,7 @@ t.test('list: views of the organization\'s own keys, never a hash', async (t) =>
   const { keys: listed, nextCursor } = await apiKeys.list('org_a');
   t.same(listed.map((key) => key.id).sort(), [a1.id, a2.id].sort());
   t.equal(nextCursor, null, 'one page');
-  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'scopes']);
+  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'rateLimit', 'scopes']);
   for (const key of listed) t.match(key, { name: null, expiresAt: null, lastUsedAt: null, scopes: [...SCOPES] });
   t.same(await apiKeys.list('org_none'), { keys: [], nextCursor: null });
 });

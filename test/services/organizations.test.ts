@@ -4,6 +4,7 @@ import { createPasswordHasher } from '../../src/credentials/passwords.js';
 import { Problem } from '../../src/problems.js';
 import { createOrganizationService, normalizeEmail } from '../../src/services/organizations.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
+import { rateLimitServiceOver } from '../helpers/rate-limits.js';
 import { shardTagOf, tagged } from '../../src/store/shard-tag.js';
 import type { Revoked } from '../../src/store/store.js';
 
@@ -15,11 +16,12 @@ const caught = (promise: Promise<unknown>) => promise.then(() => undefined, (err
 const NOW = Date.parse('2026-03-04T05:06:07Z');
 const passwords = createPasswordHasher();
 
-function fixture(t: Test) {
+async function fixture(t: Test) {
   const store = createMemoryStore({ now: () => NOW });
   t.teardown(() => store.close());
   const announced: Revoked[][] = [];
-  const organizations = createOrganizationService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, passwords, now: () => NOW });
+  const rateLimits = await rateLimitServiceOver(store);
+  const organizations = createOrganizationService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, passwords, now: () => NOW, rateLimits });
   return { store, organizations, announced };
 }
 
@@ -28,10 +30,10 @@ t.test('normalizeEmail trims and lower-cases', async (t) => {
 });
 
 t.test('create: a view with a fresh id; the store holds an argon2id hash, never the password', async (t) => {
-  const { store, organizations } = fixture(t);
+  const { store, organizations } = await fixture(t);
   const view = await organizations.create({ name: '  Acme  ', email: ' Owner@Example.TEST ', password: 'organization-password' });
   t.match(view.id, /^org_[0-9a-f]{32}$/);
-  t.same(view, { id: view.id, name: 'Acme', email: 'owner@example.test', createdAt: new Date(NOW).toISOString() }, 'name trimmed, e-mail normalized');
+  t.same(view, { id: view.id, name: 'Acme', email: 'owner@example.test', createdAt: new Date(NOW).toISOString(), rateLimit: null, effectiveRateLimit: null }, 'name trimmed, e-mail normalized');
   const stored = await store.findOrganizationByEmail('owner@example.test');
   t.equal(stored?.id, view.id);
   t.match(stored?.passwordHash, /^\$argon2id\$/);
@@ -42,7 +44,7 @@ t.test('create: a view with a fresh id; the store holds an argon2id hash, never 
 });
 
 t.test('create with an e-mail already taken, in any case: emailTaken, and the first is kept', async (t) => {
-  const { store, organizations } = fixture(t);
+  const { store, organizations } = await fixture(t);
   const first = await organizations.create({ name: 'A', email: 'taken@example.test', password: 'organization-password' });
   const error = await organizations.create({ name: 'B', email: 'TAKEN@example.test', password: 'another-password' }).catch((e: unknown) => e);
   t.type(error, Problem);
@@ -52,16 +54,16 @@ t.test('create with an e-mail already taken, in any case: emailTaken, and the fi
 });
 
 t.test('get: the view, never the hash; an unknown id is organizationNotFound', async (t) => {
-  const { organizations } = fixture(t);
+  const { organizations } = await fixture(t);
   const created = await organizations.create({ name: 'A', email: 'a@example.test', password: 'organization-password' });
   const got = await organizations.get(created.id);
   t.same(got, created);
-  t.same(Object.keys(got).sort(), ['createdAt', 'email', 'id', 'name']);
+  t.same(Object.keys(got).sort(), ['createdAt', 'effectiveRateLimit', 'email', 'id', 'name', 'rateLimit']);
   t.match(await caught(organizations.get('org_unknown')), { problem: 'organizationNotFound' });
 });
 
 t.test('delete: the organization goes with every key and session, all announced in one step', async (t) => {
-  const { store, organizations, announced } = fixture(t);
+  const { store, organizations, announced } = await fixture(t);
   const org = await organizations.create({ name: 'A', email: 'a@example.test', password: 'organization-password' });
   const keep = await organizations.create({ name: 'B', email: 'b@example.test', password: 'organization-password' });
   const createdAt = new Date(NOW).toISOString();

@@ -2,12 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import { scopeSetOf } from '../../src/authz/scopes.js';
-import type { AuditStore } from '../../src/store/audit.js';
 import type { Invalidation } from '../../src/store/invalidation.js';
 import { redisKeys } from '../../src/store/redis/keys.js';
 import type { RedisInvalidationBus } from '../../src/store/redis/invalidation.js';
 import { openRedisStorage, type OpenRedisStorageOptions, type RedisStorage } from '../../src/store/redis/store.js';
-import { StoreUnavailable, type CounterStore, type Revoked, type Store } from '../../src/store/store.js';
+import { StoreUnavailable, type GatewayStore, type Revoked } from '../../src/store/store.js';
 import { redisCommand, startRedis } from '../helpers/redis.js';
 import { packId } from '../../src/store/redis/packing.js';
 import { SHARD_TAG_LENGTH, shardTagOf } from '../../src/store/shard-tag.js';
@@ -54,12 +53,18 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+/** A hash as an object of its fields, read on the shared server. */
+async function hashOf(name: string): Promise<Record<string, string>> {
+  const flat = (await redisCommand(server.port, 'HGETALL', name)) as string[];
+  return Object.fromEntries(flat.flatMap((value, i) => (i % 2 === 0 ? [[value, flat[i + 1]!]] : [])));
+}
+
 function sha(): string {
   return randomBytes(32).toString('hex');
 }
 
 /** Every Store method with arguments, for the outage tests. */
-function everyMethod(store: Store & CounterStore & AuditStore): [string, () => Promise<unknown>][] {
+function everyMethod(store: GatewayStore): [string, () => Promise<unknown>][] {
   const org = newOrganization();
   return [
     ['createOrganizationIfEmailFree', () => store.createOrganizationIfEmailFree(org)],
@@ -83,6 +88,10 @@ function everyMethod(store: Store & CounterStore & AuditStore): [string, () => P
     ['readCounters', () => store.readCounters(['login:x'])],
     ['appendAuditEvents', () => store.appendAuditEvents([{ type: 'login.succeeded', at: Date.now(), actor: 'anonymous' }], { maxEvents: 10, maxAgeMs: 60_000 })],
     ['readAuditEvents', () => store.readAuditEvents({ limit: 10 })],
+    ['readRateLimits', () => store.readRateLimits()],
+    ['setRateLimit', () => store.setRateLimit({ kind: 'organization', orgId: org.id }, '600/60s')],
+    ['dropRateLimits', () => store.dropRateLimits(org.id)],
+    ['leaseRateBudget', () => store.leaseRateBudget({ credentialId: randomUUID(), orgId: org.id, limit: 100, windowMs: 60_000, want: 10, replica: 'a' })],
     ['ping', () => store.ping()],
   ];
 }
@@ -442,6 +451,66 @@ t.test('a user that may not use the channel: never subscribed, and never revokes
   t.strictSame(await storage.store.deleteApiKeyIfOwned(org.id, key.id), { kind: 'api_key', cacheKey: key.hash }, 'and revokes');
 });
 
+t.test('rate limits: a change is announced to every replica from inside its script; the table and windows as documented', async (t) => {
+  const environment = `env-${randomUUID()}`;
+  const keys = redisKeys(PREFIX, environment);
+  // a's clock an hour ahead: the windows go by Redis's clock, so it shares b's window all the same.
+  const a = await open(t, { environment, now: () => Date.now() + 3_600_000 });
+  const b = await open(t, { environment });
+  await Promise.all([subscribed(a), subscribed(b)]);
+  const [org, other] = [newOrganization().id, newOrganization().id];
+  const keyId = `key_${randomBytes(16).toString('hex')}`;
+
+  await a.store.setRateLimit({ kind: 'organization', orgId: org }, '600/60s');
+  await a.store.setRateLimit({ kind: 'api_key', orgId: org, keyId }, '10/1s');
+  await a.store.setRateLimit({ kind: 'organization', orgId: other }, 'off');
+  await a.store.dropRateLimits(other);
+  const announced = (orgId: string): Revoked[] => [{ kind: 'rate_limits', cacheKey: orgId }];
+  await pollUntil(20_000, () => b.heard.length >= 4);
+  t.strictSame(b.heard, [announced(org), announced(org), announced(other), announced(other)], 'b heard each change, with the organization\'s id, in order');
+  t.strictSame(a.heard, [], 'a\'s own listeners are left to the caller (applyLocally)');
+  t.strictSame((await b.store.readRateLimits()).organizations, new Map([[org, '600/60s']]), 'and reads the changed table');
+
+  t.equal(keys.rateLimits, `${keys.shard(shardTagOf('limits')).base}l`, 'under the tag of the text `limits`');
+  t.strictSame(await hashOf(keys.rateLimits), { [`o:${org}`]: '600/60s', [`k:${keyId}`]: `${org} 10/1s` }, 'o:<org> → limit, k:<key> → `<org> <limit>`');
+
+  const lease = { credentialId: keyId, orgId: org, limit: 100, windowMs: 60_000, want: 100 };
+  t.match(await a.store.leaseRateBudget({ ...lease, replica: 'a' }), { granted: 25, used: 25, replicas: 1 });
+  t.match(await b.store.leaseRateBudget({ ...lease, replica: 'b' }), { granted: 19, used: 44, replicas: 2 }, 'one window for both, though a\'s clock is an hour ahead');
+  const window = keys.shard(shardTagOf(org)).rateWindow(keyId);
+  t.equal(window, `${keys.shard(shardTagOf(org)).base}r:${keyId}`, 'on the organization\'s shard');
+  const fields = await hashOf(window);
+  t.match(fields, { w: '60000', n: '44', 'p:a': '1', 'p:b': '1' });
+  t.ok(Math.abs(Number(fields['s']) - Date.now()) < 60_000, `s: Redis's clock in epoch ms (${String(fields['s'])})`);
+  const pttl = Number(await redisCommand(server.port, 'PTTL', window));
+  t.ok(pttl > 0 && pttl <= 60_000, `PX: the window (${pttl} ms)`);
+
+  await redisCommand(server.port, 'HSET', keys.rateLimits, 'x:junk', '1');
+  t.ok((await failure(b.store.readRateLimits())) instanceof StoreUnavailable, 'a malformed table is an error, not a half-read one');
+  await redisCommand(server.port, 'HDEL', keys.rateLimits, 'x:junk');
+  await redisCommand(server.port, 'HSET', keys.rateLimits, `k:${keyId}`, 'no-limit-part');
+  t.ok((await failure(b.store.readRateLimits())) instanceof StoreUnavailable, 'so is a key\'s value without its limit');
+});
+
+t.test('rate limits: a user that may not use the channel cannot change them (nothing written unannounced)', async (t) => {
+  const user = `nochan-${randomUUID().slice(0, 8)}`;
+  await redisCommand(server.port, 'ACL', 'SETUSER', user, 'on', '>nochan-password', '~*', '+@all', 'resetchannels');
+  t.teardown(() => redisCommand(server.port, 'ACL', 'DELUSER', user));
+  const environment = `env-${randomUUID()}`;
+  const keys = redisKeys(PREFIX, environment);
+  const storage = await open(t, { environment, username: user, password: 'nochan-password', logger: { warn: () => {}, info: () => {} } });
+  const org = newOrganization().id;
+  const keyId = `key_${randomBytes(16).toString('hex')}`;
+  await redisCommand(server.port, 'HSET', keys.rateLimits, `o:${org}`, '600/60s', `k:${keyId}`, `${org} 10/1s`);
+
+  t.ok((await failure(storage.store.setRateLimit({ kind: 'organization', orgId: org }, '1/1s'))) instanceof StoreUnavailable, 'a change it cannot announce fails…');
+  t.ok((await failure(storage.store.setRateLimit({ kind: 'api_key', orgId: org, keyId: randomUUID() }, '1/1s'))) instanceof StoreUnavailable);
+  t.ok((await failure(storage.store.dropRateLimits(org))) instanceof StoreUnavailable);
+  t.strictSame(await hashOf(keys.rateLimits), { [`o:${org}`]: '600/60s', [`k:${keyId}`]: `${org} 10/1s` }, '…and wrote nothing');
+  t.strictSame((await storage.store.readRateLimits()).organizations, new Map([[org, '600/60s']]), 'it may still read');
+  t.match(await storage.store.leaseRateBudget({ credentialId: keyId, orgId: org, limit: 10, windowMs: 60_000, want: 1, replica: 'a' }), { granted: 1 }, 'and lease: leases announce nothing');
+});
+
 t.test('subscriber connection killed while the command connection lives: unsubscribed at once, back with a clear', async (t) => {
   const own = await startRedis();
   t.teardown(() => own.stop());
@@ -604,7 +673,7 @@ t.test('appendonly yes: credentials survive a crash and restart', async (t) => {
   t.strictSame(await store.listApiKeys(org.id), [{ id: key.id, displayPrefix: key.displayPrefix, createdAt: key.createdAt }]);
 });
 
-async function checkEveryMethodFails(t: Test, store: Store & CounterStore & AuditStore, commandTimeoutMs: number): Promise<void> {
+async function checkEveryMethodFails(t: Test, store: GatewayStore, commandTimeoutMs: number): Promise<void> {
   for (const [name, call] of everyMethod(store)) {
     const started = Date.now();
     const error = await failure(call());

@@ -6,13 +6,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { shardTagOf, tagged } from '../../src/store/shard-tag.js';
 import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
-import type { AuditEvent, AuditPage, AuditStore } from '../../src/store/audit.js';
-import type { ApiKeyRecord, ApiKeySummary, CounterStore, FoundApiKey, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
+import type { AuditEvent, AuditPage } from '../../src/store/audit.js';
+import type { RateGrant, RateLease } from '../../src/store/rate-limits.js';
+import type { ApiKeyRecord, ApiKeySummary, FoundApiKey, GatewayStore, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
 
-export type ContractStore = { store: Store & CounterStore & AuditStore; close(): Promise<void> };
+export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
 export function storeContract(t: Test, makeStore: () => Promise<ContractStore>): void {
-  async function open(t: Test): Promise<Store & CounterStore & AuditStore> {
+  async function open(t: Test): Promise<GatewayStore> {
     const { store, close } = await makeStore();
     t.teardown(close);
     return store;
@@ -619,6 +620,129 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const unknown = await knownAttempt('192.0.2.2');
     t.strictSame(unknown.allowed && { ...unknown, counted: [...unknown.counted].sort() },
       { allowed: true, known: false, counted: [email, other].sort(), exhausted: false }, 'an unknown member: both counted (in any order)');
+  });
+
+  t.test('rate limits: organization and key overrides are set, read and removed', async (t) => {
+    const store = await open(t);
+    const [a, b] = [newOrganization().id, newOrganization().id];
+    const [keyA, keyB] = [`key_${randomBytes(16).toString('hex')}`, `key_${randomBytes(16).toString('hex')}`];
+    // Only ours: the contract does not assume the environment's one table starts empty.
+    const ours = async () => {
+      const table = await store.readRateLimits();
+      return {
+        organizations: [...table.organizations].filter(([orgId]) => orgId === a || orgId === b).sort(),
+        keys: [...table.keys].filter(([keyId]) => keyId === keyA || keyId === keyB).sort(),
+      };
+    };
+    t.strictSame(await ours(), { organizations: [], keys: [] }, 'none at first');
+    await store.setRateLimit({ kind: 'organization', orgId: a }, '600/60s');
+    await store.setRateLimit({ kind: 'organization', orgId: b }, 'off');
+    await store.setRateLimit({ kind: 'api_key', orgId: a, keyId: keyA }, '10/1s');
+    await store.setRateLimit({ kind: 'api_key', orgId: b, keyId: keyB }, '5000/3600s');
+    t.strictSame(await ours(), {
+      organizations: [[a, '600/60s'], [b, 'off']].sort(),
+      keys: [[keyA, { orgId: a, limit: '10/1s' }], [keyB, { orgId: b, limit: '5000/3600s' }]].sort(),
+    });
+    await store.setRateLimit({ kind: 'organization', orgId: a }, '100/60s');
+    await store.setRateLimit({ kind: 'api_key', orgId: a, keyId: keyA }, '1/1s');
+    const changed = await ours();
+    t.strictSame(changed.organizations.find(([orgId]) => orgId === a), [a, '100/60s'], 'set again: replaced');
+    t.strictSame(changed.keys.find(([keyId]) => keyId === keyA), [keyA, { orgId: a, limit: '1/1s' }]);
+    await store.setRateLimit({ kind: 'organization', orgId: a }, null);
+    await store.setRateLimit({ kind: 'api_key', orgId: b, keyId: keyB }, null);
+    await store.setRateLimit({ kind: 'api_key', orgId: b, keyId: `key_${randomBytes(16).toString('hex')}` }, null);
+    t.strictSame(await ours(), {
+      organizations: [[b, 'off']],
+      keys: [[keyA, { orgId: a, limit: '1/1s' }]],
+    }, 'removed (null), each only its own; removing what is not there is no error');
+    await store.dropRateLimits(a);
+    await store.dropRateLimits(b);
+    t.strictSame(await ours(), { organizations: [], keys: [] });
+  });
+
+  t.test('rate limits: dropRateLimits removes the organization\'s override and its keys\', no other\'s', async (t) => {
+    const store = await open(t);
+    const [a, b] = [newOrganization().id, newOrganization().id];
+    const key = () => `key_${randomBytes(16).toString('hex')}`;
+    const [a1, a2, b1] = [key(), key(), key()];
+    await store.setRateLimit({ kind: 'organization', orgId: a }, '600/60s');
+    await store.setRateLimit({ kind: 'organization', orgId: b }, '700/60s');
+    await store.setRateLimit({ kind: 'api_key', orgId: a, keyId: a1 }, '10/1s');
+    await store.setRateLimit({ kind: 'api_key', orgId: a, keyId: a2 }, '20/1s');
+    await store.setRateLimit({ kind: 'api_key', orgId: b, keyId: b1 }, '30/1s');
+    await store.dropRateLimits(a);
+    const table = await store.readRateLimits();
+    t.equal(table.organizations.has(a), false, 'the organization\'s own went');
+    t.equal(table.keys.has(a1) || table.keys.has(a2), false, 'its keys\' went');
+    t.equal(table.organizations.get(b), '700/60s', 'another organization\'s stays');
+    t.strictSame(table.keys.get(b1), { orgId: b, limit: '30/1s' }, 'and its key\'s');
+    t.equal([...table.keys.values()].some(({ orgId }) => orgId === a), false);
+    await store.dropRateLimits(a);
+    t.pass('dropping again is no error');
+    await store.dropRateLimits(b);
+  });
+
+  /** A lease of a fresh credential's budget; `overrides` change it. */
+  const lease = (overrides: Partial<RateLease> = {}): RateLease => ({
+    credentialId: `key_${randomBytes(16).toString('hex')}`,
+    orgId: newOrganization().id,
+    limit: 100,
+    windowMs: 60_000,
+    want: 10,
+    replica: 'replica-a',
+    ...overrides,
+  });
+
+  t.test('rate budget: a quarter of what is left at most, never more than wanted, counted in the window', async (t) => {
+    const store = await open(t);
+    const first = lease({ want: 100 });
+    const grant = await store.leaseRateBudget(first);
+    t.match(grant, { granted: 25, used: 25, replicas: 1 }, 'want=100 of 100: a quarter');
+    t.ok(grant.resetInMs > 0 && grant.resetInMs <= 60_000, `the window ends within its length (${grant.resetInMs} ms)`);
+    t.match(await store.leaseRateBudget(first), { granted: 19, used: 44 }, 'then a quarter of 75, rounded up');
+    t.match(await store.leaseRateBudget({ ...first, want: 3 }), { granted: 3, used: 47 }, 'never more than wanted');
+    t.match(await store.leaseRateBudget({ ...first, want: 0 }), { granted: 0, used: 47 }, 'nothing wanted, nothing granted');
+    const small = lease({ limit: 3, want: 10 });
+    const grants: RateGrant[] = [];
+    for (let i = 0; i < 5; i++) grants.push(await store.leaseRateBudget(small));
+    t.strictSame(grants.map((g) => [g.granted, g.used]), [[1, 1], [1, 2], [1, 3], [0, 3], [0, 3]], 'at least one while any is left, then none');
+    t.match(await store.leaseRateBudget(lease({ limit: 0 })), { granted: 0, used: 0 }, 'a limit of 0 grants nothing');
+  });
+
+  t.test('rate budget: a parallel burst from two replicas is granted exactly the limit, never more', async (t) => {
+    const store = await open(t);
+    const base = lease({ limit: 500, want: 7 });
+    const grants = await Promise.all(Array.from({ length: 200 }, (_, i) =>
+      store.leaseRateBudget({ ...base, replica: i % 2 === 0 ? 'replica-a' : 'replica-b' })));
+    t.equal(grants.reduce((sum, g) => sum + g.granted, 0), 500, 'demand 1400 of 500: exactly 500 granted in all');
+    t.ok(grants.every((g) => g.granted >= 0 && g.granted <= 7), 'each grant at most what it wanted');
+    t.ok(grants.every((g) => g.used <= 500), 'used never passes the limit');
+    t.equal(Math.max(...grants.map((g) => g.used)), 500);
+    t.equal(Math.max(...grants.map((g) => g.replicas)), 2, 'two replicas drew on the window');
+    t.match(await store.leaseRateBudget({ ...base, replica: 'replica-c' }), { granted: 0, used: 500, replicas: 3 }, 'a third replica finds it spent');
+  });
+
+  t.test('rate budget: windows are per credential; a changed window length opens a new one', async (t) => {
+    const store = await open(t);
+    const one = lease({ want: 100 });
+    const other = lease({ orgId: one.orgId, want: 100 });
+    t.match(await store.leaseRateBudget(one), { granted: 25, used: 25 });
+    t.match(await store.leaseRateBudget(other), { granted: 25, used: 25, replicas: 1 }, 'another credential of the organization: its own window');
+    t.match(await store.leaseRateBudget({ ...one, replica: 'replica-b' }), { used: 44, replicas: 2 });
+    const longer = await store.leaseRateBudget({ ...one, windowMs: 120_000 });
+    t.match(longer, { granted: 25, used: 25, replicas: 1 }, 'a new window: counted from zero, by this replica alone');
+    t.ok(longer.resetInMs > 60_000 && longer.resetInMs <= 120_000, `of the new length (${longer.resetInMs} ms)`);
+  });
+
+  t.test('rate budget: a window opens again once it ended', async (t) => {
+    const store = await open(t);
+    const short = lease({ limit: 4, want: 4, windowMs: 300 });
+    t.match(await store.leaseRateBudget(short), { granted: 1, used: 1 });
+    for (let i = 0; i < 3; i++) await store.leaseRateBudget(short);
+    // Spent, unless a slow machine let the 300 ms run out meanwhile: never past the limit either way.
+    t.ok((await store.leaseRateBudget(short)).used <= 4);
+    await pollUntil(20_000, async () => (await store.leaseRateBudget({ ...short, want: 1 })).used === 1);
+    t.pass('a new window granted again, counted from zero');
   });
 
   t.test('concurrent sign-ups with one e-mail: exactly one wins', async (t) => {

@@ -39,7 +39,7 @@ export type RedisInvalidationBus = InvalidationBus & {
   nextMessage(): OutgoingMessage;
 };
 
-/** What travels on the channel. Only key hashes and session ids: never a secret. */
+/** What travels on the channel. Only key hashes, session ids and organization ids: never a secret. */
 type Message = { origin: string; seq: number; revoked: Revoked[]; at?: number };
 
 /**
@@ -300,7 +300,8 @@ function parseMessage(text: string): Message | undefined {
   for (const item of revoked as unknown[]) {
     if (!isRecord(item)) return undefined;
     const { kind, cacheKey } = item;
-    if (kind !== 'api_key' && kind !== 'session') return undefined;
+    // rate_limits: the overrides of the organization cacheKey changed (store/rate-limits.ts).
+    if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits') return undefined;
     if (typeof cacheKey !== 'string' || cacheKey.length === 0) return undefined;
     items.push({ kind, cacheKey });
   }

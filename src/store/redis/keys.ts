@@ -7,7 +7,8 @@
  * - an organization's: its record, its indexes and the per-tag hashes of its keys and sessions,
  *   so every step on one organization stays one script, and organizations spread over shards;
  * - an e-mail's own (shardTagOf of the e-mail): the e-mail → organization claim;
- * - a counter's, from the text in braces in its name (the login limits: per e-mail, per address).
+ * - a counter's, from the text in braces in its name (the login limits: per e-mail, per address);
+ * - a fixed text's (`audit`, `limits`) for what is one per environment.
  * The environment is inside the tag, so production and sandbox never share a key, also on one
  * Redis. The channel keeps the environment-wide name: PUBLISH reaches every Cluster node anyway.
  *
@@ -49,6 +50,12 @@ export type ShardKeys = Readonly<{
   counter(name: string): string;
   /** Sorted set of members scored by when last seen (epoch ms): a login's known addresses. */
   knownSet(name: string): string;
+  /**
+   * Hash with a PX TTL of its window: a credential's rate-limit window (leaseRateBudget), on its
+   * organization's shard (this ShardKeys must be of shardTagOf(orgId)): `s` start and `w` length
+   * (ms, Redis's clock), `n` granted so far, and `p:<replica>` per replica that leased from it.
+   */
+  rateWindow(credentialId: string): string;
 }>;
 
 export type RedisKeys = Readonly<{
@@ -61,6 +68,12 @@ export type RedisKeys = Readonly<{
    * (one shard holds it; the name cannot meet an organization's keys there).
    */
   auditStream: string;
+  /**
+   * Hash: the environment's rate-limit overrides, `<base>l` under the shard tag of the text
+   * `limits`; `o:<org id>` → limit, `k:<key id>` → `<org id> <limit>`. Small (overrides only),
+   * and read whole by every replica when it changes.
+   */
+  rateLimits: string;
   shard(tag: string): ShardKeys;
 }>;
 
@@ -86,7 +99,14 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       emailClaim: (email) => `${base}e:${email}`,
       counter: (name) => `${base}c:${name}`,
       knownSet: (name) => `${base}n:${name}`,
+      rateWindow: (credentialId) => `${base}r:${credentialId}`,
     };
   };
-  return Object.freeze({ environmentBase, invalidationChannel: `${environmentBase}}:invalidations`, auditStream: `${shard(shardTagOf('audit')).base}a`, shard });
+  return Object.freeze({
+    environmentBase,
+    invalidationChannel: `${environmentBase}}:invalidations`,
+    auditStream: `${shard(shardTagOf('audit')).base}a`,
+    rateLimits: `${shard(shardTagOf('limits')).base}l`,
+    shard,
+  });
 }

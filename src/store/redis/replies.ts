@@ -16,6 +16,7 @@ import type {
   SessionSummary,
 } from '../store.js';
 import type { AuditEvent, StoredAuditEvent } from '../audit.js';
+import type { RateGrant, RateLimitTable, RateLimitTarget, StoredLimit } from '../rate-limits.js';
 import { DIGEST_LENGTH, packMs, packTime, unpackId, unpackMs, unpackTime } from './packing.js';
 
 /** The organization's own fields in its record (the rest is its key index). */
@@ -257,6 +258,50 @@ export function auditEntries(reply: unknown): StoredAuditEvent[] {
     if (typeof event !== 'object' || event === null || typeof (event as { type?: unknown }).type !== 'string') throw new Error('malformed audit entry in Redis');
     return { ...(event as AuditEvent), id: entry[0] };
   });
+}
+
+/**
+ * An override's field and value in the rate-limit table (keys.ts rateLimits): `o:<org id>` → limit,
+ * `k:<key id>` → `<org id> <limit>`; value '' to remove it. The org id and the limit are one part
+ * each (no spaces), so dropRateLimits finds the org's keys by the value's first part.
+ */
+export function rateLimitEntry(target: RateLimitTarget, limit: StoredLimit | null): [field: string, value: string] {
+  if (target.orgId === '' || /\s/.test(target.orgId)) throw new Error('an organization id for a rate limit must be non-empty, without spaces');
+  if (limit !== null && (limit === '' || /\s/.test(limit))) throw new Error('a stored rate limit must be non-empty, without spaces');
+  if (target.kind === 'organization') return [`o:${target.orgId}`, limit ?? ''];
+  if (target.keyId === '') throw new Error('an API key id for a rate limit must not be empty');
+  return [`k:${target.keyId}`, limit === null ? '' : `${target.orgId} ${limit}`];
+}
+
+/** HGETALL of the rate-limit table (rateLimitEntry); any other field or value is malformed. */
+export function rateLimitTable(reply: unknown): RateLimitTable {
+  if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) throw unexpected('readRateLimits');
+  const organizations = new Map<string, StoredLimit>();
+  const keys = new Map<string, { orgId: string; limit: StoredLimit }>();
+  for (const [field, value] of Object.entries(reply as Record<string, unknown>)) {
+    if (typeof value !== 'string') throw unexpected('readRateLimits');
+    const id = field.slice(2);
+    if (field.startsWith('o:') && id !== '' && value !== '' && !/\s/.test(value)) {
+      organizations.set(id, value);
+    } else if (field.startsWith('k:') && id !== '') {
+      const [orgId, limit] = pair(value, 'rate limit');
+      keys.set(id, { orgId, limit });
+    } else {
+      throw new Error('malformed rate limit record in Redis');
+    }
+  }
+  return { organizations, keys };
+}
+
+/** The leaseRateBudget script: {granted, used, ms until the window ends, replicas}, each a whole number. */
+export function rateGrant(reply: unknown, want: number): RateGrant {
+  if (!Array.isArray(reply) || reply.length !== 4) throw unexpected('leaseRateBudget');
+  const [granted, used, resetInMs, replicas] = reply as unknown[];
+  const whole = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+  if (!whole(granted) || !whole(used) || !whole(resetInMs) || !whole(replicas) || granted > Math.max(0, want) || replicas < 1) {
+    throw unexpected('leaseRateBudget');
+  }
+  return { granted, used, resetInMs, replicas };
 }
 
 /** The error for a reply of the wrong shape; `what` names the command or script. */

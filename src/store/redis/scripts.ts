@@ -278,6 +278,64 @@ redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[1])
 redis.call('XTRIM', KEYS[1], 'MINID', ARGV[2])
 return #ARGV - 2`,
   },
+  // KEYS: the rate-limit table. ARGV: field (o:<org id> or k:<key id>), value ('' removes it),
+  // channel, message head, org id. Announces {kind = 'rate_limits', cacheKey = org id} before the
+  // write, as the revoking scripts do: a change nobody hears would leave replicas on the old table.
+  setRateLimit: {
+    keys: 1,
+    lua: `${announce}
+announce(ARGV[3], ARGV[4], {{kind = 'rate_limits', cacheKey = ARGV[5]}})
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+return 1`,
+  },
+  // KEYS: the rate-limit table. ARGV: org id, channel, message head. Removes o:<org id> and every
+  // k: field whose value is the org's (`<org id> <limit>`); announced as setRateLimit. Reply: how
+  // many fields went.
+  dropRateLimits: {
+    keys: 1,
+    lua: `${announce}
+local own, prefix = 'o:' .. ARGV[1], ARGV[1] .. ' '
+local fields = {}
+local entries = redis.call('HGETALL', KEYS[1])
+for i = 1, #entries, 2 do
+  local field = entries[i]
+  if field == own or (string.sub(field, 1, 2) == 'k:' and string.sub(entries[i + 1], 1, #prefix) == prefix) then fields[#fields + 1] = field end
+end
+announce(ARGV[2], ARGV[3], {{kind = 'rate_limits', cacheKey = ARGV[1]}})
+for _, field in ipairs(fields) do redis.call('HDEL', KEYS[1], field) end
+return #fields`,
+  },
+  // KEYS: the credential's window (keys.ts rateWindow). ARGV: limit, window ms, want, replica id.
+  // Now is Redis's clock (TIME), so replicas with skewed clocks share one window. Opens a new
+  // window (DEL, HSET, PEXPIRE the window) when there is none, it ended, or its length changed;
+  // grants as rate-limits.ts grantOf: min(want, left, max(1, ceil(left / 4))), 0 when none is left.
+  // Reply: {granted, used, ms until the window ends, replicas that leased from it}.
+  leaseRateBudget: {
+    keys: 1,
+    lua: `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local limit, window, want = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local state = redis.call('HMGET', KEYS[1], 's', 'w', 'n')
+local start, length, used = tonumber(state[1]), tonumber(state[2]), tonumber(state[3])
+if not start or not length or not used or length ~= window or now >= start + length then
+  start, used = now, 0
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 's', start, 'w', window, 'n', 0)
+  redis.call('PEXPIRE', KEYS[1], window)
+end
+local left = limit - used
+local granted = 0
+if left > 0 and want > 0 then granted = math.min(want, left, math.max(1, math.ceil(left / 4))) end
+if granted > 0 then used = redis.call('HINCRBY', KEYS[1], 'n', granted) end
+redis.call('HSET', KEYS[1], 'p:' .. ARGV[4], 1)
+-- s, w and n, then one p: field per replica.
+return {granted, used, math.min(window, start + window - now), redis.call('HLEN', KEYS[1]) - 3}`,
+  },
   // KEYS: n counters, then the known set (optional). ARGV: n, windowMs, then per counter
   // its limit and 1 if exempt when known, then with the set: member and known-after (epoch ms);
   // without it: 1 if the member was found known in another place's step (store.ts), else 0.

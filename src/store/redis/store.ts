@@ -1,7 +1,7 @@
 /**
  * The Redis store: openRedisStorage, the one entry point (src/gateway.ts imports this module
  * lazily, so the embedded default never loads ioredis), opens the connection and the
- * invalidation bus, and the Store and CounterStore methods below run each step as one command or
+ * invalidation bus, and the GatewayStore methods below run each step as one command or
  * one Lua script (scripts.ts), bounded in time, with its reply checked (replies.ts).
  */
 import { Cluster } from 'ioredis';
@@ -14,9 +14,8 @@ import {
   StoreUnavailable,
   type ApiKeySummary,
   type Revoked,
-  type CounterStore,
+  type GatewayStore,
   type LimitedCounter,
-  type Store,
 } from '../store.js';
 import { connect, quitRedisConnection, watchConnection, type RedisConnectionOptions } from './connection.js';
 import { createRedisInvalidationBus } from './invalidation.js';
@@ -37,13 +36,16 @@ import {
   counterStates,
   organizationReply,
   organizationRevocations,
+  rateGrant,
+  rateLimitEntry,
+  rateLimitTable,
   sessionInfoValue,
   sessionReply,
   sessionSummaryOf,
   unexpected,
 } from './replies.js';
 import { defineScripts, scripts } from './scripts.js';
-import { AUDIT_SCAN_LIMIT, matchesAudit, type AuditStore, type StoredAuditEvent } from '../audit.js';
+import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from '../audit.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
 export type { RedisConnectionOptions };
@@ -61,7 +63,7 @@ export type OpenRedisStorageOptions = RedisConnectionOptions & {
   logger?: Logger;
 };
 
-export type RedisStorage = { store: Store & CounterStore & AuditStore; bus: InvalidationBus };
+export type RedisStorage = { store: GatewayStore; bus: InvalidationBus };
 
 /**
  * Opens the Redis store and its invalidation bus. It does not wait for Redis: until the
@@ -178,7 +180,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
   /** The one place counters and known sets are placed: by the text in braces in their name. */
   const counterShard = (name: string) => keys.shard(shardTagOf(/\{([^}]+)\}/.exec(name)?.[1] ?? name));
 
-  const store: Store & CounterStore & AuditStore = {
+  const store: GatewayStore = {
     /**
      * Two steps on two shards, in an order that keeps them safe: the organization is written
      * first (under its own tag), then the e-mail claimed (SET NX under the e-mail's tag), so a
@@ -581,6 +583,38 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         // Whether anything older than the last entry scanned is left.
         const more = !exhausted && last !== null && (await client.xrevrange(keys.auditStream, `(${last}`, '-', 'COUNT', 1)).length > 0;
         return { events, next: more ? last : null };
+      }),
+
+    /** One HGETALL: the table is overrides only, one small hash per environment. */
+    readRateLimits: () => guard('readRateLimits', async () => rateLimitTable(await client.hgetall(keys.rateLimits))),
+
+    /** One script that announces the change and writes it (setRateLimit in scripts.ts). */
+    setRateLimit: async (target, limit) => {
+      // Checked before a message is handed out: a bad argument is a bug, not an outage.
+      const [field, value] = rateLimitEntry(target, limit);
+      return announced((channel, head) => guard('setRateLimit', async () => {
+        const reply = await run.setRateLimit([keys.rateLimits], [field, value, channel, head, target.orgId]);
+        if (reply !== 1) throw unexpected('setRateLimit');
+      }));
+    },
+
+    dropRateLimits: async (orgId) => {
+      rateLimitEntry({ kind: 'organization', orgId }, null);
+      return announced((channel, head) => guard('dropRateLimits', async () => {
+        const reply = await run.dropRateLimits([keys.rateLimits], [orgId, channel, head]);
+        if (typeof reply !== 'number') throw unexpected('dropRateLimits');
+      }));
+    },
+
+    /** One script on the credential's window, on its organization's shard, by Redis's clock. */
+    leaseRateBudget: ({ credentialId, orgId, limit, windowMs, want, replica }) =>
+      guard('leaseRateBudget', async () => {
+        const wanted = Math.max(0, Math.floor(want));
+        const reply = await run.leaseRateBudget(
+          [keys.shard(shardTagOf(orgId)).rateWindow(credentialId)],
+          [Math.max(0, Math.floor(limit)), Math.max(1, Math.ceil(windowMs)), wanted, replica],
+        );
+        return rateGrant(reply, wanted);
       }),
 
     ping: () =>

@@ -1,0 +1,148 @@
+/**
+ * Which rate limit applies to a credential: its key's own, else its organization's, else the
+ * default (AUTHGATE_RATE_LIMIT), a key's never above what its organization's would be. The
+ * overrides are one small table (store/rate-limits.ts) every replica keeps in memory: read at
+ * start, and again whenever any replica changes it (the store announces each change on the
+ * invalidation bus) or the bus may have missed messages. So the request path asks the store
+ * nothing to know its limit: two Map lookups.
+ */
+import type { Principal } from '../credentials/principal.js';
+import type { Logger } from '../observability/logging.js';
+import type { InvalidationBus } from '../store/invalidation.js';
+import type { RateLimitStore, RateLimitTable } from '../store/rate-limits.js';
+import { formatRateLimit, lowerOf, NO_LIMIT, parseRateLimit, type RateLimit } from './rate-limit.js';
+
+/** A limit as the limiter uses it, with its RateLimit-Policy value made once. */
+export type AppliedLimit = RateLimit &
+  Readonly<{
+    windowMs: number;
+    /** `"credential";q=<count>;w=<seconds>` (IETF draft-ietf-httpapi-ratelimit-headers). */
+    policyHeader: string;
+  }>;
+
+/** The policy name in RateLimit-Policy and RateLimit: the limit is per credential. */
+export const POLICY_NAME = 'credential';
+
+export type RateLimitPolicy = Readonly<{
+  /** The hot path: the credential's limit, or undefined when it has none. */
+  limitFor(principal: Principal): AppliedLimit | undefined;
+  /** What an organization's credentials get without a key limit of their own: undefined, none. */
+  organizationLimit(orgId: string): RateLimit | undefined;
+  /** The organization's own override as stored: a limit, `off`, or undefined (the default applies). */
+  organizationOverride(orgId: string): string | undefined;
+  /** The key's own limit, if it has one. */
+  keyLimit(keyId: string): RateLimit | undefined;
+  /** Reads the table now (at start, and after this replica changed it). */
+  reload(): Promise<void>;
+  close(): void;
+}>;
+
+export async function createRateLimitPolicy(deps: {
+  store: Pick<RateLimitStore, 'readRateLimits'>;
+  bus: Pick<InvalidationBus, 'onInvalidation'>;
+  defaultLimit: RateLimit | undefined;
+  logger: Pick<Logger, 'warn'>;
+}): Promise<RateLimitPolicy> {
+  const applied = new Map<string, AppliedLimit>(); // by formatRateLimit: one object per distinct limit
+  const apply = (limit: RateLimit): AppliedLimit => {
+    const name = formatRateLimit(limit);
+    let made = applied.get(name);
+    if (made === undefined) {
+      made = Object.freeze({ ...limit, windowMs: limit.windowSeconds * 1000, policyHeader: `"${POLICY_NAME}";q=${limit.count};w=${limit.windowSeconds}` });
+      applied.set(name, made);
+    }
+    return made;
+  };
+  const fallback = deps.defaultLimit && apply(deps.defaultLimit);
+
+  let organizations = new Map<string, AppliedLimit | null>(); // null: `off`
+  let overrides = new Map<string, string>();
+  let keys = new Map<string, AppliedLimit>();
+
+  function adopt(table: RateLimitTable): void {
+    const nextOrganizations = new Map<string, AppliedLimit | null>();
+    for (const [orgId, stored] of table.organizations) {
+      const limit = stored === NO_LIMIT ? null : parseRateLimit(stored);
+      if (limit !== undefined) nextOrganizations.set(orgId, limit && apply(limit));
+    }
+    const nextKeys = new Map<string, AppliedLimit>();
+    for (const [keyId, { limit: stored }] of table.keys) {
+      const limit = parseRateLimit(stored);
+      if (limit !== undefined) nextKeys.set(keyId, apply(limit));
+    }
+    organizations = nextOrganizations;
+    overrides = new Map(table.organizations);
+    keys = nextKeys;
+  }
+
+  // One read at a time; a change announced during a read makes one more after it.
+  let reading: Promise<void> | undefined;
+  let again = false;
+  async function reload(): Promise<void> {
+    if (reading !== undefined) {
+      again = true;
+      return reading;
+    }
+    reading = (async () => {
+      try {
+        do {
+          again = false;
+          adopt(await deps.store.readRateLimits());
+        } while (again);
+      } finally {
+        reading = undefined;
+      }
+    })();
+    return reading;
+  }
+  const reloadQuietly = () =>
+    reload().catch((error: unknown) => {
+      // The table in memory stays; the next announcement (or 'all' after a reconnect) reads again.
+      deps.logger.warn({ event: 'rate_limits.reload_failed', err: error }, 'could not read the rate-limit overrides; keeping those in memory');
+    });
+
+  let closed = false;
+  // A gateway starts while its store is still connecting (or down): until the table is read, the
+  // default applies to everyone, and the read is tried again every second, besides after each
+  // announcement ('all' comes with every (re)subscription).
+  let loaded = false;
+  const load = () =>
+    reload().then(
+      () => {
+        loaded = true;
+      },
+      () => {},
+    );
+  await load();
+  const retry = setInterval(() => {
+    if (loaded || closed) clearInterval(retry);
+    else void load();
+  }, 1000);
+  retry.unref();
+  deps.bus.onInvalidation((invalidation) => {
+    if (closed) return;
+    if (invalidation === 'all' || invalidation.some((revoked) => revoked.kind === 'rate_limits')) void reloadQuietly();
+  });
+
+  const organizationLimit = (orgId: string): AppliedLimit | undefined => {
+    const own = organizations.get(orgId);
+    return own === undefined ? fallback : own ?? undefined;
+  };
+  return {
+    limitFor(principal) {
+      const base = organizationLimit(principal.orgId);
+      if (principal.via !== 'api_key') return base;
+      const own = keys.get(principal.credentialId);
+      if (own === undefined) return base;
+      return base === undefined ? own : (lowerOf(own, base) as AppliedLimit);
+    },
+    organizationLimit,
+    organizationOverride: (orgId) => overrides.get(orgId),
+    keyLimit: (keyId) => keys.get(keyId),
+    reload,
+    close() {
+      closed = true;
+      clearInterval(retry);
+    },
+  };
+}
