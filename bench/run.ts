@@ -14,7 +14,7 @@
  * slices; each ratio is the median of same-round ratios. Every process is stopped by pid at the end.
  * The scale phase (bench/scale.ts; alone with --only scale) runs last, on redis-servers of its own.
  */
-import { createPublicKey, generateKeyPairSync, randomBytes, type JsonWebKey } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, type JsonWebKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Agent, metricValue, send, sendJson } from './lib/http.js';
 import { findRedisServer, startBenchRedis, type BenchRedis } from './lib/redis.js';
-import { cpuMs, firstMessage, freePort, hasTaskset, pinSelf, sleep, startProcess, stopAll, waitFor, type Started } from './lib/proc.js';
+import { findNginx, startBenchNginx } from './lib/nginx.js';
+import { cpuMs, firstMessage, freePort, hasTaskset, pinSelf, rssKiB, sleep, startProcess, stopAll, waitFor, type Started } from './lib/proc.js';
 import { median, percentiles } from './lib/stats.js';
 import type { RunResult, RunSpec } from './loadgen.js';
 import type { ScaleResult } from './scale.js';
@@ -84,11 +85,11 @@ function parseOptions(argv: readonly string[]): Options {
     if (!known.has(arg)) throw new Error(`unknown option ${arg}`);
   }
   if (argv.includes('--help')) {
-    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-ident,jwt-ident,apikey-noident,jwt-noident,apikey-limited,cold,garbage,upstream,nolog,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
+    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-ident,jwt-ident,apikey-noident,jwt-noident,apikey-limited,cold,garbage,upstream,nolog,nginx-auth,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
     process.exit(0);
   }
   const onlyList = value('--only');
-  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-limited', 'cold', 'garbage'];
+  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-limited', 'cold', 'garbage', 'nginx-auth'];
   const onlyItems = onlyList?.split(',');
   const only = onlyItems?.filter((id) => id !== 'scale').map((id) => {
     if (!ids.includes(id as ScenarioId)) throw new Error(`--only: unknown scenario ${id}`);
@@ -244,7 +245,7 @@ class LoadGenerator {
 // ---------------------------------------------------------------------------------------------
 // Scenarios
 
-type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-limited' | 'cold' | 'garbage' | 'compare';
+type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-limited' | 'cold' | 'garbage' | 'nginx-auth' | 'compare';
 /** `server`: the process whose CPU time per request is reported (the proxy, or the upstream itself). */
 type Scenario = { id: ScenarioId; title: string; spec: Omit<RunSpec, 'durationS' | 'label'>; server: number };
 type Slice = {
@@ -256,6 +257,8 @@ type Slice = {
   /** CPU time of the proxy process under test, and of every server process, per answered request. */
   cpuUsPerRequest: number;
   cpuUsPerRequestByProcess: Record<string, number>;
+  /** Resident memory of every server process when the slice ended, KiB (/proc/<pid>/status VmRSS). */
+  rssKiBByProcess: Record<string, number>;
 };
 
 /** Processes whose CPU time is read around each slice, by name. */
@@ -281,6 +284,8 @@ async function runSlice(load: LoadGenerator, redis: BenchRedis, scenario: Scenar
   const answered = Math.max(1, result!.requests);
   const cpuUsPerRequestByProcess: Record<string, number> = {};
   for (const [name, pid] of watched) cpuUsPerRequestByProcess[name] = ((cpuMs(pid) - cpuBefore.get(name)!) * 1000) / answered;
+  const rssKiBByProcess: Record<string, number> = {};
+  for (const [name, pid] of watched) rssKiBByProcess[name] = rssKiB(pid);
   const serverName = [...watched].find(([, pid]) => pid === scenario.server)?.[0] ?? '';
   return {
     round,
@@ -290,13 +295,14 @@ async function runSlice(load: LoadGenerator, redis: BenchRedis, scenario: Scenar
     scripts: after.evalsha - before.evalsha,
     cpuUsPerRequest: cpuUsPerRequestByProcess[serverName] ?? Number.NaN,
     cpuUsPerRequestByProcess,
+    rssKiBByProcess,
   };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Report
 
-type Verdict = 'PASS' | 'MISS' | '';
+type Verdict = 'PASS' | 'MISS' | 'SKIPPED' | '';
 type Row = { scenario: string; rps: string; p50: string; p99: string; ratio: string; target: string; result: Verdict };
 
 const fmt = {
@@ -371,10 +377,11 @@ const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; rat
   'apikey-limited': { target: '(reference: the rate limit’s cost)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   cold: { target: '≥ 0.60', ok: (s) => s.ratio >= 0.6 },
   garbage: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
+  'nginx-auth': { target: '(reference: issue 18)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   compare: { target: '(development aid)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
 };
 /** Reference scenarios: shown without a verdict. */
-const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-limited', 'compare']);
+const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-limited', 'nginx-auth', 'compare']);
 
 /**
  * Each identity-assertion pair: two twin gateways started alike (neither is the main gateway,
@@ -410,6 +417,137 @@ function identityCost(slices: readonly Slice[], withId: ScenarioId, withoutId: S
     return [withSlice.result.rps / base.result.rps - withoutSlice.result.rps / base.result.rps];
   });
   return differences.length === 0 ? Number.NaN : median(differences);
+}
+
+/**
+ * Issue 18's targets (a forwarding core as fast as nginx auth_request), as verdict rows of their
+ * own beside the standing targets, which stay as they are:
+ * - API key and JWT, warm cache, ≥ 1.5× the baseline's req/s with p99 ≤ the baseline's; cache off ≥ 1.0×;
+ * - API key ≥ 0.9× the nginx auth_request reference (moonshot 1.0×): median of same-round ratios;
+ * - the authgate process's CPU per request, API key, ≤ 0.6× the baseline's (median of same-round ratios);
+ * - RSS of authgate under load ≤ 1.2× the baseline's: each process's peak over the ends of the
+ *   slices in which it was the server under load.
+ */
+const ISSUE18 = { rps: 1.5, p99: 1.0, cold: 1.0, versusNginx: 0.9, versusNginxMoonshot: 1.0, cpu: 0.6, rss: 1.2 };
+
+function issue18Rows(
+  scenarios: readonly Scenario[],
+  slices: readonly Slice[],
+  summary: Partial<Record<ScenarioId, Summary>>,
+  nginxSkipped: boolean,
+): { rows: Row[]; notes: string[]; report: Record<string, unknown> } {
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  const report: Record<string, unknown> = {};
+  const has = (id: ScenarioId) => scenarios.some((s) => s.id === id);
+  const blank = { rps: '', p50: '', p99: '' };
+  const label = 'issue 18 target:';
+  for (const [id, name] of [['apikey', 'authgate, API key, warm cache'], ['jwt', 'authgate, JWT, warm cache']] as const) {
+    if (!has(id)) continue;
+    const s = summary[id]!;
+    rows.push({
+      scenario: `${label} ${name}`,
+      ...blank,
+      ratio: `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})`,
+      target: `≥ ${ISSUE18.rps.toFixed(2)}, p99 ≤ baseline's`,
+      result: verdict(s.ratio >= ISSUE18.rps && s.p99Ratio <= ISSUE18.p99 && s.unexpected === 0),
+    });
+  }
+  if (has('cold')) {
+    const s = summary.cold!;
+    rows.push({ scenario: `${label} authgate, cache off (Redis read per request)`, ...blank, ratio: fmt.ratio(s.ratio), target: `≥ ${ISSUE18.cold.toFixed(2)}`, result: verdict(s.ratio >= ISSUE18.cold && s.unexpected === 0) });
+  }
+
+  // Against nginx auth_request: the median of same-round ratios apikey / nginx-auth.
+  if (has('apikey') && (has('nginx-auth') || nginxSkipped)) {
+    const scenario = `${label} authgate, API key, warm cache ÷ nginx auth_request (median of same-round ratios; moonshot ≥ ${ISSUE18.versusNginxMoonshot.toFixed(2)})`;
+    if (nginxSkipped) {
+      rows.push({ scenario, ...blank, ratio: '—', target: `≥ ${ISSUE18.versusNginx.toFixed(2)} × nginx-auth`, result: 'SKIPPED' });
+    } else {
+      const rounds = [...new Set(slices.map((x) => x.round))];
+      const ratios = rounds.flatMap((round) => {
+        const a = slices.find((x) => x.round === round && x.scenario === 'apikey');
+        const n = slices.find((x) => x.round === round && x.scenario === 'nginx-auth');
+        return a === undefined || n === undefined ? [] : [a.result.rps / n.result.rps];
+      });
+      const p99Ratios = rounds.flatMap((round) => {
+        const a = slices.find((x) => x.round === round && x.scenario === 'apikey');
+        const n = slices.find((x) => x.round === round && x.scenario === 'nginx-auth');
+        return a === undefined || n === undefined ? [] : [a.result.p99 / n.result.p99];
+      });
+      const ratio = median(ratios);
+      const p99Ratio = median(p99Ratios);
+      const clean = summary.apikey!.unexpected === 0 && summary['nginx-auth']!.unexpected === 0;
+      rows.push({
+        scenario: `${scenario}${ratio >= ISSUE18.versusNginxMoonshot ? ': moonshot reached' : ''}`,
+        ...blank,
+        ratio: `${fmt.ratio(ratio)} (p99 ×${fmt.ratio(p99Ratio)})`,
+        target: `≥ ${ISSUE18.versusNginx.toFixed(2)} × nginx-auth`,
+        result: verdict(clean && ratio >= ISSUE18.versusNginx),
+      });
+      report['apikeyVersusNginx'] = { ratio, p99Ratio, ratios };
+    }
+  }
+
+  // CPU per request of the authgate process, API key, against the baseline process's.
+  if (has('apikey')) {
+    const s = summary.apikey!;
+    rows.push({
+      scenario: `${label} CPU per request of the authgate process, API key, warm cache: ${fmt.ms(s.cpuUsPerRequest)} µs against the baseline's ${fmt.ms(summary.baseline!.cpuUsPerRequest)} µs (median of same-round ratios)`,
+      ...blank,
+      ratio: fmt.ratio(s.cpuRatio),
+      target: `≤ ${ISSUE18.cpu.toFixed(2)}× baseline's CPU`,
+      result: verdict(s.cpuRatio <= ISSUE18.cpu),
+    });
+  }
+  if (has('nginx-auth')) {
+    const mine = slices.filter((x) => x.scenario === 'nginx-auth');
+    const nginxUs = median(mine.map((x) => x.cpuUsPerRequestByProcess['nginx'] ?? Number.NaN));
+    const keyServiceUs = median(mine.map((x) => x.cpuUsPerRequestByProcess['keyservice'] ?? Number.NaN));
+    const bothRatio = median(
+      mine.map((x) => {
+        const base = slices.find((b) => b.round === x.round && b.scenario === 'baseline')!;
+        return ((x.cpuUsPerRequestByProcess['nginx'] ?? Number.NaN) + (x.cpuUsPerRequestByProcess['keyservice'] ?? Number.NaN)) / base.cpuUsPerRequest;
+      }),
+    );
+    notes.push(`nginx-auth: CPU per request nginx ${fmt.ms(nginxUs)} µs + key service ${fmt.ms(keyServiceUs)} µs (both together ×${fmt.ratio(bothRatio)} of the baseline process's); upstream ${fmt.ms(median(mine.map((x) => x.cpuUsPerRequestByProcess['upstream'] ?? Number.NaN)))} µs`);
+    report['nginxCpu'] = { nginxUs, keyServiceUs, bothRatioToBaseline: bothRatio };
+  }
+
+  // RSS under load: each server's peak at the ends of the slices in which it was under load.
+  const serverOf = new Map(scenarios.map((s) => [s.id, s.server]));
+  const peakRss = (name: string): number => {
+    const pid = watched.get(name);
+    if (pid === undefined) return Number.NaN;
+    const values = slices
+      .filter((x) => serverOf.get(x.scenario) === pid || (name === 'keyservice' && x.scenario === 'nginx-auth'))
+      .map((x) => x.rssKiBByProcess[name] ?? Number.NaN)
+      .filter((v) => Number.isFinite(v));
+    return values.length === 0 ? Number.NaN : Math.max(...values);
+  };
+  const mib = (kib: number) => (Number.isFinite(kib) ? (kib / 1024).toFixed(1) : '—');
+  const peaks = Object.fromEntries([...watched.keys()].map((name) => [name, peakRss(name)]));
+  const baselineRss = peaks['baseline'] ?? Number.NaN;
+  const rssNames = [...watched.keys()].filter((name) => name !== 'redis' && Number.isFinite(peaks[name]!));
+  notes.push(
+    `RSS under load (VmRSS, peak at the ends of the slices each process served, MiB): ${rssNames
+      .map((name) => `${name} ${mib(peaks[name]!)}${name === 'baseline' || name === 'upstream' || name === 'keyservice' ? '' : ` (×${fmt.ratio(peaks[name]! / baselineRss)})`}`)
+      .join(', ')}`,
+  );
+  report['rssKiB'] = peaks;
+  if (has('apikey') || has('jwt')) {
+    const authgateRss = peaks['authgate'] ?? Number.NaN;
+    const ratio = authgateRss / baselineRss;
+    const served = scenarios.filter((s) => s.server === watched.get('authgate')).map((s) => s.id);
+    rows.push({
+      scenario: `${label} RSS of the authgate process under load: ${mib(authgateRss)} MiB against the baseline's ${mib(baselineRss)} MiB (VmRSS, peak at the ends of its ${served.join('/')} slices)`,
+      ...blank,
+      ratio: fmt.ratio(ratio),
+      target: `≤ ${ISSUE18.rss.toFixed(2)}× baseline's RSS`,
+      result: verdict(ratio <= ISSUE18.rss),
+    });
+  }
+  return { rows, notes, report };
 }
 
 const signed = (n: number) => (Number.isFinite(n) ? `${n < 0 ? '−' : '+'}${Math.abs(n).toFixed(2)}` : '—');
@@ -503,9 +641,48 @@ async function main(): Promise<number> {
   const { token } = await sendJson(`${gwA.publicUrl}/auth/login`, { body: { email, password }, expect: 200 });
   const bearer = { authorization: `Bearer ${token}` };
   const { apiKey } = await sendJson(`${gwA.publicUrl}/auth/api-key`, { headers: bearer, expect: 201 });
-
   // The request every scenario sends: the same path and headers through every hop.
   const headersWith = (credential: string) => ({ 'user-agent': UA, authorization: `Bearer ${credential}` });
+
+  // The reference of issue 18: nginx auth_request → a node:http key service that knows this key.
+  const nginxFound = wanted('nginx-auth') ? findNginx() : undefined;
+  const nginxSkipped = wanted('nginx-auth') && nginxFound === undefined;
+  let nginx: { url: string; pid: number; keyServicePid: number; version: string } | undefined;
+  if (nginxFound !== undefined) {
+    const digest = createHash('sha256').update(apiKey).digest('base64url');
+    const keyServiceProc = startProcess('keyservice', process.execPath, [here('./keyservice.js')], {
+      core: SERVER_CORE,
+      ipc: true,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', BENCH_KEY_DIGESTS: JSON.stringify([[digest, org.id]]) },
+    });
+    const { port: keyServicePort } = await firstMessage<{ port: number }>(keyServiceProc);
+    const started = await startBenchNginx(nginxFound.binary, upstream.port, keyServicePort, hasTaskset ? SERVER_CORE : undefined);
+    temporary.push(started.dir);
+    const url = `http://127.0.0.1:${started.port}`;
+    try {
+      await waitFor('nginx ready', 10_000, async () => (await send(`${url}/accounts`, { headers: headersWith(apiKey) })).status === 200, started.proc);
+    } catch (error) {
+      let errorLog = '';
+      try {
+        errorLog = readFileSync(join(started.dir, 'error.log'), 'utf8').slice(-4000);
+      } catch {
+        // none written
+      }
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\nnginx error.log:\n${errorLog}`);
+    }
+    // The key service refuses what authgate refuses, and nginx passes its refusals on.
+    const unknownKey = await send(`${url}/accounts`, { headers: headersWith(`${apiKey.slice(0, -1)}${apiKey.endsWith('A') ? 'B' : 'A'}`) });
+    const noBearer = await send(`${url}/accounts`, { headers: { 'user-agent': UA } });
+    const noUserAgent = await send(`${url}/accounts`, { headers: { 'user-agent': '', authorization: `Bearer ${apiKey}` } });
+    if (unknownKey.status !== 401 || noBearer.status !== 401 || noUserAgent.status !== 403) {
+      throw new Error(`nginx-auth: refusals answered ${unknownKey.status} (unknown key), ${noBearer.status} (no credential), ${noUserAgent.status} (no User-Agent); expected 401, 401, 403`);
+    }
+    nginx = { url, pid: started.proc.pid, keyServicePid: keyServiceProc.pid, version: nginxFound.version };
+    log(`nginx ${nginx.version}: pid ${nginx.pid} on ${url}, key service pid ${keyServiceProc.pid}`);
+  } else if (nginxSkipped) {
+    log('nginx (with auth_request) not found on the PATH: the nginx-auth reference row is SKIPPED (Debian: apt-get install nginx-light)');
+  }
+
   const checks: [string, string, Record<string, string>][] = [
     ['upstream', upstreamUrl, headersWith(apiKey)],
     ['baseline', baselineUrl, headersWith(apiKey)],
@@ -526,11 +703,12 @@ async function main(): Promise<number> {
           ['authgate (identity assertion off, API key)', gwNoIdentity.publicUrl, headersWith(apiKey)],
           ['authgate (identity assertion off, JWT)', gwNoIdentity.publicUrl, headersWith(token)],
         ] as [string, string, Record<string, string>][])),
+    ...(nginx === undefined ? [] : [['nginx auth_request (API key)', nginx.url, headersWith(apiKey)] as [string, string, Record<string, string>]]),
   ];
   for (const [what, url, headers] of checks) {
     const answer = await send(`${url}/accounts`, { headers });
     if (answer.status !== 200) throw new Error(`${what}: GET /accounts answered ${answer.status}: ${answer.body.slice(0, 200)}`);
-    if (what.startsWith('authgate') && !answer.body.includes(org.id)) throw new Error(`${what}: the upstream did not see x-organization-id`);
+    if ((what.startsWith('authgate') || what.startsWith('nginx')) && !answer.body.includes(org.id)) throw new Error(`${what}: the upstream did not see x-organization-id`);
   }
   // The upstream echoes only the organization id (its hot path stays one header read), so
   // x-authgate-identity itself is not checked there; the keys are, through each JWKS (ops port).
@@ -550,6 +728,7 @@ async function main(): Promise<number> {
     { id: 'jwt-noident', title: 'authgate, JWT, warm cache, identity assertion off', spec: spec(gwNoIdentity?.publicUrl ?? '', token), server: gwNoIdentity?.proc.pid ?? -1 },
     { id: 'apikey-limited', title: `authgate twin, API key, warm cache, identity assertion on, rate limit ${BENCH_RATE_LIMIT}`, spec: spec(gwLimited?.publicUrl ?? '', apiKey), server: gwLimited?.proc.pid ?? -1 },
     { id: 'cold', title: 'authgate, cache off (Redis read per request)', spec: spec(gwCold?.publicUrl ?? '', apiKey), server: gwCold?.proc.pid ?? -1 },
+    { id: 'nginx-auth', title: `nginx auth_request → node:http key service (${nginx?.version ?? 'nginx'}, one process; SHA-256 + Map lookup)`, spec: spec(nginx?.url ?? '', apiKey), server: nginx?.pid ?? -1 },
     { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', spec: { ...spec(gwA.publicUrl, apiKey), garbage: { every: 10, environment: 'production' } }, server: gwA.proc.pid },
   ];
   watched.set('upstream', upstream.proc.pid).set('baseline', baseline.proc.pid).set('authgate', gwA.proc.pid).set('redis', redis.pid);
@@ -558,6 +737,7 @@ async function main(): Promise<number> {
   if (gwIdentity !== undefined) watched.set('authgate-ident', gwIdentity.proc.pid);
   if (gwNoIdentity !== undefined) watched.set('authgate-noident', gwNoIdentity.proc.pid);
   if (gwLimited !== undefined) watched.set('authgate-limited', gwLimited.proc.pid);
+  if (nginx !== undefined) watched.set('nginx', nginx.pid).set('keyservice', nginx.keyServicePid);
   if (gwCompare !== undefined) {
     // Its own organization and key, made through its own API: another build may name its data
     // or format its keys differently (as the shard-tag layout did), and must read its own.
@@ -572,7 +752,7 @@ async function main(): Promise<number> {
     allScenarios.push({ id: 'compare', title: `compare: ${options.compareMain}, API key, warm cache`, spec: spec(gwCompare.publicUrl, compareKey.apiKey), server: gwCompare.proc.pid });
     watched.set('authgate-compare', gwCompare.proc.pid);
   }
-  const scenarios = allScenarios.filter((s) => wanted(s.id) || s.id === 'compare');
+  const scenarios = allScenarios.filter((s) => (wanted(s.id) && (s.id !== 'nginx-auth' || nginx !== undefined)) || s.id === 'compare');
   const apikeySpec = allScenarios.find((s) => s.id === 'apikey')!.spec;
 
   // Warm-up, then interleaved rounds -------------------------------------------------------
@@ -592,7 +772,10 @@ async function main(): Promise<number> {
         return `${s.id} ${fmt.ratio(x.result.rps / base.result.rps)} (cpu ×${fmt.ratio(x.cpuUsPerRequest / base.cpuUsPerRequest)})`;
       })
       .join(', ');
-    log(`round ${round + 1}/${options.rounds}: ${line}`);
+    const nginxSlice = slices.find((y) => y.round === round && y.scenario === 'nginx-auth');
+    const apikeySlice = slices.find((y) => y.round === round && y.scenario === 'apikey');
+    const versusNginx = nginxSlice !== undefined && apikeySlice !== undefined ? `; apikey/nginx-auth ${fmt.ratio(apikeySlice.result.rps / nginxSlice.result.rps)}` : '';
+    log(`round ${round + 1}/${options.rounds}: ${line}${versusNginx}`);
   }
   const summary = summarize(scenarios, slices);
   const baselineRps = summary.baseline!.rps;
@@ -609,6 +792,9 @@ async function main(): Promise<number> {
       result: REFERENCES.has(id) ? '' : verdict(t.ok(s) && s.unexpected === 0),
     };
   });
+  if (nginxSkipped) {
+    rows.push({ scenario: 'nginx auth_request → node:http key service: no nginx with auth_request on the PATH (Debian: nginx-light)', rps: '', p50: '', p99: '', ratio: '', target: '(reference: issue 18)', result: 'SKIPPED' });
+  }
   // The identity assertion's cost: each pair measured in the same rounds, one row for both.
   const pairs = IDENTITY_PAIRS.filter((p) => scenarios.some((s) => s.id === p.with) && scenarios.some((s) => s.id === p.without));
   const identityCosts = Object.fromEntries(pairs.map((p) => [p.with, identityCost(slices, p.with, p.without)]));
@@ -640,9 +826,12 @@ async function main(): Promise<number> {
       result: verdict(clean && limitCost >= LIMIT_COST_LIMIT),
     });
   }
-  const report: Record<string, unknown> = { machine: host, options, summary, slices, identityCost: identityCosts, ...(limitCost !== undefined && { rateLimitCost: limitCost }) };
+  const issue18 = issue18Rows(scenarios, slices, summary, nginxSkipped);
+  rows.push(...issue18.rows);
+  const report: Record<string, unknown> = { machine: host, options, summary, slices, identityCost: identityCosts, ...(limitCost !== undefined && { rateLimitCost: limitCost }), issue18: issue18.report };
   const notes: string[] = [
     identityNote,
+    ...issue18.notes,
     `Redis reads (HGET) per 1000 requests: ${scenarios.filter(({ id }) => id !== 'upstream' && id !== 'baseline').map(({ id }) => `${id} ${fmt.ratio(summary[id]!.storeReadsPer1000)}`).join(', ')}`,
     `CPU time per request of the process under test (µs; ×baseline): ${scenarios.map(({ id }) => `${id} ${fmt.ms(summary[id]!.cpuUsPerRequest)} (×${fmt.ratio(summary[id]!.cpuRatio)})`).join(', ')}`,
   ];

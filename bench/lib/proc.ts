@@ -152,3 +152,13 @@ export function cpuMs(pid: number): number {
     return Number.NaN;
   }
 }
+
+/** Resident set size of a process now (VmRSS of /proc/<pid>/status), in KiB; NaN where /proc is missing or it is gone. */
+export function rssKiB(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? Number.NaN : Number(match[1]);
+  } catch {
+    return Number.NaN;
+  }
+}
