@@ -91,6 +91,10 @@ export type Config = Readonly<{
   log: Readonly<{ level: string }>;
   /** How much of the audit trail the store keeps (store/audit.ts). */
   audit: Readonly<{ maxEvents: number; maxAgeMs: number }>;
+  /** The self-service console under /console/ (console/). */
+  console: Readonly<{ enabled: boolean }>;
+  /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */
+  cors: Readonly<{ origins: readonly string[] | '*' }>;
   /** Each credential's limit on forwarded routes unless its organization or key says otherwise; undefined: none. */
   rateLimit: Readonly<{ default: RateLimit | undefined }>;
   /** The routes forwarded to the upstream (config/forwarded-routes.ts unless a test passes others). */

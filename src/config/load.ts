@@ -111,10 +111,28 @@ export function loadConfig(env: Env): LoadResult {
     log: { level: logLevel },
     audit: { maxEvents: setting('AUTHGATE_AUDIT_MAX_EVENTS'), maxAgeMs: setting('AUTHGATE_AUDIT_MAX_AGE_DAYS') * 24 * 60 * 60 * 1000 },
     rateLimit: { default: parseRateLimit(setting('AUTHGATE_RATE_LIMIT')) },
+    console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
+    cors: { origins: readCorsOrigins() },
     // The default table; a test (or an embedder) may build a gateway with another.
     forwardedRoutes,
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };
+
+  /** Each an origin as browsers send it (scheme, host, optional port; no path), or `*` alone. */
+  function readCorsOrigins(): readonly string[] | '*' {
+    const listed = setting('AUTHGATE_CORS_ORIGINS') ?? [];
+    if (listed.includes('*')) {
+      if (listed.length > 1) fail('AUTHGATE_CORS_ORIGINS', 'must be `*` alone or a list of origins');
+      return '*';
+    }
+    const origins: string[] = [];
+    for (const entry of listed) {
+      const origin = /^https?:\/\/[^/?#@\s]+$/i.test(entry) && URL.canParse(entry) ? new URL(entry).origin : undefined;
+      if (origin === undefined || origin === 'null') fail('AUTHGATE_CORS_ORIGINS', 'must each be an origin such as https://app.example.com (scheme and host, no path)');
+      else origins.push(origin);
+    }
+    return origins;
+  }
 
   function readStore(): StoreConfig {
     const sentinels = setting('AUTHGATE_REDIS_SENTINELS');

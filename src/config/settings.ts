@@ -100,6 +100,8 @@ export const settings = [
   { name: 'AUTHGATE_AUDIT_MAX_EVENTS', type: { kind: 'integer', min: 1000, max: 10_000_000 }, default: 100_000, doc: 'The audit trail keeps at most this many of the newest security events (all organizations of the environment together).' },
   { name: 'AUTHGATE_AUDIT_MAX_AGE_DAYS', type: { kind: 'integer', min: 1, max: 3650 }, default: 90, doc: 'The audit trail forgets events older than this many days.' },
   { name: 'AUTHGATE_RATE_LIMIT', type: { kind: 'rate-limit' }, default: 'off', doc: 'The default rate limit of each credential (API key or login session) on forwarded routes, counted across all replicas: `off`, or e.g. `600/60s` (also `m`, `h`). The admin API sets an organization\'s own (or `off` for none), and a key may carry a lower one.' },
+  { name: 'AUTHGATE_CONSOLE', type: { kind: 'enum', values: ['on', 'off'] }, default: 'on', productionDefault: 'off', doc: '`on` serves the self-service console (sign in, keys, sessions, audit) under `/console/` on the public port; on in development, off in production unless set.' },
+  { name: 'AUTHGATE_CORS_ORIGINS', type: { kind: 'text-list', minLength: 1, unit: 'characters' }, doc: 'Comma-separated origins (`https://app.example.com`) whose browser apps may call the public API, or `*` for any; none by default. Preflights are answered by the gateway without a credential and never forwarded; credentials (cookies) are never allowed.' },
   { name: 'LOG_LEVEL', type: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, default: 'info', doc: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
 ] as const satisfies readonly SettingSpec[];
 

@@ -185,6 +185,12 @@ const DOCUMENTS = {
       'gateway and without the `Authorization` header; what the upstream answers comes back as it is.',
       'A credential with a rate limit gets `RateLimit-Policy` and `RateLimit` on every answer of a forwarded route,',
       'and 429 (code 1110) with `Retry-After` past its limit, without reaching the upstream.',
+      '',
+      'Browser apps on the origins listed in AUTHGATE_CORS_ORIGINS (none by default) may call the API: a CORS',
+      'preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) is answered by the gateway on any path,',
+      '204, without a credential and never forwarded; every answer to a listed origin, refusals included, carries',
+      '`Access-Control-Allow-Origin`, `Vary: Origin` and `Access-Control-Expose-Headers` (`x-request-id`, `ratelimit`,',
+      '`ratelimit-policy`, `retry-after`, `www-authenticate`). `Access-Control-Allow-Credentials` is never sent.',
     ].join('\n'),
     // The document is served on the ops port, so a relative URL would point there.
     server: {

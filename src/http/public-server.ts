@@ -25,6 +25,8 @@ import { jwksRoute } from '../routes/jwks.js';
 import type { KeyUsageTracker } from '../services/key-usage.js';
 import type { RateLimitCheck } from '../limits/enforce.js';
 import type { SessionService } from '../services/sessions.js';
+import { createCors } from './cors.js';
+import { consoleRoutes } from './console.js';
 import { createErrorHandler } from './error-handler.js';
 import { publicDocumentOptions } from './openapi.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
@@ -73,9 +75,13 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   const staticHeaders: Record<string, string> = { 'x-authgate-environment': config.environment };
   if (tls !== undefined) staticHeaders['strict-transport-security'] = 'max-age=31536000; includeSubDomains';
   const hsts = staticHeaders['strict-transport-security'];
+  // Browser apps of other origins (AUTHGATE_CORS_ORIGINS): the allowed origin's headers go with
+  // the others, on every answer to an actual request; preflights are answered in step 1.
+  const cors = createCors(config.cors.origins);
   const stampHeaders = (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id).header('x-authgate-environment', config.environment);
     if (hsts !== undefined) reply.header('strict-transport-security', hsts);
+    cors.stamp(request, reply);
   };
   // After the reply is on the wire: the metric and the one log line (see step 6).
   const record = recordRequest(deps.metrics, deps.accessLog);
@@ -110,6 +116,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.decorateRequest('upstreamStartedAt', 0);
   app.decorateRequest('identityAssertion', null);
   app.decorateRequest('rateLimited', false);
+  app.decorateRequest('corsAllowed', false);
   app.setErrorHandler(createErrorHandler('authgate'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
   // The public API's document (served on the ops port): http/openapi.ts.
@@ -123,8 +130,14 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     if (shutdown.closing) done(shuttingDown(reply));
     else done();
   });
-  // 1. Every request, unknown paths included: User-Agent, before any other check.
+  // 1. Every request, unknown paths included: User-Agent, before any other check. Then a CORS
+  // preflight (OPTIONS with Origin and Access-Control-Request-Method) is answered, 204, on any
+  // path: before load shedding (it costs less than a refusal, and the actual request's 503 is
+  // then one the app can read), the path guard and authentication (a browser sends no credential
+  // with it), and so never forwarded. A browser always sends a User-Agent, so the guard before it
+  // costs browsers nothing and keeps the interface's rule for every request.
   app.addHook('onRequest', userAgentGuard);
+  app.addHook('onRequest', cors.preflight);
   // Under overload, refuse at once rather than queue without bound.
   await registerLoadShedding(app, config.shedding);
   // 2-3. Authentication and authorization, fixed per route from its config.auth.
@@ -140,6 +153,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     await auth.register(auditRoutes, { auditLog: deps.auditLog });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
+  // The self-service console: static files that call the routes above, like any client.
+  if (config.console.enabled) await app.register(consoleRoutes, {});
 
   // 5. The rate limit, identity injection and the proxy, for the route table only.
   await app.register(forwardedRoutes, {

@@ -10,6 +10,7 @@ import type { IdentityAsserter } from '../identity/assertion.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Problem } from '../problems.js';
 import { RATE_LIMIT_HEADERS, type RateLimitCheck } from '../limits/enforce.js';
+import { UPSTREAM_CORS_HEADERS, varyWithOrigin } from '../http/cors.js';
 
 export type ForwardOptions = Readonly<{
   routes: readonly ForwardedRoute[];
@@ -52,9 +53,14 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // Built once: reply.from() reads these on every request. (reply-from's types also cover HTTP/2
   // servers; this one is HTTP/1, hence the cast.)
   // The gateway's RateLimit headers, when it set them, are the answer's: the upstream's give way.
+  // The upstream's Access-Control-* headers always do (http/cors.ts): AUTHGATE_CORS_ORIGINS alone
+  // decides which browser apps may read the API, whether or not this request came from one; and
+  // the upstream's Vary keeps the gateway's `Origin` when the gateway answered for an origin.
   const rewriteHeaders = (headers: OutgoingHeaders, request: FastifyRequest) => {
     const out = removeHopByHopHeaders(headers);
     if (request.rateLimited) for (const name of RATE_LIMIT_HEADERS) delete out[name];
+    for (const name of UPSTREAM_CORS_HEADERS) delete out[name];
+    if (request.corsAllowed && out['vary'] !== undefined) out['vary'] = varyWithOrigin(out['vary']);
     return out;
   };
   const replyOptions = {
@@ -169,7 +175,11 @@ function describeForwardedRoute(route: ForwardedRoute, below: boolean, scope: Sc
       'its body streamed as it is, without `Authorization`, and with `x-organization-id` (the organization of the ' +
       'credential), `x-organization-scopes` (its scopes, space-separated), `x-authgate-identity` (a JWT the ' +
       'gateway signs naming the organization, verifiable with `/.well-known/jwks.json`; unless turned off), `x-request-id` and `x-forwarded-for`/`-proto`/`-host` set by the gateway. Bodies and answers ' +
-      "are the upstream's own; only the gateway's refusals are problems.",
+      "are the upstream's own; only the gateway's refusals are problems." +
+      (route.methods.OPTIONS === undefined
+        ? ''
+        : ' An `OPTIONS` with `Origin` and `Access-Control-Request-Method` is a CORS preflight, not this operation: ' +
+          'the gateway answers it itself (204, no credential needed, see the API description) and never forwards it.'),
   };
 }
 

@@ -9,6 +9,7 @@ const FAMILIES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bEdg(?:e|A|iOS)?\//, 'Edge'],
   [/\bOPR\//, 'Opera'],
   [/\bFirefox\//, 'Firefox'],
+  [/\bHeadlessChrome\//, 'Headless Chrome'],
   [/\bChrom(?:e|ium)\//, 'Chrome'],
   [/\bVersion\/[\d.]+.*\bSafari\//, 'Safari'],
 ];

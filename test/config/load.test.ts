@@ -115,6 +115,56 @@ t.test('secrets are never echoed in errors', async (t) => {
   for (const e of redis) t.notOk(e.includes('hunter2'));
 });
 
+t.test('AUTHGATE_CORS_ORIGINS: none by default, exact origins (normalized), or `*` alone', async (t) => {
+  t.same(ok(t, loadConfig({})).cors, { origins: [] }, 'none by default');
+  t.same(ok(t, loadConfig({ AUTHGATE_CORS_ORIGINS: '' })).cors, { origins: [] }, 'empty: none');
+  t.same(ok(t, loadConfig({ ...PRODUCTION })).cors, { origins: [] }, 'none in production either');
+
+  const listed = ok(t, loadConfig({ AUTHGATE_CORS_ORIGINS: ' https://app.example.com , HTTPS://Admin.Example.COM:443,http://localhost:5173,https://[::1]:8443,' }));
+  t.same(listed.cors.origins, ['https://app.example.com', 'https://admin.example.com', 'http://localhost:5173', 'https://[::1]:8443'], 'trimmed, as browsers send them: lower case, default port dropped');
+  t.ok(Object.isFrozen(listed.cors.origins), 'frozen');
+
+  t.equal(ok(t, loadConfig({ AUTHGATE_CORS_ORIGINS: '*' })).cors.origins, '*', '`*`: any origin');
+  t.equal(ok(t, loadConfig({ AUTHGATE_CORS_ORIGINS: ' * ' })).cors.origins, '*', 'trimmed');
+  t.equal(ok(t, loadConfig({ ...PRODUCTION, AUTHGATE_CORS_ORIGINS: '*' })).cors.origins, '*', 'allowed in production: no credentials are ever allowed with it');
+
+  for (const value of ['*,https://app.example.com', 'https://app.example.com, *', '*,*']) {
+    const errors = errorsOf(t, loadConfig({ AUTHGATE_CORS_ORIGINS: value }));
+    t.same(names(errors), ['AUTHGATE_CORS_ORIGINS'], `${value}: \`*\` with others is refused`);
+    t.match(errors[0], /`\*` alone/);
+  }
+});
+
+t.test('AUTHGATE_CORS_ORIGINS refuses what is not an origin, never echoing it', async (t) => {
+  const refused = [
+    'https://zq7-app.test/',
+    'https://zq7-app.test/path',
+    'https://zq7-app.test?x=1',
+    'https://zq7-app.test#top',
+    'https://user:pw@zq7-app.test',
+    'zq7-app.test',
+    '//zq7-app.test',
+    'ftp://files.example.com',
+    'file:///etc/passwd',
+    'javascript:alert(1)',
+    'null',
+    'https://',
+    'https://exa mple.com',
+    'https://zq7-app.test:99999',
+    'not-an-origin-zzqq',
+  ];
+  const message = 'AUTHGATE_CORS_ORIGINS must each be an origin such as https://app.example.com (scheme and host, no path)';
+  for (const value of refused) {
+    const errors = errorsOf(t, loadConfig({ AUTHGATE_CORS_ORIGINS: `https://ok.example.com,${value}` }));
+    t.same(names(errors), ['AUTHGATE_CORS_ORIGINS'], `${value}: refused`);
+    // The one fixed sentence: neither the refused entry nor the valid ones.
+    t.same(errors, [message], `${value}: not echoed`);
+  }
+  const many = errorsOf(t, loadConfig({ AUTHGATE_CORS_ORIGINS: 'garbage-one,garbage-two' }));
+  t.ok(many.length >= 1 && many.every((e) => e.startsWith('AUTHGATE_CORS_ORIGINS ')), 'each error names the setting');
+  t.notOk(many.join(' ').includes('garbage'), 'never echoed');
+});
+
 t.test('a 32-byte secret is enough, 31 is not', async (t) => {
   ok(t, loadConfig({ AUTHGATE_JWT_SECRET: 'x'.repeat(32) }));
   t.same(names(errorsOf(t, loadConfig({ AUTHGATE_JWT_SECRET: 'x'.repeat(31) }))), ['AUTHGATE_JWT_SECRET']);

@@ -1,0 +1,141 @@
+// The keys page: the organization's keys as GET /auth/api-key lists them, create (the secret shown
+// once), roll with a grace period, revoke after a confirmation.
+import { call } from './api.js';
+import { h, replaceChildren, when } from './dom.js';
+import { run, showDone, statusArea } from './feedback.js';
+import { secretPanel } from './secret.js';
+
+type Key = Readonly<{ id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null; rateLimit: string | null }>;
+type Page = Readonly<{ keys: Key[]; nextCursor: string | null }>;
+type Created = Readonly<{ id: string; apiKey: string }>;
+
+/** The scopes a key may hold (README "Scopes"), in the documented order. */
+const SCOPES = ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'] as const;
+const LIFETIMES: readonly (readonly [string, string])[] = [['', 'Never'], ['604800', '7 days'], ['2592000', '30 days'], ['7776000', '90 days'], ['31536000', '365 days']];
+const GRACES: readonly (readonly [string, string])[] = [['86400', '24 hours (default)'], ['3600', '1 hour'], ['604800', '7 days'], ['0', 'None: revoke it now']];
+
+const options = (choices: readonly (readonly [string, string])[]) => choices.map(([value, label]) => h('option', { value }, label));
+
+export function keysPage(): HTMLElement {
+  const secretSlot = h('div');
+  const tableBody = h('tbody');
+  const listStatus = statusArea();
+  const more = h('button', { type: 'button', hidden: true }, 'Show older keys');
+  let cursor: string | null = null;
+
+  async function load(reset: boolean): Promise<void> {
+    const page = await run(more, listStatus, () => call<Page>('GET', `/auth/api-key?limit=50${!reset && cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
+    if (page === undefined) return;
+    if (reset) tableBody.replaceChildren();
+    for (const key of page.keys) tableBody.append(keyRow(key));
+    if (reset && page.keys.length === 0) tableBody.append(h('tr', {}, h('td', { colspan: 8 }, 'No keys yet.')));
+    cursor = page.nextCursor;
+    more.hidden = cursor === null;
+  }
+  more.addEventListener('click', () => void load(false));
+
+  function reveal(apiKey: string, what: string): void {
+    replaceChildren(secretSlot, secretPanel(apiKey, what, () => void load(true)));
+  }
+
+  function keyRow(key: Key): HTMLTableRowElement {
+    const actions = h('td', { class: 'actions' });
+    const rowStatus = statusArea();
+    const label = key.name ?? key.prefix;
+    const idle = () => replaceChildren(actions, rollButton, revokeButton, rowStatus);
+    const rollButton = h('button', { type: 'button', 'aria-label': `Roll ${label}`, onclick: () => askRoll() }, 'Roll');
+    const revokeButton = h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${label}`, onclick: () => askRevoke() }, 'Revoke');
+
+    function askRoll(): void {
+      const grace = h('select', { id: `grace-${key.id}` }, ...options(GRACES));
+      const confirm = h('button', { type: 'button', 'aria-label': `Confirm roll of ${label}` }, 'Roll now');
+      confirm.addEventListener('click', async () => {
+        const rolled = await run(confirm, rowStatus, () => call<Created>('POST', `/auth/api-key/${encodeURIComponent(key.id)}/roll`, { graceSeconds: Number(grace.value) }));
+        if (rolled !== undefined) reveal(rolled.apiKey, `The successor of ${label}`);
+      });
+      replaceChildren(actions, h('label', { for: grace.id }, 'The old key keeps working for'), grace, confirm, h('button', { type: 'button', onclick: idle }, 'Cancel'), rowStatus);
+      grace.focus();
+    }
+
+    function askRevoke(): void {
+      const confirm = h('button', { type: 'button', class: 'danger', 'aria-label': `Confirm revoking ${label}` }, 'Yes, revoke');
+      confirm.addEventListener('click', async () => {
+        const done = await run(confirm, rowStatus, () => call('DELETE', `/auth/api-key/${encodeURIComponent(key.id)}`).then(() => true));
+        if (done === true) {
+          await load(true);
+          showDone(listStatus, `Revoked ${label}: it is refused from now on, everywhere.`);
+        }
+      });
+      replaceChildren(actions, h('span', {}, `Revoke ${label}? Requests with it fail from now on. `), confirm, h('button', { type: 'button', onclick: idle }, 'Cancel'), rowStatus);
+      confirm.focus();
+    }
+
+    idle();
+    return h(
+      'tr',
+      {},
+      h('td', {}, key.name ?? h('span', { class: 'muted' }, '(no name)')),
+      h('td', {}, h('code', {}, `${key.prefix}…`)),
+      h('td', {}, key.scopes.join(' ')),
+      h('td', {}, when(key.createdAt)),
+      h('td', {}, key.lastUsedAt === null ? 'Never' : when(key.lastUsedAt)),
+      h('td', {}, key.expiresAt === null ? 'Never' : when(key.expiresAt)),
+      h('td', {}, key.rateLimit ?? 'Organization’s'),
+      actions,
+    );
+  }
+
+  // Create.
+  const createStatus = statusArea();
+  const name = h('input', { id: 'key-name', name: 'name', maxlength: 100, autocomplete: 'off' });
+  const lifetime = h('select', { id: 'key-lifetime' }, ...options(LIFETIMES));
+  const rateLimit = h('input', { id: 'key-rate-limit', placeholder: 'e.g. 100/1m', pattern: '[1-9][0-9]{0,9}/[1-9][0-9]{0,5}[smh]', autocomplete: 'off' });
+  const scopeBoxes = SCOPES.map((scope) => h('input', { type: 'checkbox', id: `scope-${scope}`, value: scope, checked: true }));
+  const fields = h(
+    'fieldset',
+    {},
+    h('legend', {}, 'Create a key'),
+    h('label', { for: name.id }, 'Name (optional)'),
+    name,
+    h('fieldset', { class: 'scopes' }, h('legend', {}, 'Scopes'), ...scopeBoxes.map((box) => h('label', { class: 'check' }, box, ` ${box.value}`))),
+    h('label', { for: lifetime.id }, 'Expires after'),
+    lifetime,
+    h('label', { for: rateLimit.id }, 'Rate limit (optional; at most the organization’s)'),
+    rateLimit,
+    h('button', { type: 'submit' }, 'Create key'),
+  );
+  const form = h('form', { novalidate: true }, fields, createStatus);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const scopes = scopeBoxes.filter((box) => box.checked).map((box) => box.value);
+    const body = {
+      ...(name.value.trim() !== '' && { name: name.value.trim() }),
+      ...(scopes.length < SCOPES.length && { scopes }),
+      ...(lifetime.value !== '' && { expiresIn: Number(lifetime.value) }),
+      ...(rateLimit.value.trim() !== '' && { rateLimit: rateLimit.value.trim() }),
+    };
+    const created = await run(fields, createStatus, () => call<Created>('POST', '/auth/api-key', body));
+    if (created === undefined) return;
+    form.reset();
+    reveal(created.apiKey, `New key${body.name !== undefined ? `: ${body.name}` : ''}`);
+    await load(true);
+  });
+
+  void load(true);
+  return h(
+    'section',
+    { 'aria-labelledby': 'page-title' },
+    h('h2', { id: 'page-title', tabindex: -1 }, 'API keys'),
+    secretSlot,
+    form,
+    h(
+      'table',
+      {},
+      h('caption', {}, 'Your organization’s keys, newest first. Secrets are never shown again after creation.'),
+      h('thead', {}, h('tr', {}, ...['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', 'Rate limit', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
+      tableBody,
+    ),
+    listStatus,
+    more,
+  );
+}

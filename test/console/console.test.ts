@@ -1,0 +1,226 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
+import { startGateway, UA } from '../helpers/gateway.js';
+import { startRecordingUpstream } from '../helpers/upstream.js';
+import { findChromium, launchBrowser } from '../helpers/browser.js';
+
+/**
+ * The self-service console in a real headless Chromium (Debian's), against a real gateway and a
+ * real upstream: sign in, create a key and read its secret once, use it, roll it, revoke it, see
+ * sessions and the audit trail, sign out; a wrong password and the login throttle shown; the CSP
+ * present and no console error, and no request leaves the gateway's origin. Each page's screenshot
+ * goes to test-output/console/ for a reviewer.
+ */
+
+const chromium = findChromium();
+const SHOTS = new URL('../../test-output/console/', import.meta.url);
+
+t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no Chromium found (Debian: apt-get install chromium; .ci/run installs it): browser tests skipped' : false }, async (t) => {
+  mkdirSync(SHOTS, { recursive: true });
+  // The upstream answers /organization/me from what the gateway tells it, as a resource service would.
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const service = await identityUpstream(t);
+  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on', AUTHGATE_UPSTREAM_URL: service.url }, upstream });
+  const org = await gw.createOrganization({ name: 'Console Test Org', email: 'console@example.test' });
+
+  const browser = await launchBrowser(chromium!);
+  t.teardown(() => browser.close());
+  const page = await browser.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    // A refused call shows in Chromium's console as a failed resource load: that is the API answering.
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|404|429|502)/.test(message.text())) problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(String(error)));
+  const origins = new Set<string>();
+  page.on('request', (request) => origins.add(new URL(request.url()).origin));
+  const shot = (name: string) => page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
+
+  // The page and its headers.
+  const answer = await page.goto(`${gw.publicUrl}/console/`);
+  t.equal(answer?.status(), 200);
+  const headers = answer!.headers();
+  t.match(headers['content-security-policy'], /default-src 'none'; script-src 'self'; style-src 'self'.*frame-ancestors 'none'/);
+  t.notMatch(headers['content-security-policy'], /unsafe-inline|unsafe-eval/);
+  t.equal(headers['x-content-type-options'], 'nosniff');
+  t.equal(headers['referrer-policy'], 'no-referrer');
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await shot('1-sign-in');
+
+  // A wrong password: the problem's detail next to the form.
+  await page.getByLabel('E-mail').fill(org.email);
+  await page.getByLabel('Password').fill('not-the-password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').filter({ hasText: 'Invalid e-mail or password' }).waitFor();
+  t.equal(await page.getByLabel('Password').inputValue(), '', 'the password field is cleared');
+
+  // Signed in with the keyboard only.
+  await page.getByLabel('E-mail').fill(org.email);
+  await page.getByLabel('Password').focus();
+  await page.keyboard.type(org.password);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  t.equal(await page.evaluate('document.cookie'), '', 'no cookie');
+  t.equal(await page.evaluate('localStorage.length + sessionStorage.length'), 0, 'nothing in web storage');
+
+  // Create a key with a name, fewer scopes, an expiry and a rate limit; its secret is shown once.
+  await page.getByLabel('Name (optional)').fill('CI deploy');
+  await page.getByLabel('keys:write').uncheck();
+  await page.getByLabel('Expires after').selectOption({ label: '30 days' });
+  await page.getByLabel('Rate limit (optional; at most the organization’s)').fill('100/1m');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secretField = page.getByLabel('API key', { exact: true });
+  await secretField.waitFor();
+  const secret = await secretField.inputValue();
+  t.match(secret, /^agk_/, 'the new key, shown once');
+  t.match(await page.getByText('It is shown only this once').textContent(), /cannot show it again/);
+  await shot('2-key-created');
+  t.notOk(page.url().includes(secret), 'never in the URL');
+
+  // The key works, for real, through the gateway.
+  const used = await gw.get('/accounts', { authorization: `Bearer ${secret}` });
+  t.equal(used.status, 200, 'the new key is accepted by the gateway');
+
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await secretField.waitFor({ state: 'detached' });
+  t.notOk((await page.content()).includes(secret), 'the secret is gone from the page');
+  const row = page.getByRole('row').filter({ hasText: 'CI deploy' });
+  await row.filter({ hasText: '100/60s' }).waitFor();
+  t.match(await row.textContent(), /accounts:read accounts:write organization:read keys:read/);
+  await shot('3-keys');
+
+  // Roll it, the old key revoked at once: the successor's secret shown once; the old key refused.
+  await page.getByRole('button', { name: 'Roll CI deploy' }).click();
+  await page.getByLabel('The old key keeps working for').selectOption('0');
+  await page.getByRole('button', { name: 'Confirm roll of CI deploy' }).click();
+  await secretField.waitFor();
+  const successor = await secretField.inputValue();
+  t.match(successor, /^agk_/);
+  t.not(successor, secret);
+  t.equal((await gw.get('/accounts', { authorization: `Bearer ${secret}` })).status, 401, 'the rolled key is revoked');
+  t.equal((await gw.get('/accounts', { authorization: `Bearer ${successor}` })).status, 200, 'its successor works');
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+
+  // Revoke the successor, after a confirmation.
+  await page.getByRole('button', { name: 'Revoke CI deploy' }).click();
+  await page.getByRole('button', { name: 'Confirm revoking CI deploy' }).click();
+  await page.getByText('Revoked CI deploy').waitFor();
+  t.equal((await gw.get('/accounts', { authorization: `Bearer ${successor}` })).status, 401, 'revoked everywhere');
+
+  // Sessions: this one marked.
+  await page.getByRole('link', { name: 'Sessions' }).click();
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+  await page.getByText('(this session)').waitFor();
+  t.match(await page.getByRole('table').textContent(), /Headless Chrome from 127\.0\.0\.0\/24 \(this session\)/, 'described coarsely');
+  await shot('4-sessions');
+
+  // The audit trail: the key's life, newest first.
+  await page.getByRole('link', { name: 'Audit trail' }).click();
+  await page.getByRole('heading', { name: 'Audit trail' }).waitFor();
+  await page.getByText('api_key.deleted').waitFor();
+  const trail = await page.getByRole('table').textContent();
+  t.ok(trail!.indexOf('api_key.deleted') < trail!.indexOf('api_key.rolled') && trail!.indexOf('api_key.rolled') < trail!.indexOf('api_key.created'), 'newest first');
+  t.notOk(trail!.includes(secret) || trail!.includes(successor), 'no secret in the trail');
+  await shot('5-audit');
+
+  // The organization, as the upstream hears it.
+  await page.getByRole('link', { name: 'Organization' }).click();
+  await page.getByText('Console Test Org').waitFor();
+  t.match(await page.locator('dl').textContent(), new RegExp(`${org.id}.*Console Test Org.*console@example\\.test`));
+  await shot('6-organization');
+
+  // The service behind the gateway gone: the 502's detail, and a Retry button that works once it is back.
+  await service.stop();
+  await page.getByRole('button', { name: 'Reload' }).click();
+  await page.getByRole('alert').filter({ hasText: 'Upstream' }).waitFor();
+  t.match(await page.getByRole('alert').textContent(), /did not answer; retry in a moment/);
+  await shot('6b-upstream-down');
+  await service.start();
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await page.getByRole('alert').waitFor({ state: 'detached' });
+  t.match(await page.locator('dl').textContent(), /Console Test Org/, 'back after the retry');
+
+  // The session ended elsewhere: the next call returns to sign-in with a message.
+  const other = await gw.login(org.email, org.password);
+  const everywhere = await fetch(`${gw.publicUrl}/auth/logout`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${other}`, 'content-type': 'application/json' }, body: '{"everywhere":true}' });
+  t.equal(everywhere.status, 204);
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.getByText('Your session has ended').waitFor();
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+  // Sign in and out again.
+  await page.getByLabel('E-mail').fill(org.email);
+  await page.getByLabel('Password').fill(org.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByText('You are signed out.').waitFor();
+
+  // Throttled: failed sign-ins past the limit show the wait.
+  for (let i = 0; i < 12; i++) {
+    await page.getByLabel('E-mail').fill(org.email);
+    await page.getByLabel('Password').fill(`wrong-${i}`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    if (/Try again in \d+ s/.test((await page.getByRole('alert').textContent()) ?? '')) break;
+  }
+  t.match(await page.getByRole('alert').textContent(), /Too many.*Try again in \d+ s\./, 'the throttle and its wait');
+  await shot('7-throttled');
+
+  t.same(problems, [], 'no console errors');
+  t.same([...origins], [gw.publicUrl], 'every request went to the gateway itself');
+});
+
+t.test('the console is off in production unless turned on, and serves only its own files', async (t) => {
+  const off = await startGateway(t, { env: { NODE_ENV: 'production', AUTHGATE_STORE: 'memory', AUTHGATE_IDENTITY_ASSERTION: 'off', AUTHGATE_TLS: 'offloaded' } });
+  t.equal((await off.get('/console/')).status, 404, 'off in production by default');
+  const on = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' } });
+  const page = await on.get('/console/');
+  t.equal(page.status, 200);
+  t.match(page.headers['content-type'], /^text\/html/);
+  t.equal((await on.get('/console/app.js')).headers['content-type'], 'text/javascript; charset=utf-8');
+  const redirect = await on.get('/console');
+  t.equal(redirect.status, 308);
+  t.equal(redirect.headers.location, '/console/');
+  for (const path of ['/console/nope.js', '/console/..%2Fpackage.json', '/console/%2e%2e/main.js', '/console/sub/app.js']) {
+    const res = await on.get(path);
+    t.equal(res.status, 404, path);
+    t.match(res.headers['content-type'], /problem\+json/);
+  }
+  const etag = page.headers['etag'] as string;
+  t.equal((await on.get('/console/', { 'if-none-match': etag })).status, 304, 'unchanged: 304');
+  t.ok(existsSync(new URL('../../dist/console/app.js', import.meta.url)), 'built by npm run build');
+});
+
+/**
+ * An upstream that answers /organization/me with what the gateway's headers say (200 {} otherwise),
+ * stopped and started again on the same port.
+ */
+async function identityUpstream(t: Test): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
+  let server: Server | undefined;
+  let port = 0;
+  const start = async () => {
+    const started = createServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      if (request.url === '/organization/me') {
+        response.end(JSON.stringify({ id: request.headers['x-organization-id'], name: 'Console Test Org', email: 'console@example.test' }));
+      } else response.end('{}');
+    });
+    await new Promise<void>((resolve) => started.listen(port, '127.0.0.1', resolve));
+    port = (started.address() as AddressInfo).port;
+    server = started;
+  };
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (server === undefined) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+      server = undefined;
+    });
+  await start();
+  t.teardown(stop);
+  return { url: `http://127.0.0.1:${port}`, stop, start };
+}
