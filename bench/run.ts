@@ -89,7 +89,7 @@ function parseOptions(argv: readonly string[]): Options {
     process.exit(0);
   }
   const onlyList = value('--only');
-  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-limited', 'cold', 'garbage', 'nginx-auth'];
+  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'cold', 'garbage', 'nginx-auth'];
   const onlyItems = onlyList?.split(',');
   const only = onlyItems?.filter((id) => id !== 'scale').map((id) => {
     if (!ids.includes(id as ScenarioId)) throw new Error(`--only: unknown scenario ${id}`);
@@ -245,7 +245,7 @@ class LoadGenerator {
 // ---------------------------------------------------------------------------------------------
 // Scenarios
 
-type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-limited' | 'cold' | 'garbage' | 'nginx-auth' | 'compare';
+type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-ident-b' | 'jwt-ident-b' | 'apikey-noident-b' | 'jwt-noident-b' | 'apikey-limited' | 'cold' | 'garbage' | 'nginx-auth' | 'compare';
 /** `server`: the process whose CPU time per request is reported (the proxy, or the upstream itself). */
 type Scenario = { id: ScenarioId; title: string; spec: Omit<RunSpec, 'durationS' | 'label'>; server: number };
 type Slice = {
@@ -374,6 +374,10 @@ const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; rat
   'jwt-ident': { target: '(reference: the identity assertion’s cost)', ok: () => true },
   'apikey-noident': { target: '(reference: the identity assertion’s cost)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   'jwt-noident': { target: '(reference: the identity assertion’s cost)', ok: () => true },
+  'apikey-ident-b': { target: '(reference: the identity assertion’s cost, second pair)', ok: () => true },
+  'jwt-ident-b': { target: '(reference: the identity assertion’s cost, second pair)', ok: () => true },
+  'apikey-noident-b': { target: '(reference: the identity assertion’s cost, second pair)', ok: () => true },
+  'jwt-noident-b': { target: '(reference: the identity assertion’s cost, second pair)', ok: () => true },
   'apikey-limited': { target: '(reference: the rate limit’s cost)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   cold: { target: '≥ 0.60', ok: (s) => s.ratio >= 0.6 },
   garbage: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
@@ -381,17 +385,22 @@ const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; rat
   compare: { target: '(development aid)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
 };
 /** Reference scenarios: shown without a verdict. */
-const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-limited', 'nginx-auth', 'compare']);
+const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'nginx-auth', 'compare']);
 
 /**
- * Each identity-assertion pair: two twin gateways started alike (neither is the main gateway,
- * which also does the setup and serves every other scenario: compared with a twin, it was
- * favoured by about 0.04 in an A/A run), one with the assertion and one without.
+ * Each identity-assertion pair: twin gateways started alike (neither is the main gateway, which
+ * also does the setup and serves every other scenario: compared with a twin, it was favoured by
+ * about 0.04 in an A/A run), one with the assertion and one without. Two twins of the same build
+ * and settings differed by up to 0.04 too, and which one was ahead varied, so there are two pairs
+ * started in mirrored order (with, without; then without, with): the cost is the mean of both
+ * pairs' differences, in which the favour of a process's place cancels out rather than adds.
  */
 const IDENTITY_PAIRS = [
-  { with: 'apikey-ident', without: 'apikey-noident', name: 'API key' },
-  { with: 'jwt-ident', without: 'jwt-noident', name: 'JWT' },
+  { with: 'apikey-ident', without: 'apikey-noident', withB: 'apikey-ident-b', withoutB: 'apikey-noident-b', name: 'API key' },
+  { with: 'jwt-ident', without: 'jwt-noident', withB: 'jwt-ident-b', withoutB: 'jwt-noident-b', name: 'JWT' },
 ] as const;
+/** The second pair comes with the first. */
+const SECOND_PAIR: Partial<Record<ScenarioId, ScenarioId>> = Object.fromEntries(IDENTITY_PAIRS.flatMap((p) => [[p.withB, p.with], [p.withoutB, p.without]]));
 /** The most the assertion may take off a ratio to the baseline (issue: within 0.03). */
 const IDENTITY_COST_LIMIT = -0.03;
 
@@ -405,16 +414,25 @@ const LIMIT_COST_LIMIT = -0.05;
 /** High enough never to refuse in a benchmark, yet counted: every request spends leased budget. */
 const BENCH_RATE_LIMIT = '1000000000/60s';
 
-/** Median over rounds of (ratio with the assertion − ratio without), both to the same round's baseline. */
-function identityCost(slices: readonly Slice[], withId: ScenarioId, withoutId: ScenarioId): number {
+/**
+ * Median over rounds of (ratio with − ratio without), both to the same round's baseline; with a
+ * second, mirrored pair, of the mean of both pairs' differences in the round.
+ */
+function identityCost(slices: readonly Slice[], withId: ScenarioId, withoutId: ScenarioId, second?: readonly [ScenarioId, ScenarioId]): number {
   const rounds = [...new Set(slices.map((s) => s.round))];
   const differences = rounds.flatMap((round) => {
     const at = (id: ScenarioId) => slices.find((s) => s.round === round && s.scenario === id);
     const base = at('baseline');
-    const withSlice = at(withId);
-    const withoutSlice = at(withoutId);
-    if (base === undefined || withSlice === undefined || withoutSlice === undefined) return [];
-    return [withSlice.result.rps / base.result.rps - withoutSlice.result.rps / base.result.rps];
+    if (base === undefined) return [];
+    const difference = (w: ScenarioId, wo: ScenarioId) => {
+      const withSlice = at(w);
+      const withoutSlice = at(wo);
+      return withSlice === undefined || withoutSlice === undefined ? undefined : withSlice.result.rps / base.result.rps - withoutSlice.result.rps / base.result.rps;
+    };
+    const first = difference(withId, withoutId);
+    if (first === undefined) return [];
+    const other = second === undefined ? undefined : difference(second[0], second[1]);
+    return [other === undefined ? first : (first + other) / 2];
   });
   return differences.length === 0 ? Number.NaN : median(differences);
 }
@@ -609,10 +627,14 @@ async function main(): Promise<number> {
   const profileFlags = [...(options.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir]), ...options.nodeFlags];
   // The rate limit's cost is measured against its twin (LIMIT_PAIR), which comes with it.
   const wanted = (id: ScenarioId): boolean =>
-    options.only === undefined || options.only.includes(id) || id === 'baseline' || (id === LIMIT_PAIR.without && options.only.includes(LIMIT_PAIR.with));
+    options.only === undefined ||
+    options.only.includes(id) ||
+    id === 'baseline' ||
+    (id === LIMIT_PAIR.without && options.only.includes(LIMIT_PAIR.with)) ||
+    (SECOND_PAIR[id] !== undefined && options.only.includes(SECOND_PAIR[id]!));
   // The gateways start side by side (each mostly waits for its Redis connection and readiness).
   const optional = (wantedHere: boolean, start: () => Promise<Gateway>) => (wantedHere ? start() : Promise.resolve(undefined));
-  const [gwA, gwCold, gwQuiet, gwIdentity, gwNoIdentity, gwLimited, gwReplica, gwCompare] = await Promise.all([
+  const [gwA, gwCold, gwQuiet, gwIdentity, gwNoIdentity, gwLimited, gwNoIdentityB, gwIdentityB, gwReplica, gwCompare] = await Promise.all([
     startGateway('authgate-a', options.gatewayMain, common, profileFlags),
     optional(wanted('cold'), () => startGateway('authgate-cold', options.gatewayMain, { ...common, AUTHGATE_CACHE_MAX: '0' })),
     // The same build without its one log line per request: what the access log costs.
@@ -624,6 +646,9 @@ async function main(): Promise<number> {
     optional(wanted('apikey-noident') || wanted('jwt-noident'), () => startGateway('authgate-noident', options.gatewayMain, withoutIdentity(common))),
     // The twin of authgate-ident with the rate limit on: the pair the limit's cost is measured on.
     optional(wanted('apikey-limited'), () => startGateway('authgate-limited', options.gatewayMain, { ...common, AUTHGATE_RATE_LIMIT: BENCH_RATE_LIMIT })),
+    // The mirrored pair (IDENTITY_PAIRS): started in the other order, without the assertion first.
+    optional(wanted('apikey-noident-b') || wanted('jwt-noident-b'), () => startGateway('authgate-noident-b', options.gatewayMain, withoutIdentity(common))),
+    optional(wanted('apikey-ident-b') || wanted('jwt-ident-b'), () => startGateway('authgate-ident-b', options.gatewayMain, common)),
     optional(options.extras, () => startGateway('authgate-replica', options.gatewayMain, common)),
     optional(options.compareMain !== undefined, () => startGateway('authgate-compare', options.compareMain!, common)),
   ]);
@@ -726,6 +751,10 @@ async function main(): Promise<number> {
     { id: 'jwt-ident', title: 'authgate twin, JWT, warm cache, identity assertion on', spec: spec(gwIdentity?.publicUrl ?? '', token), server: gwIdentity?.proc.pid ?? -1 },
     { id: 'apikey-noident', title: 'authgate, API key, warm cache, identity assertion off', spec: spec(gwNoIdentity?.publicUrl ?? '', apiKey), server: gwNoIdentity?.proc.pid ?? -1 },
     { id: 'jwt-noident', title: 'authgate, JWT, warm cache, identity assertion off', spec: spec(gwNoIdentity?.publicUrl ?? '', token), server: gwNoIdentity?.proc.pid ?? -1 },
+    { id: 'apikey-ident-b', title: 'authgate twin B, API key, identity assertion on', spec: spec(gwIdentityB?.publicUrl ?? '', apiKey), server: gwIdentityB?.proc.pid ?? -1 },
+    { id: 'jwt-ident-b', title: 'authgate twin B, JWT, identity assertion on', spec: spec(gwIdentityB?.publicUrl ?? '', token), server: gwIdentityB?.proc.pid ?? -1 },
+    { id: 'apikey-noident-b', title: 'authgate twin B, API key, identity assertion off', spec: spec(gwNoIdentityB?.publicUrl ?? '', apiKey), server: gwNoIdentityB?.proc.pid ?? -1 },
+    { id: 'jwt-noident-b', title: 'authgate twin B, JWT, identity assertion off', spec: spec(gwNoIdentityB?.publicUrl ?? '', token), server: gwNoIdentityB?.proc.pid ?? -1 },
     { id: 'apikey-limited', title: `authgate twin, API key, warm cache, identity assertion on, rate limit ${BENCH_RATE_LIMIT}`, spec: spec(gwLimited?.publicUrl ?? '', apiKey), server: gwLimited?.proc.pid ?? -1 },
     { id: 'cold', title: 'authgate, cache off (Redis read per request)', spec: spec(gwCold?.publicUrl ?? '', apiKey), server: gwCold?.proc.pid ?? -1 },
     { id: 'nginx-auth', title: `nginx auth_request → node:http key service (${nginx?.version ?? 'nginx'}, one process; SHA-256 + Map lookup)`, spec: spec(nginx?.url ?? '', apiKey), server: nginx?.pid ?? -1 },
@@ -737,6 +766,8 @@ async function main(): Promise<number> {
   if (gwIdentity !== undefined) watched.set('authgate-ident', gwIdentity.proc.pid);
   if (gwNoIdentity !== undefined) watched.set('authgate-noident', gwNoIdentity.proc.pid);
   if (gwLimited !== undefined) watched.set('authgate-limited', gwLimited.proc.pid);
+  if (gwIdentityB !== undefined) watched.set('authgate-ident-b', gwIdentityB.proc.pid);
+  if (gwNoIdentityB !== undefined) watched.set('authgate-noident-b', gwNoIdentityB.proc.pid);
   if (nginx !== undefined) watched.set('nginx', nginx.pid).set('keyservice', nginx.keyServicePid);
   if (gwCompare !== undefined) {
     // Its own organization and key, made through its own API: another build may name its data
@@ -797,12 +828,13 @@ async function main(): Promise<number> {
   }
   // The identity assertion's cost: each pair measured in the same rounds, one row for both.
   const pairs = IDENTITY_PAIRS.filter((p) => scenarios.some((s) => s.id === p.with) && scenarios.some((s) => s.id === p.without));
-  const identityCosts = Object.fromEntries(pairs.map((p) => [p.with, identityCost(slices, p.with, p.without)]));
+  const hasPair = (a: ScenarioId, b: ScenarioId) => scenarios.some((s) => s.id === a) && scenarios.some((s) => s.id === b);
+  const identityCosts = Object.fromEntries(pairs.map((p) => [p.with, identityCost(slices, p.with, p.without, hasPair(p.withB, p.withoutB) ? [p.withB, p.withoutB] : undefined)]));
   if (pairs.length > 0) {
     const costs = pairs.map((p) => identityCosts[p.with]!);
     const clean = pairs.every((p) => summary[p.with]!.unexpected === 0 && summary[p.without]!.unexpected === 0);
     rows.push({
-      scenario: `identity assertion cost: ${pairs.map((p) => `${p.name} ${signed(identityCosts[p.with]!)}`).join(', ')} (median of same-round differences of the ratio with and without it)`,
+      scenario: `identity assertion cost: ${pairs.map((p) => `${p.name} ${signed(identityCosts[p.with]!)}`).join(', ')} (median of same-round differences of the ratio with and without it, averaged over two mirrored pairs of twins)`,
       rps: '',
       p50: '',
       p99: '',
