@@ -10,6 +10,7 @@
  */
 import * as crypto from 'node:crypto';
 import { createServer } from 'node:http';
+import { serveAsChild } from './lib/child-server.js';
 
 const pairs = JSON.parse(process.env['BENCH_KEY_DIGESTS'] ?? '[]') as [string, string][];
 if (pairs.length === 0) throw new Error('keyservice: BENCH_KEY_DIGESTS names no key');
@@ -35,14 +36,4 @@ const server = createServer((request, response) => {
   response.writeHead(200, { 'x-organization-id': organization, 'content-length': 0 });
   response.end();
 });
-server.keepAliveTimeout = 65_000;
-server.headersTimeout = 66_000;
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  process.send?.({ port: address.port });
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveAsChild(server);

@@ -3,6 +3,7 @@
  * 200 to everything, so it costs the same per request whoever calls it.
  */
 import { createServer } from 'node:http';
+import { serveAsChild } from './lib/child-server.js';
 
 const body = (orgId: string) => `{"accounts":[{"id":"acc_1","currency":"EUR","organizationId":"${orgId}"}]}`;
 
@@ -12,14 +13,4 @@ const server = createServer((request, response) => {
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
   response.end(payload);
 });
-server.keepAliveTimeout = 65_000;
-server.headersTimeout = 66_000;
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  process.send?.({ port: address.port });
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveAsChild(server);
