@@ -26,12 +26,21 @@ const FORGED_ASSERTION = await new SignJWT({ name: 'Victim', email: 'victim@exam
 /** The x-authgate-identity values forwarded requests carried; each is verified after the run. */
 const assertionsSeen = new Set<string>();
 
+/** The one origin allowed to call the API from a browser in these runs. */
+const ORIGIN = 'https://app.example.test';
+const CORS_HEADER_NAMES = ['Origin', 'Access-Control-Request-Method', 'Access-Control-Request-Headers'] as const;
+const CORS_HEADER_VALUES = [ORIGIN, 'https://evil.example.test', 'null', 'GET', 'DELETE', 'authorization, x-organization-id, cookie'] as const;
+/** A CORS preflight: OPTIONS with an Origin and an Access-Control-Request-Method. */
+const isPreflight = (m: string, hs: readonly (readonly [string, string])[]) =>
+  m === 'OPTIONS' && hs.some(([n]) => n.toLowerCase() === 'origin') && hs.some(([n]) => n.toLowerCase() === 'access-control-request-method');
+
 /** Every scope, as x-organization-scopes carries them for a login token or a key created without scopes. */
 const ALL_SCOPES = 'accounts:read accounts:write organization:read keys:read keys:write';
 
 /** A gateway with an organization, its login token, an API key and a read-only key: the valid credentials the fuzz also sends. */
 async function gatewayWithCredentials(t: Test) {
-  const gw = await startGateway(t, { env: { LOG_LEVEL: 'warn' } });
+  // CORS and a rate limit (too high to refuse) on, so their code runs under the fuzz too.
+  const gw = await startGateway(t, { env: { LOG_LEVEL: 'warn', AUTHGATE_CORS_ORIGINS: ORIGIN, AUTHGATE_RATE_LIMIT: '1000000/1s' } });
   const org = await gw.createOrganization();
   const token = await gw.login(org.email, org.password);
   const { apiKey } = await gw.createApiKey(token);
@@ -48,15 +57,15 @@ async function gatewayWithCredentials(t: Test) {
 t.test(`fuzz for ${seconds} s`, { timeout: (seconds + 60) * 1000 }, async (t) => {
   const { gw, token, apiKey, port } = await gatewayWithCredentials(t);
   const path = fc.oneof(
-    fc.constantFrom('/auth/login', '/auth/logout', '/auth/api-key', '/auth/api-key/key_x', '/auth/api-key/key_x/roll', '/accounts', '/accounts/x', '/organization/me', '*', 'http://x/accounts'),
+    fc.constantFrom('/auth/login', '/auth/logout', '/auth/api-key', '/auth/api-key/key_x', '/auth/api-key/key_x/roll', '/auth/sessions', '/auth/audit', '/accounts', '/accounts/x', '/organization/me', '/console/', '/console/app.js', '/console/..%2f', '*', 'http://x/accounts'),
     fc.stringMatching(/^\/[ -~]{0,40}$/).map((p) => p.replace(/[\s]/g, '')),
   );
   const headerName = fc.oneof(
-    fc.constantFrom('Authorization', 'Content-Type', 'Content-Length', 'Transfer-Encoding', 'Content-Encoding', 'Connection', 'X-Organization-Id', 'X-Organization-Scopes', 'X-Forwarded-For', 'User-Agent', 'Expect', 'Host'),
+    fc.constantFrom('Authorization', 'Content-Type', 'Content-Length', 'Transfer-Encoding', 'Content-Encoding', 'Connection', 'X-Organization-Id', 'X-Organization-Scopes', 'X-Forwarded-For', 'User-Agent', 'Expect', 'Host', ...CORS_HEADER_NAMES),
     fc.stringMatching(/^[A-Za-z-]{1,20}$/),
   );
   const headerValue = fc.oneof(
-    fc.constantFrom(`Bearer ${apiKey}x`, `Bearer ${token.slice(0, -1)}`, 'application/json', 'text/plain', 'chunked', 'gzip', '0', '-1', '99999999999', 'close, authorization', '100-continue'),
+    fc.constantFrom(`Bearer ${apiKey}x`, `Bearer ${token.slice(0, -1)}`, 'application/json', 'text/plain', 'chunked', 'gzip', '0', '-1', '99999999999', 'close, authorization', '100-continue', ...CORS_HEADER_VALUES),
     fc.stringMatching(/^[ -~]{0,80}$/),
   );
   const headers = fc.array(fc.tuple(headerName, headerValue), { maxLength: 8 });
@@ -98,11 +107,12 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
       'X-Organization-Scopes', 'x-organization-scopes', 'x_organization_scopes',
       'X-Authgate-Identity', 'x-authgate-identity', 'x_authgate_identity', 'X-Authgate-Admin',
       'X-Forwarded-For', 'X-Forwarded-Proto', 'X-Forwarded-Host', 'x_forwarded_for', 'Forwarded', 'Proxy-Authorization', 'X-Request-Id',
+      ...CORS_HEADER_NAMES,
     ),
     fc.stringMatching(/^[A-Za-z_-]{1,20}$/),
   );
   const headerValue = fc.oneof(
-    fc.constantFrom(`Bearer ${apiKey}`, `Bearer ${token}`, `Bearer ${readOnlyKey}`, 'org_victim', 'application/json', 'chunked', 'gzip', '0', '5', '99999999999', '100-continue', 'close, x-organization-id', 'close, x-organization-scopes', 'keys:write', ALL_SCOPES, FORGED_ASSERTION, 'close, x-authgate-identity', 'x-forwarded-for, x-request-id', 'for=6.6.6.6', '6.6.6.6'),
+    fc.constantFrom(...CORS_HEADER_VALUES, `Bearer ${apiKey}`, `Bearer ${token}`, `Bearer ${readOnlyKey}`, 'org_victim', 'application/json', 'chunked', 'gzip', '0', '5', '99999999999', '100-continue', 'close, x-organization-id', 'close, x-organization-scopes', 'keys:write', ALL_SCOPES, FORGED_ASSERTION, 'close, x-authgate-identity', 'x-forwarded-for, x-request-id', 'for=6.6.6.6', '6.6.6.6'),
     fc.stringMatching(/^[ -~]{0,60}$/),
   );
   const headers = fc.array(fc.tuple(headerName, headerValue), { maxLength: 8 });
@@ -111,8 +121,12 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
   let runs = 0;
   let forwarded = 0;
   let insufficientScope = 0;
+  let preflights = 0;
   await fc.assert(
-    fc.asyncProperty(method, path, headers, body, fc.constantFrom('api key', 'login token', 'read-only key'), async (m, p, hs, b, kind) => {
+    fc.asyncProperty(method, path, headers, body, fc.constantFrom('api key', 'login token', 'read-only key'), fc.integer({ min: 0, max: 9 }), async (m0, p, hs0, b, kind, shape) => {
+      // One in ten is made a preflight (OPTIONS, an Origin, a requested method), allowed origin or not.
+      const m = shape === 0 ? 'OPTIONS' : m0;
+      const hs = shape === 0 ? [...hs0, ['Origin', hs0.length % 2 === 0 ? ORIGIN : 'https://evil.example.test'] as [string, string], ['Access-Control-Request-Method', 'DELETE'] as [string, string]] : hs0;
       const n = ++runs;
       // A marker in the query picks this request's upstream record out of any late ones.
       const marker = `fz=${n}`;
@@ -137,9 +151,19 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
         if (onlyReadOnly && r.method !== 'GET' && r.method !== 'HEAD') throw new Error(`${where}: a ${r.method} with a key holding only accounts:read reached the upstream`);
       }
       if (res.status === 0) return; // no answer in time (a Content-Length the body never fills): not a 5xx
+      if (isPreflight(m, hs)) {
+        // A preflight is the gateway's to answer, credential or not: never forwarded, never credentials allowed.
+        if (seen.length > 0) throw new Error(`${where}: a preflight reached the upstream`);
+        if (res.status === 204) {
+          if (/\r\naccess-control-allow-credentials:/i.test(res.raw)) throw new Error(`${where}: a preflight allowed credentials`);
+          preflights++;
+          return;
+        }
+      }
       if (res.status < 400) {
         if (seen.length !== 1) throw new Error(`${where}: an answer below 400 that the upstream did not give (${seen.length} requests)`);
         checkForwarded(seen[0]!, orgId, scopes, where);
+        if (!/\r\nratelimit-policy: "credential";q=1000000;w=1\r\n/i.test(res.raw)) throw new Error(`${where}: a forwarded answer without the credential's RateLimit-Policy`);
         forwarded++;
       } else if (res.status === 403 && /"code":1106\b/.test(res.raw)) {
         // insufficientScope: only for a key short of the route's scope, and nothing went upstream.
@@ -167,6 +191,7 @@ t.test(`fuzz with a valid credential for ${seconds} s`, { timeout: (seconds + 60
   t.ok(runs > 50, `${runs} random requests with a valid credential: every answer forwarded correctly or a 4xx, never a 5xx`);
   t.ok(forwarded > 10, `${forwarded} of them reached the upstream, each with only the gateway's identity and forwarding headers`);
   t.ok(insufficientScope > 10, `${insufficientScope} of them refused 403 1106 for the read-only key's missing scope, none forwarded`);
+  t.ok(preflights > 10, `${preflights} CORS preflights answered 204 by the gateway, none forwarded, none allowing credentials`);
   // Every identity assertion the upstream saw is the gateway's: signed with its key, for this organization.
   const jwks = createLocalJWKSet((await send(`${gw.opsUrl}/.well-known/jwks.json`)).json() as JSONWebKeySet);
   t.ok(assertionsSeen.size >= 1, `${assertionsSeen.size} distinct assertions seen upstream`);
