@@ -21,6 +21,9 @@ Commands:
                           for twice with echo off. It is never taken from the command line.
   org get <id>            Print an organization as JSON.
   org delete <id>         Delete an organization with all its keys and sessions.
+  org limit <id> <limit>  Set an organization's rate limit per credential on forwarded
+                          routes: <count>/<window> (e.g. 600/60s, 100/1m), off (none), or
+                          default (AUTHGATE_RATE_LIMIT again). Prints the organization.
   keys list --org <id>    Print an organization's API keys as JSON, newest first: id,
                           prefix, name, scopes, creation, expiry and last use; never a secret.
   keys revoke --org <id> --key <keyId>
@@ -56,6 +59,7 @@ Exit status: 0 success, 1 error answered by the gateway or gateway unreachable,
 Examples:
   printf '%s\\n' "$PASSWORD" | authgate org create --name Acme --email ops@acme.example
   authgate org get org_123
+  authgate org limit org_123 600/60s
   authgate keys list --org org_123
   authgate keys revoke --org org_123 --key key_456
   authgate sessions end --org org_123 --all
@@ -121,7 +125,7 @@ function display(url: URL): string {
 
 type ApiResult = { status: number; body: unknown };
 
-async function call(target: Target, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiResult> {
+async function call(target: Target, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<ApiResult> {
   const url = new URL(path, target.base);
   const headers: Record<string, string> = {
     authorization: `Bearer ${target.token}`,
@@ -379,7 +383,7 @@ async function main(args: string[]): Promise<number> {
   if (group === 'sessions') return sessionsCommand(action, rest, values);
   if (group === 'audit') return auditCommand(action, rest, values);
   if (group !== 'org') throw usageError(`unknown command '${oneLine(group).slice(0, 40)}'`, true);
-  if (action === undefined) throw usageError('missing org subcommand (create, get or delete)', true);
+  if (action === undefined) throw usageError('missing org subcommand (create, get, limit or delete)', true);
   if (values.session !== undefined || values.all !== undefined) throw usageError(`org ${oneLine(action).slice(0, 40)} takes no --session or --all`);
 
   switch (action) {
@@ -408,6 +412,17 @@ async function main(args: string[]): Promise<number> {
       } else {
         await call(target, 'DELETE', idPath(id));
       }
+      return 0;
+    }
+    case 'limit': {
+      if (values.name !== undefined || values.email !== undefined || values.org !== undefined || values.key !== undefined) {
+        throw usageError('org limit takes no --name, --email, --org or --key (the id and the limit are arguments)');
+      }
+      expectPositionals(rest, 2, 'an organization id and a limit (e.g. 600/60s, off or default)');
+      const [id, limit] = rest as [string, string];
+      const target = resolveTarget(process.env);
+      // The gateway checks the form and says what is wrong with it (400, exit 1).
+      printJson((await call(target, 'PATCH', idPath(id), { rateLimit: limit === 'default' ? null : limit })).body);
       return 0;
     }
     default:

@@ -144,6 +144,25 @@ t.test('against a real gateway', async (t) => {
   t.equal((await login(gw.publicUrl, email, password)).status, 401, 'the deleted org no longer logs in');
 });
 
+t.test('org limit against a real gateway: a limit, off, default; a malformed one is the gateway\'s 400', async (t) => {
+  const gw = await startGateway(t);
+  const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
+  const created = await runCli(['org', 'create', '--name', 'Limit CLI', '--email', freshEmail()], { env, stdin: `${PASSWORDS[1]!}\n` });
+  t.equal(created.code, 0, `create exits 0 (stderr: ${created.stderr})`);
+  const org = JSON.parse(created.stdout) as { id: string };
+  for (const [given, rateLimit, effective] of [['100/1m', '100/60s', '100/60s'], ['off', 'off', null], ['default', null, null]] as const) {
+    const set = await runCli(['org', 'limit', org.id, given], { env });
+    t.equal(set.code, 0, `${given}: exits 0 (stderr: ${set.stderr})`);
+    t.match(JSON.parse(set.stdout), { id: org.id, rateLimit, effectiveRateLimit: effective }, `${given}: printed as set`);
+  }
+  const bad = await runCli(['org', 'limit', org.id, '100 per minute'], { env });
+  t.equal(bad.code, 1, 'refused by the gateway');
+  t.match(bad.stderr, /400/);
+  const missing = await runCli(['org', 'limit', org.id], { env });
+  t.equal(missing.code, 2, 'a usage error without the limit');
+  t.equal((await runCli(['org', 'limit', 'org_missing', '5/1m'], { env })).code, 1, 'an unknown organization: 404');
+});
+
 t.test('keys list and keys revoke against a real gateway', async (t) => {
   const gw = await startGateway(t);
   const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
