@@ -33,6 +33,7 @@ import {
 } from '../helpers/helm.js';
 import { identityKeyPem } from '../helpers/identity-key.js';
 import { settings } from '../../src/config/settings.js';
+import { loadConfig } from '../../src/config/load.js';
 
 type Values = Record<string, any>;
 type ValueSet = { name: string; files: string[] };
@@ -810,4 +811,41 @@ t.test('the dashboard uses the gateway metrics', async (t) => {
   for (const label of ['kind', 'outcome', 'reason']) t.match(decisions, new RegExp(`\\b${label}\\b`), `decisions broken down by ${label}`);
   const ids = dashboard.panels.map((p: any) => p.id);
   t.equal(new Set(ids).size, ids.length, 'panel ids are unique');
+});
+
+t.test('rate limit, console, CORS and audit retention: rendered from config, checked by the schema, accepted by the gateway', async (t) => {
+  const render = (set: string[] = [], files: string[] = []) => renderChart({ release: RELEASE, namespace: NAMESPACE, set, valuesFiles: files });
+  const defaults = one<any>(await render(), 'ConfigMap').data as Record<string, string>;
+  t.notOk('AUTHGATE_RATE_LIMIT' in defaults, 'no rate limit unless given');
+  t.equal(defaults['AUTHGATE_CONSOLE'], 'off', 'the console off unless asked for');
+  t.notOk('AUTHGATE_CORS_ORIGINS' in defaults, 'no CORS origin unless given');
+  t.notOk('AUTHGATE_AUDIT_MAX_EVENTS' in defaults || 'AUTHGATE_AUDIT_MAX_AGE_DAYS' in defaults, "the gateway's audit retention unless given");
+
+  const set = one<any>(await render([], [IDENTITY_KEY, valuesFile({ config: { rateLimit: '600/60s', console: true, corsOrigins: ['https://app.example.com', 'https://admin.example.com'], auditMaxEvents: 5000, auditMaxAgeDays: 30 } })]), 'ConfigMap').data as Record<string, string>;
+  t.match(set, {
+    AUTHGATE_RATE_LIMIT: '600/60s',
+    AUTHGATE_CONSOLE: 'on',
+    AUTHGATE_CORS_ORIGINS: 'https://app.example.com,https://admin.example.com',
+    AUTHGATE_AUDIT_MAX_EVENTS: '5000',
+    AUTHGATE_AUDIT_MAX_AGE_DAYS: '30',
+  });
+  // What the chart renders, the gateway takes (with the secrets the Secret would add).
+  const { AUTHGATE_IDENTITY_KEY_FILE: _keyFile, ...settingsOnly } = set;
+  const loaded = loadConfig({ ...settingsOnly, AUTHGATE_JWT_SECRET: 'x'.repeat(32), AUTHGATE_ADMIN_TOKEN: 'y'.repeat(16), AUTHGATE_UPSTREAM_URL: 'http://svc', AUTHGATE_STORE: 'memory', AUTHGATE_IDENTITY_ASSERTION: 'off', AUTHGATE_TLS: 'offloaded' });
+  t.ok(loaded.ok, loaded.ok ? 'loaded' : loaded.errors.join('; '));
+  if (loaded.ok) {
+    t.same(loaded.config.rateLimit.default, { count: 600, windowSeconds: 60 });
+    t.equal(loaded.config.console.enabled, true);
+    t.same(loaded.config.cors.origins, ['https://app.example.com', 'https://admin.example.com']);
+  }
+
+  for (const [values, what] of [
+    [{ config: { rateLimit: '600 per minute' } }, 'a malformed rate limit'],
+    [{ config: { corsOrigins: ['https://app.example.com/path'] } }, 'an origin with a path'],
+    [{ config: { auditMaxEvents: 10 } }, 'too few audit events'],
+    [{ config: { console: 'enabled' } }, 'console not a boolean'],
+  ] as const) {
+    const refused = await templateFails([], [valuesFile(values)]);
+    t.match(refused, /values don't meet the specifications of the schema|schema/i, `refused by the schema: ${what}`);
+  }
 });
