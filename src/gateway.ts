@@ -115,6 +115,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     identity: identity?.asserter,
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
+    rateLimits: { policy: rateLimits, limiter },
   });
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,

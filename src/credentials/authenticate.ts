@@ -30,7 +30,7 @@ const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
  * 401 for a missing, malformed, unknown, expired or revoked credential; 503 when the store
  * could not be asked (fail closed: never 401, never 200 for an unchecked credential).
  */
-export function createAuthenticate(resolver: CredentialResolver, record: DecisionRecorder, noteKeyUse: (principal: Principal) => void = () => {}) {
+export function createAuthenticate(resolver: Pick<CredentialResolver, 'resolve'>, record: DecisionRecorder, noteKeyUse: (principal: Principal) => void = () => {}) {
   const decide = (request: FastifyRequest, kind: DecisionKind, outcome: DecisionOutcome, reason: DecisionReason) => {
     request.authDecision = { kind, outcome, reason };
     record(kind, outcome, reason);

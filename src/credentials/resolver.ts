@@ -25,6 +25,11 @@ export type Resolution =
 
 export interface CredentialResolver {
   resolve(token: string): Resolution | Promise<Resolution>;
+  /**
+   * resolve(), only where it answers without the store or a signature check (a cache hit, or a
+   * refusal by shape); undefined otherwise, having started nothing (proxy/fast-path.ts).
+   */
+  resolveCached(token: string): Resolution | undefined;
 }
 
 const denied = (kind: CredentialKind, reason: DenialReason): Resolution => Object.freeze({ ok: false, kind, reason });
@@ -43,7 +48,7 @@ export function createResolver(deps: {
 }): CredentialResolver {
   const { store, cache, tokens, environment, now } = deps;
 
-  function resolveApiKey(token: string): Resolution | Promise<Resolution> {
+  function resolveApiKey(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
     const parsed = parseApiKey(token);
     if (!parsed.ok) return parsed.reason === 'checksum' ? BAD_CHECKSUM : MALFORMED_KEY;
     if (parsed.environment !== environment) {
@@ -52,7 +57,7 @@ export function createResolver(deps: {
     const key = apiKeyCacheKey(parsed.hash);
     const cached = cache.peek(key);
     if (cached !== undefined) return cached === null ? UNKNOWN_KEY : keyPrincipal(cached);
-    return loadApiKey(key, parsed.hash);
+    return cachedOnly ? undefined : loadApiKey(key, parsed.hash);
   }
 
   /**
@@ -78,12 +83,12 @@ export function createResolver(deps: {
     return principal ? keyPrincipal(principal) : UNKNOWN_KEY;
   }
 
-  function resolveJwt(token: string): Resolution | Promise<Resolution> {
+  function resolveJwt(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
     const t = now();
     const digest = sha256Base64url(token);
     const memo = cache.verifiedToken(digest);
-    if (memo === undefined || memo.expiresAtMs <= t) return verifyJwt(token, digest, t);
-    return sessionPrincipal(memo.sessionId);
+    if (memo === undefined || memo.expiresAtMs <= t) return cachedOnly ? undefined : verifyJwt(token, digest, t);
+    return sessionPrincipal(memo.sessionId, cachedOnly);
   }
 
   /** The signature and claims, checked once per token; the memo lives until the token's exp. */
@@ -94,15 +99,15 @@ export function createResolver(deps: {
       return { ok: false, kind: 'jwt', reason, ...(verified.environment && { environment: verified.environment }) };
     }
     cache.rememberVerifiedToken(digest, { sessionId: verified.sessionId, expiresAtMs: verified.expiresAtMs }, verified.expiresAtMs - t);
-    return sessionPrincipal(verified.sessionId);
+    return sessionPrincipal(verified.sessionId, false)!; // not cachedOnly: always an answer
   }
 
   /** The session behind a verified token: gone (logged out, deleted) means revoked. */
-  function sessionPrincipal(sessionId: string): Resolution | Promise<Resolution> {
+  function sessionPrincipal(sessionId: string, cachedOnly = false): Resolution | Promise<Resolution> | undefined {
     const key = sessionCacheKey(sessionId);
     const cached = cache.peek(key);
     if (cached !== undefined) return cached === null ? REVOKED_TOKEN : { ok: true, principal: cached };
-    return loadSession(key, sessionId);
+    return cachedOnly ? undefined : loadSession(key, sessionId);
   }
 
   async function loadSession(key: string, sessionId: string): Promise<Resolution> {
@@ -117,6 +122,10 @@ export function createResolver(deps: {
   }
 
   return {
-    resolve: (token) => (looksLikeApiKey(token) ? resolveApiKey(token) : resolveJwt(token)),
+    resolve: (token) => (looksLikeApiKey(token) ? resolveApiKey(token, false) : resolveJwt(token, false))!,
+    resolveCached: (token) => {
+      const resolved = looksLikeApiKey(token) ? resolveApiKey(token, true) : resolveJwt(token, true);
+      return resolved instanceof Promise ? undefined : resolved;
+    },
   };
 }

@@ -24,6 +24,10 @@ import type { Jwks } from '../identity/signing-keys.js';
 import { jwksRoute } from '../routes/jwks.js';
 import type { KeyUsageTracker } from '../services/key-usage.js';
 import type { RateLimitCheck } from '../limits/enforce.js';
+import type { RateLimiter } from '../limits/limiter.js';
+import type { RateLimitPolicy } from '../limits/policy.js';
+import { createFastPath } from '../proxy/fast-path.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionService } from '../services/sessions.js';
 import { createCors } from './cors.js';
 import { consoleRoutes } from './console.js';
@@ -65,6 +69,8 @@ export type PublicServerDeps = Readonly<{
   publicJwks: Jwks | undefined;
   /** The credential's rate limit on forwarded routes (limits/enforce.ts). */
   rateLimit: RateLimitCheck;
+  /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
+  rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
 }>;
 
 /** The public port. The order of work reads top to bottom, as a request meets it. */
@@ -169,5 +175,34 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
 
   // 6. After the reply is on the wire: the metric and the one log line.
   app.addHook('onResponse', record);
+
+  // The fast lane: a forwarded GET or HEAD that needs no refusal and no wait skips the framework
+  // (proxy/fast-path.ts); everything else reaches fastify's own handler, untouched. Without
+  // trusted proxies only: with them the client address is fastify's to work out.
+  if (trustProxy === false) {
+    const fast = createFastPath({
+      routes: config.forwardedRoutes,
+      upstreamUrl: deps.upstreamUrl,
+      timeoutMs: config.upstream.timeoutMs,
+      environment: config.environment,
+      hsts,
+      resolver: deps.resolver,
+      recordDecision: deps.recordDecision,
+      noteKeyUse: deps.keyUsage.note,
+      rateLimits: deps.rateLimits,
+      identity: deps.identity,
+      metrics: deps.metrics,
+      record: record.record,
+      closing: () => shutdown.closing,
+      overloaded: () => (app as unknown as { isUnderPressure?: () => boolean }).isUnderPressure?.() === true,
+    });
+    const [framework] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+    if (framework === undefined) throw new Error('fastify attached no request handler');
+    app.server.removeAllListeners('request');
+    app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (!fast.handle(request, response)) framework(request, response);
+    });
+    app.addHook('onClose', async () => fast.close());
+  }
   return app;
 }

@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthDecision } from '../credentials/decisions.js';
+import type { Principal } from '../credentials/principal.js';
 import type { AccessLog } from '../observability/access-log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CounterSeries, HistogramSeries } from '../observability/series-metrics.js';
@@ -36,19 +38,14 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog) {
     return found;
   };
 
-  return function onResponse(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    const route = request.routeOptions.config.routeLabel ?? 'unmatched';
-    const status = reply.statusCode;
-    const elapsedMs = reply.elapsedTime;
-    const metric = seriesOf(route, request.method, status);
+  const record: RecordAnswer = (reqId, method, route, status, elapsedMs, upstreamStartedAt, principal, decision) => {
+    const metric = seriesOf(route, method, status);
     metric.requests.inc();
     metric.duration.observe(elapsedMs / 1000);
-    if (request.upstreamStartedAt > 0) upstreamSeriesOf(route).observe((performance.now() - request.upstreamStartedAt) / 1000);
-    const principal = request.principal;
-    const decision = request.authDecision;
+    if (upstreamStartedAt > 0) upstreamSeriesOf(route).observe((performance.now() - upstreamStartedAt) / 1000);
     accessLog({
-      reqId: request.id,
-      method: request.method,
+      reqId,
+      method,
       route,
       status,
       durationMs: Math.round(elapsedMs * 1000) / 1000,
@@ -57,6 +54,22 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog) {
       keyId: principal?.via === 'api_key' ? principal.credentialId : undefined,
       authReason: decision?.outcome === 'allowed' ? undefined : decision?.reason,
     });
+  };
+  const onResponse = function onResponse(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    record(request.id, request.method, request.routeOptions.config.routeLabel ?? 'unmatched', reply.statusCode, reply.elapsedTime, request.upstreamStartedAt, request.principal, request.authDecision);
     done();
   };
+  return Object.assign(onResponse, { record });
 }
+
+/** The same record for an answer given outside fastify (proxy/fast-path.ts). */
+export type RecordAnswer = (
+  reqId: string,
+  method: string,
+  route: string,
+  status: number,
+  elapsedMs: number,
+  upstreamStartedAt: number,
+  principal: Principal | null,
+  decision: AuthDecision | null,
+) => void;

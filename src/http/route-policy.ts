@@ -13,7 +13,7 @@ import type { CredentialResolver } from '../credentials/resolver.js';
  * `config.auth`, or open to API keys without a scope, is refused at start: nothing is public, or
  * open to every key, by accident.
  */
-async function routePolicy(app: FastifyInstance, opts: { resolver: CredentialResolver; record: DecisionRecorder; noteKeyUse: (principal: Principal) => void }) {
+async function routePolicy(app: FastifyInstance, opts: { resolver: Pick<CredentialResolver, 'resolve'>; record: DecisionRecorder; noteKeyUse: (principal: Principal) => void }) {
   const authenticate = createAuthenticate(opts.resolver, opts.record, opts.noteKeyUse);
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;

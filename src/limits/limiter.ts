@@ -42,6 +42,12 @@ export type LeaseOutcome = 'granted' | 'exhausted' | 'store_unavailable';
 export type RateLimiter = Readonly<{
   /** Counts one request of the credential under `limit`: answered at once while budget is held. */
   take(principal: Principal, limit: AppliedLimit): RateVerdict | Promise<RateVerdict>;
+  /**
+   * take(), only when it can answer at once with an admission: this replica holds budget for the
+   * credential's current window. undefined (and nothing spent) otherwise: the caller then goes the
+   * way that may wait for the store, or refuse.
+   */
+  takeHeld(principal: Principal, limit: AppliedLimit): RateVerdict | undefined;
   /** Budgets held (one per credential with a live window): for tests and diagnostics. */
   size(): number;
   close(): void;
@@ -181,6 +187,15 @@ export function createRateLimiter(deps: {
     });
   }
 
+  function takeHeld(principal: Principal, limit: AppliedLimit): RateVerdict | undefined {
+    const budget = budgets.get(principal.credentialId);
+    if (budget === undefined || budget.limit !== limit || budget.remaining <= 0) return undefined;
+    const t = now();
+    if (budget.resetAt !== 0 && t >= budget.resetAt) return undefined; // the window ended: take() starts the next
+    const verdict = take(principal, limit);
+    return verdict instanceof Promise ? undefined : verdict; // held budget: take() answers at once
+  }
+
   const sweep = setInterval(() => {
     const t = now();
     for (const [id, budget] of budgets) if (budget.pending === undefined && budget.resetAt !== 0 && budget.resetAt <= t) budgets.delete(id);
@@ -189,6 +204,7 @@ export function createRateLimiter(deps: {
 
   return {
     take,
+    takeHeld,
     size: () => budgets.size,
     close: () => clearInterval(sweep),
   };

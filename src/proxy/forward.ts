@@ -56,13 +56,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // The upstream's Access-Control-* headers always do (http/cors.ts): AUTHGATE_CORS_ORIGINS alone
   // decides which browser apps may read the API, whether or not this request came from one; and
   // the upstream's Vary keeps the gateway's `Origin` when the gateway answered for an origin.
-  const rewriteHeaders = (headers: OutgoingHeaders, request: FastifyRequest) => {
-    const out = removeHopByHopHeaders(headers);
-    if (request.rateLimited) for (const name of RATE_LIMIT_HEADERS) delete out[name];
-    for (const name of UPSTREAM_CORS_HEADERS) delete out[name];
-    if (request.corsAllowed && out['vary'] !== undefined) out['vary'] = varyWithOrigin(out['vary']);
-    return out;
-  };
+  const rewriteHeaders = (headers: OutgoingHeaders, request: FastifyRequest) => upstreamAnswerHeaders(headers, request.rateLimited, request.corsAllowed);
   const replyOptions = {
     rewriteRequestHeaders,
     rewriteHeaders,
@@ -159,6 +153,19 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
       }
     }
   }
+}
+
+/**
+ * The upstream's answer headers as the client gets them: without its hop-by-hop headers, its
+ * RateLimit headers when the gateway set its own, and its CORS headers (the gateway's setting
+ * alone decides); `Vary` keeps the gateway's `Origin`.
+ */
+export function upstreamAnswerHeaders(headers: OutgoingHeaders, rateLimited: boolean, corsAllowed: boolean): OutgoingHeaders {
+  const out = removeHopByHopHeaders(headers);
+  if (rateLimited) for (const name of RATE_LIMIT_HEADERS) delete out[name];
+  for (const name of UPSTREAM_CORS_HEADERS) delete out[name];
+  if (corsAllowed && out['vary'] !== undefined) out['vary'] = varyWithOrigin(out['vary']);
+  return out;
 }
 
 /** The OpenAPI tag of the forwarded routes; http/openapi.ts also tells them apart by it. */

@@ -17,7 +17,7 @@ type Decision = [kind: string, outcome: string, reason: string];
 
 function setup(answers: Record<string, Resolution | 'store-down'>) {
   const decisions: Decision[] = [];
-  const resolver: CredentialResolver = {
+  const resolver: Pick<CredentialResolver, 'resolve'> = {
     resolve(token) {
       const answer = answers[token];
       if (answer === 'store-down') return Promise.reject(new StoreUnavailable('redis timeout'));

@@ -172,3 +172,16 @@ t.test('a key with an expiry: refused from its expiresAt on by the resolver\'s c
   const uncached = createResolver({ store, cache: createCredentialCache({ ...SETTINGS, max: 0 }), tokens: undefined as never, environment: 'production', now });
   t.same(await uncached.resolve(expiring.secret), { ok: false, kind: 'api_key', reason: 'expired_key' });
 });
+
+t.test('resolveCached: an answer only from the cache or the shape, never a store read or a signature check', async (t) => {
+  const { key, token, reads, resolver } = await fixture(t);
+  t.equal(resolver.resolveCached(key.secret), undefined, 'a key not cached: no answer');
+  t.equal(resolver.resolveCached(token), undefined, 'a token never verified: no answer');
+  t.same(reads, { keys: 0, sessions: 0, verifications: 0 }, 'and nothing asked of the store or the signature');
+  t.match(resolver.resolveCached('agk_production_short'), { ok: false, reason: 'malformed_key' }, 'a refusal by shape needs nothing');
+  await resolver.resolve(key.secret);
+  await resolver.resolve(token);
+  t.match(resolver.resolveCached(key.secret), { ok: true, principal: { via: 'api_key', credentialId: key.id } }, 'cached: answered');
+  t.match(resolver.resolveCached(token), { ok: true, principal: { via: 'jwt' } });
+  t.same(reads, { keys: 1, sessions: 1, verifications: 1 }, 'each read once, by resolve()');
+});

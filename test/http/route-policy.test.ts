@@ -18,7 +18,7 @@ const PRINCIPALS: Record<string, Resolution> = {
   'agk_test_key': { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES } },
 };
 /** Answers from a table: the stage under test is the policy, not credential resolution. */
-const resolver: CredentialResolver = { resolve: (token) => PRINCIPALS[token] ?? { ok: false, kind: 'jwt', reason: 'invalid_token' } };
+const resolver: Pick<CredentialResolver, 'resolve'> = { resolve: (token) => PRINCIPALS[token] ?? { ok: false, kind: 'jwt', reason: 'invalid_token' } };
 
 async function appWith(t: Test, declare: (app: FastifyInstance, seen: string[]) => void) {
   const app = Fastify();

@@ -1,0 +1,232 @@
+/**
+ * The forwarded routes' fast lane (issue 18): a GET or HEAD that meets no refusal goes from
+ * node:http straight to the upstream through an undici Pool, without fastify's router, hooks,
+ * request and reply objects, without @fastify/reply-from and without a body stream between the
+ * two sockets. It runs the same pipeline, by calling the same functions: the User-Agent rule, the
+ * path guard, the route table, the bearer credential (resolved from the cache only), the scope,
+ * the rate limit (budget this replica holds only), the identity assertion (one kept only), the
+ * identity headers, the upstream's answer headers, the problems of a failed upstream, the
+ * metrics and the access line.
+ *
+ * It takes a request only when it can answer it without waiting for anything but the upstream
+ * and without refusing it: every other request (any other method, a body, an Expect, an Origin,
+ * a missing or unknown credential, a cache miss, a refusal of any kind, load shedding, shutdown,
+ * trusted proxies) goes to fastify as before, having had nothing done or counted here. So every
+ * refusal and every slower path keeps one implementation, and this one is the happy path only.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { Pool, type Dispatcher } from 'undici';
+import { scopeBit } from '../authz/scopes.js';
+import type { ForwardedRoute } from '../config/forwarded-routes.js';
+import { readBearer } from '../credentials/bearer.js';
+import type { AuthDecision, DecisionRecorder } from '../credentials/decisions.js';
+import type { Principal } from '../credentials/principal.js';
+import type { CredentialResolver } from '../credentials/resolver.js';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/error-handler.js';
+import type { RecordAnswer } from '../http/record-request.js';
+import { requestIdOf } from '../http/request-id.js';
+import type { IdentityAsserter } from '../identity/assertion.js';
+import type { RateLimiter } from '../limits/limiter.js';
+import { POLICY_NAME, type RateLimitPolicy } from '../limits/policy.js';
+import type { Metrics } from '../observability/metrics.js';
+import { upstreamAnswerHeaders } from './forward.js';
+import { rewriteIdentityHeaders, type OutgoingHeaders } from './identity-headers.js';
+import { isAmbiguousPath } from './path-guard.js';
+import { upstreamProblem } from './upstream-errors.js';
+
+/** Answers the request (true), or leaves it untouched for fastify (false). */
+export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+type Lane = Readonly<{ label: string; bit: number; loginTokenOnly: boolean }>;
+
+const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
+  jwt: Object.freeze({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
+  api_key: Object.freeze({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
+};
+
+/** Longer paths go the framework's way (its router bounds what a wildcard may match). */
+const MAX_PATH = 200;
+
+export function createFastPath(deps: {
+  routes: readonly ForwardedRoute[];
+  upstreamUrl: string;
+  timeoutMs: number;
+  environment: string;
+  hsts: string | undefined;
+  resolver: CredentialResolver;
+  recordDecision: DecisionRecorder;
+  noteKeyUse: (principal: Principal) => void;
+  rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
+  identity: IdentityAsserter | undefined;
+  metrics: Metrics;
+  record: RecordAnswer;
+  /** True from the moment the server starts closing: fastify answers 503 then. */
+  closing: () => boolean;
+  /** True while load shedding refuses: fastify answers 503 then. */
+  overloaded: () => boolean;
+}): { handle: FastPath; close(): Promise<void> } {
+  // The route table's GET lanes (HEAD takes GET's), exact paths and subtree prefixes.
+  const exact = new Map<string, Lane>();
+  const subtrees: (Lane & { prefix: string })[] = [];
+  for (const route of deps.routes) {
+    const scope = route.methods.GET;
+    if (scope === undefined) continue;
+    // The label the metrics and the access line use: the route's, as forward.ts names it.
+    const lane = { label: route.subtree ? `${route.path}/*` : route.path, bit: scopeBit(scope), loginTokenOnly: route.auth === 'login-token' };
+    exact.set(route.path, lane);
+    if (route.subtree) subtrees.push({ ...lane, prefix: `${route.path}/` });
+  }
+  const laneOf = (path: string): Lane | undefined => {
+    const found = exact.get(path);
+    if (found !== undefined) return found;
+    for (const lane of subtrees) if (path.startsWith(lane.prefix)) return lane;
+    return undefined;
+  };
+
+  const upstream = new URL(deps.upstreamUrl);
+  const basePath = upstream.pathname.replace(/\/+$/, '');
+  const host = upstream.host;
+  const pool = new Pool(upstream.origin, {
+    connections: 128,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: deps.timeoutMs,
+    bodyTimeout: deps.timeoutMs,
+    connect: { timeout: Math.min(deps.timeoutMs, 5_000) },
+  });
+  const { policy, limiter } = deps.rateLimits;
+
+  function handle(request: IncomingMessage, response: ServerResponse): boolean {
+    const method = request.method;
+    if (method !== 'GET' && method !== 'HEAD') return false;
+    const headers = request.headers;
+    const userAgent = headers['user-agent'];
+    if (userAgent === undefined || userAgent.trim() === '') return false;
+    if (headers.origin !== undefined || headers.expect !== undefined || headers['transfer-encoding'] !== undefined) return false;
+    const length = headers['content-length'];
+    if (length !== undefined && length !== '0') return false;
+    const url = request.url ?? '';
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    if (path.length > MAX_PATH || path.includes('%') || isAmbiguousPath(url)) return false;
+    const lane = laneOf(path);
+    if (lane === undefined || deps.closing() || deps.overloaded()) return false;
+
+    const bearer = readBearer(headers.authorization, request.rawHeaders);
+    if (!bearer.ok) return false;
+    // From the cache only: a miss is fastify's to load (once), and any refusal its to answer.
+    const resolved = deps.resolver.resolveCached(bearer.token);
+    if (resolved === undefined || !resolved.ok) return false;
+    const principal = resolved.principal;
+    if ((principal.scopes & lane.bit) === 0 || (lane.loginTokenOnly && principal.via !== 'jwt')) return false;
+    let assertion: string | null = null;
+    if (deps.identity !== undefined) {
+      const kept = deps.identity.current(principal);
+      if (kept === undefined) return false;
+      assertion = kept;
+    }
+    const limit = policy.limitFor(principal);
+    const verdict = limit === undefined ? undefined : limiter.takeHeld(principal, limit);
+    if (limit !== undefined && verdict === undefined) return false;
+
+    // Taken: from here the answer is this lane's.
+    const startedAt = performance.now();
+    const via = principal.via;
+    deps.recordDecision(via, 'allowed', 'ok');
+    if (via === 'api_key') deps.noteKeyUse(principal);
+    const requestId = requestIdOf(request);
+    const answerHeaders: OutgoingHeaders = { 'x-request-id': requestId, 'x-authgate-environment': deps.environment };
+    if (deps.hsts !== undefined) answerHeaders['strict-transport-security'] = deps.hsts;
+    if (verdict !== undefined) {
+      answerHeaders['ratelimit-policy'] = verdict.limit.policyHeader;
+      answerHeaders['ratelimit'] = `"${POLICY_NAME}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
+    }
+    let upstreamStartedAt = 0;
+    let status = 0;
+    response.once('close', () => {
+      deps.record(requestId, method, lane.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, ALLOWED[via]);
+    });
+
+    const outgoing = rewriteIdentityHeaders(withoutConnectionHeaders(headers, host), principal, requestId, forwardedInfo(request, headers.host), assertion);
+    const fail = (error: Error & { code?: string }) => {
+      if (clientGone) return; // the abort above: nobody is waiting for an answer
+      const problem = upstreamProblem(error);
+      deps.metrics.upstreamErrors.inc({ route: lane.label, kind: problem.reason ?? 'unknown' });
+      if (response.headersSent) {
+        response.destroy(error);
+        return;
+      }
+      const body = JSON.stringify(problemBody(problem.problem, problem.detail));
+      status = problemBody(problem.problem).status;
+      response.writeHead(status, { ...answerHeaders, 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+      response.end(method === 'HEAD' ? undefined : body);
+    };
+
+    // The client gone before the answer is whole: the upstream request goes too, whenever it
+    // went (before the request was on its way, while its answer streams, while waiting for drain).
+    let controller: Dispatcher.DispatchController | undefined;
+    let clientGone = false;
+    const clientClosed = new Error('client closed the connection');
+    response.once('close', () => {
+      if (response.writableFinished) return;
+      clientGone = true;
+      controller?.abort(clientClosed);
+    });
+    upstreamStartedAt = performance.now();
+    pool.dispatch(
+      { path: basePath + url, method, headers: outgoing as Record<string, string>, body: null },
+      {
+        onRequestStart(c) {
+          controller = c;
+          if (clientGone) c.abort(clientClosed);
+        },
+        onResponseStart(_c, statusCode, upstreamHeaders) {
+          status = statusCode;
+          if (clientGone) return;
+          const forwarded = upstreamAnswerHeaders(upstreamHeaders as OutgoingHeaders, verdict !== undefined, false);
+          for (const name in answerHeaders) forwarded[name] = answerHeaders[name];
+          response.writeHead(statusCode, forwarded as Record<string, string | string[]>);
+        },
+        onResponseData(c, chunk) {
+          if (clientGone) return;
+          // Backpressure: the upstream waits while the client's socket is full.
+          if (!response.write(chunk)) {
+            c.pause();
+            response.once('drain', () => c.resume());
+          }
+        },
+        onResponseEnd() {
+          if (!clientGone) response.end();
+        },
+        onResponseError(_c, error) {
+          fail(error as Error & { code?: string });
+        },
+      },
+    );
+    return true;
+  }
+
+  return { handle, close: () => pool.close() };
+}
+
+/** The client's headers without `Connection` and every header it names, with the upstream's Host. */
+function withoutConnectionHeaders(headers: IncomingMessage['headers'], host: string): OutgoingHeaders {
+  const out: OutgoingHeaders = { ...headers, host };
+  const connection = headers.connection;
+  if (connection !== undefined) {
+    delete out.connection;
+    for (const name of connection.split(',')) delete out[name.trim().toLowerCase()];
+  }
+  return out;
+}
+
+/** X-Forwarded-* without trusted proxies (the only case this lane takes): the socket's address. */
+function forwardedInfo(request: IncomingMessage, hostHeader: string | undefined) {
+  const socket = request.socket;
+  return {
+    for: socket.remoteAddress ?? 'unknown',
+    proto: (socket as TLSSocket).encrypted === true ? ('https' as const) : ('http' as const),
+    host: hostHeader === undefined || hostHeader === '' ? undefined : hostHeader,
+  };
+}
