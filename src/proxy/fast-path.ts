@@ -45,6 +45,12 @@ const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
   api_key: Object.freeze({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
 };
 
+/**
+ * Why an upstream request is aborted when its client went. One object for all: an Error made per
+ * request captured a stack trace each time, about 6 µs, more than the rest of the lane's own work.
+ */
+const CLIENT_CLOSED = new Error('client closed the connection');
+
 /** Longer paths go the framework's way (its router bounds what a wildcard may match). */
 const MAX_PATH = 200;
 
@@ -167,11 +173,10 @@ export function createFastPath(deps: {
     // went (before the request was on its way, while its answer streams, while waiting for drain).
     let controller: Dispatcher.DispatchController | undefined;
     let clientGone = false;
-    const clientClosed = new Error('client closed the connection');
     response.once('close', () => {
       if (response.writableFinished) return;
       clientGone = true;
-      controller?.abort(clientClosed);
+      controller?.abort(CLIENT_CLOSED);
     });
     upstreamStartedAt = performance.now();
     pool.dispatch(
@@ -179,7 +184,7 @@ export function createFastPath(deps: {
       {
         onRequestStart(c) {
           controller = c;
-          if (clientGone) c.abort(clientClosed);
+          if (clientGone) c.abort(CLIENT_CLOSED);
         },
         onResponseStart(_c, statusCode, upstreamHeaders) {
           status = statusCode;
