@@ -1,5 +1,5 @@
 // The sessions page: the organization's live logins (GET /auth/sessions), end one, end all others.
-import { call } from './api.js';
+import { ApiError, call } from './api.js';
 import { h, replaceChildren, when } from './dom.js';
 import { run, showDone, statusArea } from './feedback.js';
 
@@ -47,7 +47,7 @@ export function sessionsPage(onOwnSessionEnded: () => void): HTMLElement {
     const ended = await run(endOthers, status, async () => {
       for (const session of others) await call('DELETE', `/auth/sessions/${encodeURIComponent(session.id)}`).catch((error: unknown) => {
         // Ended meanwhile (404) is what was asked for.
-        if (!(error instanceof Error && 'problem' in error && (error as { problem: { status: number } }).problem.status === 404)) throw error;
+        if (!(error instanceof ApiError && error.problem.status === 404)) throw error;
       });
       return others.length;
     });

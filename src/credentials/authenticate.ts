@@ -4,7 +4,7 @@ import { Problem } from '../problems.js';
 import { StoreUnavailable } from '../store/store.js';
 import { looksLikeApiKey } from './api-keys.js';
 import { readBearer } from './bearer.js';
-import type { AuthDecision, DecisionKind, DecisionOutcome, DecisionReason, DecisionRecorder } from './decisions.js';
+import { ALLOWED, type DecisionKind, type DecisionOutcome, type DecisionReason, type DecisionRecorder } from './decisions.js';
 import type { Principal } from './principal.js';
 import type { CredentialResolver } from './resolver.js';
 
@@ -19,11 +19,6 @@ const DENIAL_DETAIL: Partial<Record<DecisionReason, string>> = {
   expired_key: 'The API key has expired.',
 };
 
-/** The decision of every allowed request, one per credential kind (decisions are read-only). */
-const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
-  jwt: Object.freeze({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
-  api_key: Object.freeze({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
-};
 
 /**
  * The onRequest stage that turns the Authorization header into request.principal, or refuses:

@@ -37,3 +37,9 @@ export type AuthDecision = Readonly<{ kind: DecisionKind; outcome: DecisionOutco
 
 /** Told every decision: the gateway counts them (observability/instrumentation.ts). */
 export type DecisionRecorder = (kind: DecisionKind, outcome: DecisionOutcome, reason: DecisionReason) => void;
+
+/** The decision of every allowed request, one per credential kind (decisions are read-only). */
+export const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
+  jwt: Object.freeze({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
+  api_key: Object.freeze({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
+};

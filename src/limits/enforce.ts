@@ -14,11 +14,16 @@ export const RATE_LIMIT_HEADERS = ['ratelimit-policy', 'ratelimit'] as const;
  */
 export type RateLimitCheck = (request: FastifyRequest, reply: FastifyReply) => undefined | Promise<undefined>;
 
+/** The RateLimit field of an answer: what the window has left and when it ends. */
+export function rateLimitHeader(verdict: RateVerdict): string {
+  return `"${POLICY_NAME}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
+}
+
 export function createRateLimitCheck(policy: RateLimitPolicy, limiter: RateLimiter, onRefused: () => void): RateLimitCheck {
   const settle = (reply: FastifyReply, verdict: RateVerdict): undefined => {
     reply.request.rateLimited = true;
     reply.header('ratelimit-policy', verdict.limit.policyHeader);
-    reply.header('ratelimit', `"${POLICY_NAME}";r=${verdict.remaining};t=${verdict.resetSeconds}`);
+    reply.header('ratelimit', rateLimitHeader(verdict));
     if (verdict.allowed) return undefined;
     onRefused();
     const { count, windowSeconds } = verdict.limit;

@@ -20,7 +20,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { scopeBit } from '../authz/scopes.js';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { readBearer } from '../credentials/bearer.js';
-import type { AuthDecision, DecisionRecorder } from '../credentials/decisions.js';
+import { ALLOWED, type DecisionRecorder } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/error-handler.js';
@@ -28,7 +28,8 @@ import type { RecordAnswer } from '../http/record-request.js';
 import { requestIdOf } from '../http/request-id.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import type { RateLimiter } from '../limits/limiter.js';
-import { POLICY_NAME, type RateLimitPolicy } from '../limits/policy.js';
+import { rateLimitHeader } from '../limits/enforce.js';
+import type { RateLimitPolicy } from '../limits/policy.js';
 import type { Metrics } from '../observability/metrics.js';
 import { upstreamAnswerHeaders } from './forward.js';
 import { rewriteIdentityHeaders, type OutgoingHeaders } from './identity-headers.js';
@@ -39,11 +40,6 @@ import { upstreamProblem } from './upstream-errors.js';
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 type Lane = Readonly<{ label: string; bit: number; loginTokenOnly: boolean }>;
-
-const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
-  jwt: Object.freeze({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
-  api_key: Object.freeze({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
-};
 
 /**
  * Why an upstream request is aborted when its client went. One object for all: an Error made per
@@ -146,7 +142,7 @@ export function createFastPath(deps: {
     if (deps.hsts !== undefined) answerHeaders['strict-transport-security'] = deps.hsts;
     if (verdict !== undefined) {
       answerHeaders['ratelimit-policy'] = verdict.limit.policyHeader;
-      answerHeaders['ratelimit'] = `"${POLICY_NAME}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
+      answerHeaders['ratelimit'] = rateLimitHeader(verdict);
     }
     let upstreamStartedAt = 0;
     let status = 0;
@@ -154,7 +150,8 @@ export function createFastPath(deps: {
       deps.record(requestId, method, lane.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, ALLOWED[via]);
     });
 
-    const outgoing = rewriteIdentityHeaders(withoutConnectionHeaders(headers, host), principal, requestId, forwardedInfo(request, headers.host), assertion);
+    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, forwardedInfo(request, headers.host), assertion);
+    outgoing['host'] = host;
     const fail = (error: Error & { code?: string }) => {
       if (clientGone) return; // the abort above: nobody is waiting for an answer
       const problem = upstreamProblem(error);
@@ -215,14 +212,16 @@ export function createFastPath(deps: {
   return { handle, close: () => pool.close() };
 }
 
-/** The client's headers without `Connection` and every header it names, with the upstream's Host. */
-function withoutConnectionHeaders(headers: IncomingMessage['headers'], host: string): OutgoingHeaders {
-  const out: OutgoingHeaders = { ...headers, host };
+/**
+ * The client's headers without those its `Connection` names (rewriteIdentityHeaders drops
+ * `Connection` itself): nearly always none (`keep-alive`, `close`), and then no copy is made.
+ */
+function withoutConnectionNamed(headers: IncomingMessage['headers']): IncomingMessage['headers'] {
   const connection = headers.connection;
-  if (connection !== undefined) {
-    delete out.connection;
-    for (const name of connection.split(',')) delete out[name.trim().toLowerCase()];
-  }
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return headers;
+  const named = new Set(connection.split(',').map((name) => name.trim().toLowerCase()));
+  const out: IncomingMessage['headers'] = {};
+  for (const name in headers) if (!named.has(name)) out[name] = headers[name];
   return out;
 }
 

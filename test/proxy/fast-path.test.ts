@@ -98,6 +98,12 @@ t.test('the fast lane answers as the framework does: the same upstream request, 
   t.match(over.headers['ratelimit'], /^"credential";r=\d+;t=\d+$/);
   t.equal(over.headers['ratelimit-policy'], '"credential";q=1000;w=60');
 
+  // A header the client's Connection names is hop-by-hop: it stays on the client's side.
+  await gw.get('/accounts/named', { authorization: `Bearer ${apiKey}`, 'x-request-id': 'fast-2', connection: 'keep-alive, x-named', 'x-named': 'hop' });
+  const named = upstreamOf('fast-2');
+  t.equal(named.headers['x-named'], undefined, 'a header named by Connection is not forwarded');
+  t.equal(named.headers['connection'], 'keep-alive', "the upstream connection's own Connection, not the client's");
+
   const lines = gw.logs.records().filter((line) => line['reqId'] === 'fast-1');
   t.match(lines, [{ msg: 'request', method: 'GET', route: '/accounts/*', status: 200, orgId: org.id, credentialKind: 'api_key' }], 'its access line');
   const counted = await gw.gateway.metrics.registry.getSingleMetricAsString('authgate_http_requests_total');
