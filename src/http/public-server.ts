@@ -27,6 +27,7 @@ import type { RateLimitCheck } from '../limits/enforce.js';
 import type { RateLimiter } from '../limits/limiter.js';
 import type { RateLimitPolicy } from '../limits/policy.js';
 import { createFastPath } from '../proxy/fast-path.js';
+import { createUpstreamPool } from '../proxy/upstream-pool.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionService } from '../services/sessions.js';
 import { createCors } from './cors.js';
@@ -162,12 +163,16 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // The self-service console: static files that call the routes above, like any client.
   if (config.console.enabled) await app.register(consoleRoutes, {});
 
-  // 5. The rate limit, identity injection and the proxy, for the route table only.
+  // 5. The rate limit, identity injection and the proxy, for the route table only. One client to
+  // the upstream for both ways a forwarded request can go (the framework's and the fast lane's),
+  // closed once the server has drained (fastify's onClose runs after the last request ended).
+  const upstreamPool = createUpstreamPool(deps.upstreamUrl, config.upstream.timeoutMs);
+  app.addHook('onClose', async () => upstreamPool.close());
   await app.register(forwardedRoutes, {
     routes: config.forwardedRoutes,
     metrics: deps.metrics,
     upstreamUrl: deps.upstreamUrl,
-    timeoutMs: config.upstream.timeoutMs,
+    pool: upstreamPool,
     trustForwarded: trustProxy !== false,
     identity: deps.identity,
     rateLimit: deps.rateLimit,
@@ -183,7 +188,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     const fast = createFastPath({
       routes: config.forwardedRoutes,
       upstreamUrl: deps.upstreamUrl,
-      timeoutMs: config.upstream.timeoutMs,
+      pool: upstreamPool,
       environment: config.environment,
       hsts,
       resolver: deps.resolver,
@@ -200,9 +205,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     if (framework === undefined) throw new Error('fastify attached no request handler');
     app.server.removeAllListeners('request');
     app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-      if (!fast.handle(request, response)) framework(request, response);
+      if (!fast(request, response)) framework(request, response);
     });
-    app.addHook('onClose', async () => fast.close());
   }
   return app;
 }

@@ -16,7 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { scopeBit } from '../authz/scopes.js';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { readBearer } from '../credentials/bearer.js';
@@ -53,7 +53,8 @@ const MAX_PATH = 200;
 export function createFastPath(deps: {
   routes: readonly ForwardedRoute[];
   upstreamUrl: string;
-  timeoutMs: number;
+  /** The upstream's client (proxy/upstream-pool.ts), shared with the framework's path. */
+  pool: Dispatcher;
   environment: string;
   hsts: string | undefined;
   resolver: CredentialResolver;
@@ -67,7 +68,7 @@ export function createFastPath(deps: {
   closing: () => boolean;
   /** True while load shedding refuses: fastify answers 503 then. */
   overloaded: () => boolean;
-}): { handle: FastPath; close(): Promise<void> } {
+}): FastPath {
   // The route table's GET lanes (HEAD takes GET's), exact paths and subtree prefixes.
   const exact = new Map<string, Lane>();
   const subtrees: (Lane & { prefix: string })[] = [];
@@ -89,14 +90,7 @@ export function createFastPath(deps: {
   const upstream = new URL(deps.upstreamUrl);
   const basePath = upstream.pathname.replace(/\/+$/, '');
   const host = upstream.host;
-  const pool = new Pool(upstream.origin, {
-    connections: 128,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: deps.timeoutMs,
-    bodyTimeout: deps.timeoutMs,
-    connect: { timeout: Math.min(deps.timeoutMs, 5_000) },
-  });
+  const pool = deps.pool;
   const { policy, limiter } = deps.rateLimits;
 
   function handle(request: IncomingMessage, response: ServerResponse): boolean {
@@ -146,7 +140,17 @@ export function createFastPath(deps: {
     }
     let upstreamStartedAt = 0;
     let status = 0;
+    // The client gone before the answer is whole: the upstream request goes too, whenever it
+    // went (before the request was on its way, while its answer streams, while waiting for drain).
+    // Then, gone or done, the request is counted and logged. One listener for both: each one
+    // added and removed per request is work on the hot path.
+    let controller: Dispatcher.DispatchController | undefined;
+    let clientGone = false;
     response.once('close', () => {
+      if (!response.writableFinished) {
+        clientGone = true;
+        controller?.abort(CLIENT_CLOSED);
+      }
       deps.record(requestId, method, lane.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, ALLOWED[via]);
     });
 
@@ -166,15 +170,6 @@ export function createFastPath(deps: {
       response.end(method === 'HEAD' ? undefined : body);
     };
 
-    // The client gone before the answer is whole: the upstream request goes too, whenever it
-    // went (before the request was on its way, while its answer streams, while waiting for drain).
-    let controller: Dispatcher.DispatchController | undefined;
-    let clientGone = false;
-    response.once('close', () => {
-      if (response.writableFinished) return;
-      clientGone = true;
-      controller?.abort(CLIENT_CLOSED);
-    });
     upstreamStartedAt = performance.now();
     pool.dispatch(
       { path: basePath + url, method, headers: outgoing as Record<string, string>, body: null },
@@ -209,7 +204,7 @@ export function createFastPath(deps: {
     return true;
   }
 
-  return { handle, close: () => pool.close() };
+  return handle;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { TLSSocket } from 'node:tls';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
+import type { Dispatcher } from 'undici';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Scope } from '../authz/scopes.js';
 import type { ForwardedRoute, HttpMethod } from '../config/forwarded-routes.js';
@@ -16,7 +17,8 @@ export type ForwardOptions = Readonly<{
   routes: readonly ForwardedRoute[];
   metrics: Metrics;
   upstreamUrl: string;
-  timeoutMs: number;
+  /** The upstream's client (proxy/upstream-pool.ts), shared with the fast lane; its owner closes it. */
+  pool: Dispatcher;
   /** Whether the server trusts any proxy hop (AUTHGATE_TRUST_PROXY): then request.ips is the trusted chain. */
   trustForwarded: boolean;
   /** Signs the identity assertion sent upstream; undefined when AUTHGATE_IDENTITY_ASSERTION=off. */
@@ -74,20 +76,11 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // request's path here: `/accounts` → `/v1/accounts`, with or without a trailing slash.
   const upstream = new URL(opts.upstreamUrl);
   const basePath = upstream.pathname.replace(/\/+$/, '');
-  // One upstream client for the whole table. Keep-alive connections to the upstream, up to
-  // 128 at once, one request at a time on each: pipelining would let one slow answer hold up
-  // the requests queued behind it on the same connection.
+  // One upstream client for the whole table, the fast lane's too (its timeouts are the pool's).
   await app.register(replyFrom, {
     base: upstream.origin,
     disableRequestLogging: true,
-    undici: {
-      connections: 128,
-      pipelining: 1,
-      keepAliveTimeout: 60_000,
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
-      connectTimeout: Math.min(opts.timeoutMs, 5_000),
-    },
+    undici: opts.pool as unknown as NonNullable<Parameters<typeof replyFrom>[1]>['undici'],
   });
   // Bodies stream to the upstream as they arrive: nothing on a forwarded route is parsed.
   const passThrough = (_request: FastifyRequest, payload: unknown, done: (err: null, body: unknown) => void) => done(null, payload);
