@@ -85,11 +85,11 @@ function parseOptions(argv: readonly string[]): Options {
     if (!known.has(arg)) throw new Error(`unknown option ${arg}`);
   }
   if (argv.includes('--help')) {
-    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-ident,jwt-ident,apikey-noident,jwt-noident,apikey-limited,cold,garbage,upstream,nolog,nginx-auth,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
+    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-ident,jwt-ident,apikey-noident,jwt-noident,apikey-limited,cold,garbage,upstream,nolog,nginx-auth,node-gateway,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
     process.exit(0);
   }
   const onlyList = value('--only');
-  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'cold', 'garbage', 'nginx-auth'];
+  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'cold', 'garbage', 'nginx-auth', 'node-gateway'];
   const onlyItems = onlyList?.split(',');
   const only = onlyItems?.filter((id) => id !== 'scale').map((id) => {
     if (!ids.includes(id as ScenarioId)) throw new Error(`--only: unknown scenario ${id}`);
@@ -245,7 +245,7 @@ class LoadGenerator {
 // ---------------------------------------------------------------------------------------------
 // Scenarios
 
-type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-ident-b' | 'jwt-ident-b' | 'apikey-noident-b' | 'jwt-noident-b' | 'apikey-limited' | 'cold' | 'garbage' | 'nginx-auth' | 'compare';
+type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-ident-b' | 'jwt-ident-b' | 'apikey-noident-b' | 'jwt-noident-b' | 'apikey-limited' | 'cold' | 'garbage' | 'nginx-auth' | 'node-gateway' | 'compare';
 /** `server`: the process whose CPU time per request is reported (the proxy, or the upstream itself). */
 type Scenario = { id: ScenarioId; title: string; spec: Omit<RunSpec, 'durationS' | 'label'>; server: number };
 type Slice = {
@@ -382,10 +382,11 @@ const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; rat
   cold: { target: '≥ 0.60', ok: (s) => s.ratio >= 0.6 },
   garbage: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
   'nginx-auth': { target: '(reference: issue 18)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
+  'node-gateway': { target: '(reference: issue 18, the floor of a Node forwarding core)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   compare: { target: '(development aid)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
 };
 /** Reference scenarios: shown without a verdict. */
-const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'nginx-auth', 'compare']);
+const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'nginx-auth', 'node-gateway', 'compare']);
 
 /**
  * Each identity-assertion pair: twin gateways started alike (neither is the main gateway, which
@@ -708,6 +709,20 @@ async function main(): Promise<number> {
     log('nginx (with auth_request) not found on the PATH: the nginx-auth reference row is SKIPPED (Debian: apt-get install nginx-light)');
   }
 
+  // The other reference of issue 18: the smallest Node gateway with the fast lane's pieces.
+  let nodeGateway: { proc: Started; port: number } | undefined;
+  if (wanted('node-gateway')) {
+    const digest = createHash('sha256').update(apiKey).digest('base64url');
+    const proc = startProcess('node-gateway', process.execPath, [here('./node-gateway.js'), upstreamUrl], {
+      core: SERVER_CORE,
+      ipc: true,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', BENCH_KEY_DIGESTS: JSON.stringify([[digest, org.id]]) },
+    });
+    nodeGateway = { proc, port: (await firstMessage<{ port: number }>(proc)).port };
+    log(`node-gateway: pid ${proc.pid} on port ${nodeGateway.port}`);
+  }
+  const nodeGatewayUrl = nodeGateway === undefined ? '' : `http://127.0.0.1:${nodeGateway.port}`;
+
   const checks: [string, string, Record<string, string>][] = [
     ['upstream', upstreamUrl, headersWith(apiKey)],
     ['baseline', baselineUrl, headersWith(apiKey)],
@@ -729,11 +744,12 @@ async function main(): Promise<number> {
           ['authgate (identity assertion off, JWT)', gwNoIdentity.publicUrl, headersWith(token)],
         ] as [string, string, Record<string, string>][])),
     ...(nginx === undefined ? [] : [['nginx auth_request (API key)', nginx.url, headersWith(apiKey)] as [string, string, Record<string, string>]]),
+    ...(nodeGateway === undefined ? [] : [['node-gateway (API key)', nodeGatewayUrl, headersWith(apiKey)] as [string, string, Record<string, string>]]),
   ];
   for (const [what, url, headers] of checks) {
     const answer = await send(`${url}/accounts`, { headers });
     if (answer.status !== 200) throw new Error(`${what}: GET /accounts answered ${answer.status}: ${answer.body.slice(0, 200)}`);
-    if ((what.startsWith('authgate') || what.startsWith('nginx')) && !answer.body.includes(org.id)) throw new Error(`${what}: the upstream did not see x-organization-id`);
+    if ((what.startsWith('authgate') || what.startsWith('nginx') || what.startsWith('node-gateway')) && !answer.body.includes(org.id)) throw new Error(`${what}: the upstream did not see x-organization-id`);
   }
   // The upstream echoes only the organization id (its hot path stays one header read), so
   // x-authgate-identity itself is not checked there; the keys are, through each JWKS (ops port).
@@ -758,6 +774,7 @@ async function main(): Promise<number> {
     { id: 'apikey-limited', title: `authgate twin, API key, warm cache, identity assertion on, rate limit ${BENCH_RATE_LIMIT}`, spec: spec(gwLimited?.publicUrl ?? '', apiKey), server: gwLimited?.proc.pid ?? -1 },
     { id: 'cold', title: 'authgate, cache off (Redis read per request)', spec: spec(gwCold?.publicUrl ?? '', apiKey), server: gwCold?.proc.pid ?? -1 },
     { id: 'nginx-auth', title: `nginx auth_request → node:http key service (${nginx?.version ?? 'nginx'}, one process; SHA-256 + Map lookup)`, spec: spec(nginx?.url ?? '', apiKey), server: nginx?.pid ?? -1 },
+    { id: 'node-gateway', title: 'node:http + undici Pool, the key service’s check, nothing else (the floor of a Node forwarding core)', spec: spec(nodeGatewayUrl, apiKey), server: nodeGateway?.proc.pid ?? -1 },
     { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', spec: { ...spec(gwA.publicUrl, apiKey), garbage: { every: 10, environment: 'production' } }, server: gwA.proc.pid },
   ];
   watched.set('upstream', upstream.proc.pid).set('baseline', baseline.proc.pid).set('authgate', gwA.proc.pid).set('redis', redis.pid);
@@ -769,6 +786,7 @@ async function main(): Promise<number> {
   if (gwIdentityB !== undefined) watched.set('authgate-ident-b', gwIdentityB.proc.pid);
   if (gwNoIdentityB !== undefined) watched.set('authgate-noident-b', gwNoIdentityB.proc.pid);
   if (nginx !== undefined) watched.set('nginx', nginx.pid).set('keyservice', nginx.keyServicePid);
+  if (nodeGateway !== undefined) watched.set('node-gateway', nodeGateway.proc.pid);
   if (gwCompare !== undefined) {
     // Its own organization and key, made through its own API: another build may name its data
     // or format its keys differently (as the shard-tag layout did), and must read its own.
