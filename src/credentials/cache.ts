@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { growingLru } from './growing-lru.js';
 import type { Principal } from './principal.js';
 import type { Invalidation, InvalidationBus } from '../store/invalidation.js';
 import { StoreUnavailable } from '../store/store.js';
@@ -72,7 +73,7 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
   let caching = true;
   let generation = 0;
   const principals = new LRUCache<string, Entry, FetchContext>({
-    max: settings.max,
+    ...growingLru(settings.max),
     ttl: ttlMs,
     dispose: (_value, _key, reason) => {
       if (reason === 'evict') stats.evictions++;
@@ -91,7 +92,7 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
       return loaded.principal;
     },
   });
-  const tokens = new LRUCache<string, VerifiedTokenMemo>({ max: settings.max, ttl: ttlMs });
+  const tokens = new LRUCache<string, VerifiedTokenMemo>({ ...growingLru(settings.max), ttl: ttlMs });
 
   /**
    * A read while caching is off: the store's answer wins and refreshes the reserve; only when

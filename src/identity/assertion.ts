@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
+import { growingLru } from '../credentials/growing-lru.js';
 import { scopeHeaderValue, type ScopeSet } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import type { Principal } from '../credentials/principal.js';
@@ -67,8 +68,8 @@ export function createIdentityAsserter(deps: {
   max: number;
 }): IdentityAsserter {
   const { key, issuer, audience, ttlSeconds, environment, now } = deps;
-  const memos = new LRUCache<string, Memo>({ max: Math.max(1, deps.max) });
-  const profiles = new LRUCache<string, OrganizationProfile>({ max: Math.max(1, deps.max), ttl: ttlSeconds * 1000 });
+  const memos = new LRUCache<string, Memo>(growingLru(Math.max(1, deps.max)));
+  const profiles = new LRUCache<string, OrganizationProfile>({ ...growingLru(Math.max(1, deps.max)), ttl: ttlSeconds * 1000 });
   const signing = new Map<string, Promise<string | undefined>>();
   const header = { alg: key.alg, kid: key.kid, typ: 'JWT' };
 
