@@ -169,6 +169,13 @@ export async function quitRedisConnection(client: Client): Promise<void> {
   } catch {
     // Not connected: disconnect() below stops the reconnecting.
   } finally {
+    // A handshake still under way when the connection is dropped can fail after ioredis stopped
+    // listening to its socket (a TLS alert from a server whose certificate was refused, arriving
+    // once the socket's one error listener has fired): an 'error' nobody hears ends the process.
+    // Once closing, the socket's errors are nobody's concern.
+    if (client instanceof Redis) client.stream?.on('error', ignoreError);
     client.disconnect();
   }
 }
+
+const ignoreError = () => {};
