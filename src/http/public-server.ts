@@ -28,6 +28,7 @@ import type { RateLimiter } from '../limits/limiter.js';
 import type { RateLimitPolicy } from '../limits/policy.js';
 import { createFastPath } from '../proxy/fast-path.js';
 import { createUpstreamPool } from '../proxy/upstream-pool.js';
+import { forwardedInfoOf } from '../proxy/forwarded-info.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionService } from '../services/sessions.js';
 import { createCors } from './cors.js';
@@ -167,13 +168,14 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // the upstream for both ways a forwarded request can go (the framework's and the fast lane's),
   // closed once the server has drained (fastify's onClose runs after the last request ended).
   const upstreamPool = createUpstreamPool(deps.upstreamUrl, config.upstream.timeoutMs);
+  const forwardedInfo = forwardedInfoOf(trustProxy);
   app.addHook('onClose', async () => upstreamPool.close());
   await app.register(forwardedRoutes, {
     routes: config.forwardedRoutes,
     metrics: deps.metrics,
     upstreamUrl: deps.upstreamUrl,
     pool: upstreamPool,
-    trustForwarded: trustProxy !== false,
+    forwardedInfo,
     identity: deps.identity,
     rateLimit: deps.rateLimit,
   });
@@ -181,32 +183,30 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // 6. After the reply is on the wire: the metric and the one log line.
   app.addHook('onResponse', record);
 
-  // The fast lane: a forwarded GET or HEAD that needs no refusal and no wait skips the framework
-  // (proxy/fast-path.ts); everything else reaches fastify's own handler, untouched. Without
-  // trusted proxies only: with them the client address is fastify's to work out.
-  if (trustProxy === false) {
-    const fast = createFastPath({
-      routes: config.forwardedRoutes,
-      upstreamUrl: deps.upstreamUrl,
-      pool: upstreamPool,
-      environment: config.environment,
-      hsts,
-      resolver: deps.resolver,
-      recordDecision: deps.recordDecision,
-      noteKeyUse: deps.keyUsage.note,
-      rateLimits: deps.rateLimits,
-      identity: deps.identity,
-      metrics: deps.metrics,
-      record: record.record,
-      closing: () => shutdown.closing,
-      overloaded: () => (app as unknown as { isUnderPressure?: () => boolean }).isUnderPressure?.() === true,
-    });
-    const [framework] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
-    if (framework === undefined) throw new Error('fastify attached no request handler');
-    app.server.removeAllListeners('request');
-    app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-      if (!fast(request, response)) framework(request, response);
-    });
-  }
+  // The fast lane: a forwarded request that needs no refusal and no wait skips the framework
+  // (proxy/fast-path.ts); everything else reaches fastify's own handler, untouched.
+  const fast = createFastPath({
+    routes: config.forwardedRoutes,
+    upstreamUrl: deps.upstreamUrl,
+    pool: upstreamPool,
+    forwardedInfo,
+    environment: config.environment,
+    hsts,
+    resolver: deps.resolver,
+    recordDecision: deps.recordDecision,
+    noteKeyUse: deps.keyUsage.note,
+    rateLimits: deps.rateLimits,
+    identity: deps.identity,
+    metrics: deps.metrics,
+    record: record.record,
+    closing: () => shutdown.closing,
+    overloaded: () => (app as unknown as { isUnderPressure?: () => boolean }).isUnderPressure?.() === true,
+  });
+  const [framework] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+  if (framework === undefined) throw new Error('fastify attached no request handler');
+  app.server.removeAllListeners('request');
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!fast(request, response)) framework(request, response);
+  });
   return app;
 }

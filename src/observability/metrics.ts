@@ -27,6 +27,12 @@ export function createMetrics(environment: string) {
       labelNames: ['method', 'route', 'status_code'] as const,
       registry,
     }),
+    fastLaneRequests: new SeriesCounter({
+      name: 'authgate_fast_lane_requests_total',
+      help: 'Forwarded requests that took the fast lane (no refusal, no wait: straight from the server to the upstream), by route template; the rest of authgate_http_requests_total went through the framework.',
+      labelNames: ['route'] as const,
+      registry,
+    }),
     httpDuration: new SeriesHistogram({
       name: 'authgate_http_request_duration_seconds',
       help: 'Time from request to response on the public port.',

@@ -1,21 +1,21 @@
 /**
- * The forwarded routes' fast lane (issue 18): a GET or HEAD that meets no refusal goes from
+ * The forwarded routes' fast lane (issue 18): a forwarded request that meets no refusal goes from
  * node:http straight to the upstream through an undici Pool, without fastify's router, hooks,
- * request and reply objects, without @fastify/reply-from and without a body stream between the
- * two sockets. It runs the same pipeline, by calling the same functions: the User-Agent rule, the
- * path guard, the route table, the bearer credential (resolved from the cache only), the scope,
- * the rate limit (budget this replica holds only), the identity assertion (one kept only), the
- * identity headers, the upstream's answer headers, the problems of a failed upstream, the
- * metrics and the access line.
+ * request and reply objects and without @fastify/reply-from; a body streams from the client's
+ * socket to the upstream's, and the answer back, each with backpressure. It runs the same
+ * pipeline, by calling the same functions: the User-Agent rule, the path guard, the route table,
+ * the bearer credential (resolved from the cache only), the scope, the rate limit (budget this
+ * replica holds only), the identity assertion (one kept only), the identity headers, the
+ * upstream's answer headers, the problems of a failed upstream, the metrics and the access line.
  *
  * It takes a request only when it can answer it without waiting for anything but the upstream
- * and without refusing it: every other request (any other method, a body, an Expect, an Origin,
- * a missing or unknown credential, a cache miss, a refusal of any kind, load shedding, shutdown,
- * trusted proxies) goes to fastify as before, having had nothing done or counted here. So every
- * refusal and every slower path keeps one implementation, and this one is the happy path only.
+ * and without refusing it: every other request (a method the route does not forward, a GET or
+ * HEAD with a body, an Expect, an Origin, a missing or unknown credential, a cache miss, a refusal
+ * of any kind, load shedding, shutdown) goes to fastify as before, having had
+ * nothing done or counted here. So every refusal and every slower path keeps one implementation,
+ * and this one is the happy path only.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { scopeBit } from '../authz/scopes.js';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
@@ -31,15 +31,17 @@ import type { RateLimiter } from '../limits/limiter.js';
 import { rateLimitHeader } from '../limits/enforce.js';
 import type { RateLimitPolicy } from '../limits/policy.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { CounterSeries } from '../observability/series-metrics.js';
 import { upstreamAnswerHeaders } from './forward.js';
-import { rewriteIdentityHeaders, type OutgoingHeaders } from './identity-headers.js';
+import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { isAmbiguousPath } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 
 /** Answers the request (true), or leaves it untouched for fastify (false). */
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
-type Lane = Readonly<{ label: string; bit: number; loginTokenOnly: boolean }>;
+/** A route of the table as the lane reads it: the scope bit each method needs (HEAD takes GET's). */
+type Lane = Readonly<{ label: string; bits: Readonly<Partial<Record<string, number>>>; loginTokenOnly: boolean; taken: CounterSeries }>;
 
 /**
  * Why an upstream request is aborted when its client went. One object for all: an Error made per
@@ -55,6 +57,8 @@ export function createFastPath(deps: {
   upstreamUrl: string;
   /** The upstream's client (proxy/upstream-pool.ts), shared with the framework's path. */
   pool: Dispatcher;
+  /** X-Forwarded-* for a request (proxy/forwarded-info.ts), as the framework's path sends them. */
+  forwardedInfo: (request: IncomingMessage) => ForwardedInfo;
   environment: string;
   hsts: string | undefined;
   resolver: CredentialResolver;
@@ -69,14 +73,16 @@ export function createFastPath(deps: {
   /** True while load shedding refuses: fastify answers 503 then. */
   overloaded: () => boolean;
 }): FastPath {
-  // The route table's GET lanes (HEAD takes GET's), exact paths and subtree prefixes.
+  // The route table as lanes, exact paths and subtree prefixes; HEAD takes GET's scope.
   const exact = new Map<string, Lane>();
   const subtrees: (Lane & { prefix: string })[] = [];
   for (const route of deps.routes) {
-    const scope = route.methods.GET;
-    if (scope === undefined) continue;
+    const bits: Partial<Record<string, number>> = {};
+    for (const [method, scope] of Object.entries(route.methods)) bits[method] = scopeBit(scope);
+    if (bits['GET'] !== undefined) bits['HEAD'] = bits['GET'];
     // The label the metrics and the access line use: the route's, as forward.ts names it.
-    const lane = { label: route.subtree ? `${route.path}/*` : route.path, bit: scopeBit(scope), loginTokenOnly: route.auth === 'login-token' };
+    const label = route.subtree ? `${route.path}/*` : route.path;
+    const lane = { label, bits, loginTokenOnly: route.auth === 'login-token', taken: deps.metrics.fastLaneRequests.bound({ route: label }) };
     exact.set(route.path, lane);
     if (route.subtree) subtrees.push({ ...lane, prefix: `${route.path}/` });
   }
@@ -94,20 +100,24 @@ export function createFastPath(deps: {
   const { policy, limiter } = deps.rateLimits;
 
   function handle(request: IncomingMessage, response: ServerResponse): boolean {
-    const method = request.method;
-    if (method !== 'GET' && method !== 'HEAD') return false;
+    const method = request.method ?? '';
     const headers = request.headers;
     const userAgent = headers['user-agent'];
     if (userAgent === undefined || userAgent.trim() === '') return false;
-    if (headers.origin !== undefined || headers.expect !== undefined || headers['transfer-encoding'] !== undefined) return false;
+    if (headers.origin !== undefined || headers.expect !== undefined) return false;
+    // A body streams to the upstream as it arrives (undici reads the request with backpressure);
+    // node's parser has already refused a request with both a length and chunked, or a bad length.
     const length = headers['content-length'];
-    if (length !== undefined && length !== '0') return false;
+    const hasBody = headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+    if (hasBody && (method === 'GET' || method === 'HEAD')) return false;
     const url = request.url ?? '';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     if (path.length > MAX_PATH || path.includes('%') || isAmbiguousPath(url)) return false;
     const lane = laneOf(path);
     if (lane === undefined || deps.closing() || deps.overloaded()) return false;
+    const bit = lane.bits[method];
+    if (bit === undefined) return false; // a method the route does not forward: fastify's 405
 
     const bearer = readBearer(headers.authorization, request.rawHeaders);
     if (!bearer.ok) return false;
@@ -115,7 +125,7 @@ export function createFastPath(deps: {
     const resolved = deps.resolver.resolveCached(bearer.token);
     if (resolved === undefined || !resolved.ok) return false;
     const principal = resolved.principal;
-    if ((principal.scopes & lane.bit) === 0 || (lane.loginTokenOnly && principal.via !== 'jwt')) return false;
+    if ((principal.scopes & bit) === 0 || (lane.loginTokenOnly && principal.via !== 'jwt')) return false;
     let assertion: string | null = null;
     if (deps.identity !== undefined) {
       const kept = deps.identity.current(principal);
@@ -128,6 +138,7 @@ export function createFastPath(deps: {
 
     // Taken: from here the answer is this lane's.
     const startedAt = performance.now();
+    lane.taken.inc();
     const via = principal.via;
     deps.recordDecision(via, 'allowed', 'ok');
     if (via === 'api_key') deps.noteKeyUse(principal);
@@ -154,10 +165,11 @@ export function createFastPath(deps: {
       deps.record(requestId, method, lane.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, ALLOWED[via]);
     });
 
-    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, forwardedInfo(request, headers.host), assertion);
+    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, deps.forwardedInfo(request), assertion);
     outgoing['host'] = host;
     const fail = (error: Error & { code?: string }) => {
-      if (clientGone) return; // the abort above: nobody is waiting for an answer
+      // The abort above (the client went, its body cut short or not): nobody is waiting for an answer.
+      if (clientGone) return;
       const problem = upstreamProblem(error);
       deps.metrics.upstreamErrors.inc({ route: lane.label, kind: problem.reason ?? 'unknown' });
       if (response.headersSent) {
@@ -172,7 +184,7 @@ export function createFastPath(deps: {
 
     upstreamStartedAt = performance.now();
     pool.dispatch(
-      { path: basePath + url, method, headers: outgoing as Record<string, string>, body: null },
+      { path: basePath + url, method: method as Dispatcher.HttpMethod, headers: outgoing as Record<string, string>, body: hasBody ? request : null },
       {
         onRequestStart(c) {
           controller = c;
@@ -218,14 +230,4 @@ function withoutConnectionNamed(headers: IncomingMessage['headers']): IncomingMe
   const out: IncomingMessage['headers'] = {};
   for (const name in headers) if (!named.has(name)) out[name] = headers[name];
   return out;
-}
-
-/** X-Forwarded-* without trusted proxies (the only case this lane takes): the socket's address. */
-function forwardedInfo(request: IncomingMessage, hostHeader: string | undefined) {
-  const socket = request.socket;
-  return {
-    for: socket.remoteAddress ?? 'unknown',
-    proto: (socket as TLSSocket).encrypted === true ? ('https' as const) : ('http' as const),
-    host: hostHeader === undefined || hostHeader === '' ? undefined : hostHeader,
-  };
 }

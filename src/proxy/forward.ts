@@ -1,4 +1,4 @@
-import type { TLSSocket } from 'node:tls';
+import type { IncomingMessage } from 'node:http';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { Dispatcher } from 'undici';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
@@ -19,8 +19,8 @@ export type ForwardOptions = Readonly<{
   upstreamUrl: string;
   /** The upstream's client (proxy/upstream-pool.ts), shared with the fast lane; its owner closes it. */
   pool: Dispatcher;
-  /** Whether the server trusts any proxy hop (AUTHGATE_TRUST_PROXY): then request.ips is the trusted chain. */
-  trustForwarded: boolean;
+  /** X-Forwarded-* for a request, by AUTHGATE_TRUST_PROXY (proxy/forwarded-info.ts), as the fast lane sends them. */
+  forwardedInfo: (request: IncomingMessage) => ForwardedInfo;
   /** Signs the identity assertion sent upstream; undefined when AUTHGATE_IDENTITY_ASSERTION=off. */
   identity: IdentityAsserter | undefined;
   /** The credential's rate limit (limits/enforce.ts), before anything else a forwarded request does. */
@@ -45,7 +45,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     // route-policy guarantees a principal on every forwarded route; this is the last fence.
     if (request.principal === null) throw new Error('forwarded request without a principal');
     request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
-    return rewriteIdentityHeaders(headers, request.principal, request.id, forwardedInfo(request, opts.trustForwarded), request.identityAssertion);
+    return rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion);
   };
   const onError = (reply: FastifyReply, { error }: { error: Error & { statusCode?: number; code?: string } }) => {
     const problem = upstreamProblem(error);
@@ -181,26 +181,4 @@ function describeForwardedRoute(route: ForwardedRoute, below: boolean, scope: Sc
         : ' An `OPTIONS` with `Origin` and `Access-Control-Request-Method` is a CORS preflight, not this operation: ' +
           'the gateway answers it itself (204, no credential needed, see the API description) and never forwards it.'),
   };
-}
-
-/**
- * X-Forwarded-For, -Proto and -Host as the gateway computed them: with trusted hops, fastify's
- * request.ips is the socket's address, then the trusted proxies' entries nearest first, ending
- * at the client address it uses (request.ip); X-Forwarded-For lists the same the other way
- * round, client first. Without trust it is the socket's address alone. A trusted proxy's
- * X-Forwarded-Proto counts only as `http` or `https`; anything else is the socket's own.
- */
-function forwardedInfo(request: FastifyRequest, trusted: boolean): ForwardedInfo {
-  let chain: string;
-  if (trusted) {
-    const ips = request.ips ?? [];
-    chain = ips[ips.length - 1] ?? 'unknown';
-    for (let i = ips.length - 2; i >= 0; i--) chain += `, ${ips[i] ?? 'unknown'}`;
-  } else {
-    chain = request.ip ?? 'unknown'; // undefined once the client's socket is gone
-  }
-  const claimed = request.protocol;
-  const proto = claimed === 'https' || claimed === 'http' ? claimed : (request.raw.socket as TLSSocket).encrypted === true ? 'https' : 'http';
-  const host = request.host;
-  return { for: chain, proto, host: host === '' ? undefined : host };
 }

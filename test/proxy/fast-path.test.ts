@@ -2,7 +2,8 @@ import { connect } from 'node:net';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { startGateway, UA } from '../helpers/gateway.js';
+import { send, startGateway, UA } from '../helpers/gateway.js';
+import { rawRequest } from '../helpers/raw-http.js';
 
 /**
  * The fast lane (proxy/fast-path.ts) over real sockets: it answers as fastify's path does (same
@@ -108,4 +109,159 @@ t.test('the fast lane answers as the framework does: the same upstream request, 
   t.match(lines, [{ msg: 'request', method: 'GET', route: '/accounts/*', status: 200, orgId: org.id, credentialKind: 'api_key' }], 'its access line');
   const counted = await gw.gateway.metrics.registry.getSingleMetricAsString('authgate_http_requests_total');
   t.match(counted, /route="\/accounts\/\*",status_code="200"[^}]*\} ([3-9]|\d{2,})/, 'counted under its route');
+});
+
+/** How many requests the fast lane took, from the gateway's own metric. */
+async function laneTaken(gw: Awaited<ReturnType<typeof startGateway>>): Promise<number> {
+  const text = await gw.gateway.metrics.registry.getSingleMetricAsString('authgate_fast_lane_requests_total');
+  let total = 0;
+  for (const match of text.matchAll(/^authgate_fast_lane_requests_total\{[^}]*\} (\d+)$/gm)) total += Number(match[1]);
+  return total;
+}
+
+t.test('writes take the lane: bodies stream whole to the upstream, with a length or chunked, and answer as the framework does', async (t) => {
+  const gw = await startGateway(t);
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  const { apiKey } = await gw.createApiKey(token);
+  const auth = { ...UA, authorization: `Bearer ${apiKey}` };
+  await gw.get('/accounts/warm', { authorization: `Bearer ${apiKey}` }); // cached, assertion signed
+  const upstreamOf = (id: string) => gw.upstream.requests.find((r) => r.headers['x-request-id'] === id)!;
+
+  const before = await laneTaken(gw);
+  const json = JSON.stringify({ name: 'ünïcode ✓', amount: 12 });
+  const posted = await send(`${gw.publicUrl}/accounts/created?x=1`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), 'x-request-id': 'post-1' }, body: json });
+  t.equal(posted.status, 201, "the upstream's status");
+  t.equal(await laneTaken(gw), before + 1, 'the fast lane took it');
+  const upstreamPost = upstreamOf('post-1');
+  t.equal(upstreamPost.method, 'POST');
+  t.equal(upstreamPost.url, '/accounts/created?x=1');
+  t.equal(upstreamPost.body, json, 'the body, whole and unchanged');
+  t.equal(upstreamPost.headers['content-type'], 'application/json');
+  t.equal(upstreamPost.headers['content-length'], String(Buffer.byteLength(json)));
+  t.equal(upstreamPost.headers['authorization'], undefined, 'never the credential');
+
+  // The framework's answer to the same request: the same upstream request, the same answer.
+  const framework = await gw.gateway.publicServer.inject({ method: 'POST', url: '/accounts/created?x=1', headers: { ...auth, 'content-type': 'application/json', 'x-request-id': 'post-2' }, payload: json });
+  t.equal(framework.statusCode, 201);
+  const upstreamFramework = upstreamOf('post-2');
+  t.same(Object.keys(upstreamPost.headers).sort(), Object.keys(upstreamFramework.headers).sort(), 'the same headers reach the upstream');
+  t.equal(upstreamFramework.body, json);
+  const shown = (headers: Record<string, unknown>) => Object.keys(headers).filter((n) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(n)).sort();
+  t.same(shown(posted.headers), shown(framework.headers), 'the same answer headers');
+
+  // Chunked, from a raw socket: whole at the upstream, framed by undici (chunked while the body is
+  // still coming; with its length when the body had all arrived before the request left).
+  const chunked = `PUT /accounts/acc_1 HTTP/1.1\r\nHost: gw\r\nUser-Agent: t\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nX-Request-Id: put-1\r\nConnection: close\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n`;
+  const put = await rawRequest(Number(new URL(gw.publicUrl).port), chunked);
+  t.equal(put.status, 200);
+  t.equal(upstreamOf('put-1').body, 'hello world');
+  const framing = upstreamOf('put-1').headers;
+  t.ok(framing['transfer-encoding'] === 'chunked' || framing['content-length'] === '11', `framed: ${framing['transfer-encoding'] ?? framing['content-length']}`);
+  t.equal(await laneTaken(gw), before + 2, 'the fast lane took the chunked PUT');
+
+  // A DELETE without a body, and an OPTIONS without Origin (not a preflight): forwarded too.
+  const deleted = await send(`${gw.publicUrl}/accounts/acc_1`, { method: 'DELETE', headers: { ...auth, 'x-request-id': 'delete-1' } });
+  t.equal(deleted.status, 200);
+  t.equal(upstreamOf('delete-1').body, '');
+  const options = await send(`${gw.publicUrl}/accounts`, { method: 'OPTIONS', headers: { ...auth, 'x-request-id': 'options-1' } });
+  t.equal(options.status, 200);
+  t.equal(upstreamOf('options-1').method, 'OPTIONS');
+  t.equal(await laneTaken(gw), before + 4);
+
+  // What the lane leaves to the framework: a method the route does not forward, a GET with a body, Expect.
+  const notForwarded = await send(`${gw.publicUrl}/organization/me`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' });
+  t.equal(notForwarded.status, 405, "a method the route does not forward: the framework's 405");
+  const getWithBody = await send(`${gw.publicUrl}/accounts`, { method: 'GET', headers: { ...auth, 'content-type': 'text/plain', 'content-length': 2 }, body: 'hi' });
+  t.equal(getWithBody.status, 200);
+  t.equal(await laneTaken(gw), before + 4, 'neither took the lane');
+
+  // A key whose scopes do not cover writes: refused by the framework (403), never forwarded.
+  const readOnly = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes: ['accounts:read'] }) });
+  const readKey = JSON.parse(readOnly.body).apiKey as string;
+  await gw.get('/accounts/warm', { authorization: `Bearer ${readKey}` });
+  const count = gw.upstream.requests.length;
+  const refused = await send(`${gw.publicUrl}/accounts`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${readKey}`, 'content-type': 'application/json' }, body: '{}' });
+  t.equal(refused.status, 403);
+  t.equal(gw.upstream.requests.length, count, 'nothing reached the upstream');
+});
+
+t.test('a large body streams through the lane with backpressure, and a client gone mid-body takes the upstream request with it', async (t) => {
+  // An upstream that reads slowly: the gateway may not buffer the body, it must wait for it.
+  const received: { length: number; done: boolean; aborted: boolean }[] = [];
+  const server = createServer((request, response) => {
+    const entry = { length: 0, done: false, aborted: false };
+    received.push(entry);
+    request.on('data', (chunk: Buffer) => {
+      entry.length += chunk.length;
+      request.pause();
+      setTimeout(() => request.resume(), 1);
+    });
+    request.on('aborted', () => (entry.aborted = true));
+    request.on('close', () => {
+      if (!entry.done && request.readableEnded === false) entry.aborted = true;
+    });
+    request.on('end', () => {
+      entry.done = true;
+      response.end(JSON.stringify({ length: entry.length }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const gw = await startGateway(t, { env: { AUTHGATE_UPSTREAM_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` } });
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  const { apiKey } = await gw.createApiKey(token);
+  await gw.get('/accounts/warm', { authorization: `Bearer ${apiKey}` });
+  const before = await laneTaken(gw);
+
+  const size = 4 * 1024 * 1024;
+  const body = Buffer.alloc(size, 'a');
+  const answer = await send(`${gw.publicUrl}/accounts/upload`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${apiKey}`, 'content-type': 'application/octet-stream', 'content-length': size }, body });
+  t.equal(answer.status, 200);
+  t.same(JSON.parse(answer.body), { length: size }, 'every byte reached the upstream');
+  t.equal(await laneTaken(gw), before + 1, 'through the fast lane');
+
+  // Half a body, then the client goes: the upstream request is aborted, and it is no upstream error.
+  const port = Number(new URL(gw.publicUrl).port);
+  const socket = connect(port, '127.0.0.1');
+  socket.write(`POST /accounts/upload HTTP/1.1\r\nHost: gw\r\nUser-Agent: t\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${size}\r\n\r\n`);
+  socket.write(Buffer.alloc(64 * 1024, 'b'));
+  const index = received.length;
+  await until('the upstream receiving the body', () => received[index] !== undefined && received[index]!.length > 0);
+  socket.destroy();
+  await until('the upstream request aborted', () => received[index]!.aborted);
+  t.equal(received[index]!.done, false, 'the upstream never saw a whole body');
+  const errors = await gw.gateway.metrics.registry.getSingleMetricAsString('authgate_upstream_errors_total');
+  t.notMatch(errors, /authgate_upstream_errors_total\{[^}]*\} [1-9]/, 'a client that went is not an upstream error');
+  t.equal(await laneTaken(gw), before + 2);
+});
+
+t.test('behind trusted proxies the lane sends the X-Forwarded-* the framework computes', async (t) => {
+  for (const trust of ['1', '127.0.0.1/8', 'true']) {
+    await t.test(`AUTHGATE_TRUST_PROXY=${trust}`, async (t) => {
+      const gw = await startGateway(t, { env: { AUTHGATE_TRUST_PROXY: trust } });
+      const org = await gw.createOrganization();
+      const token = await gw.login(org.email, org.password);
+      const { apiKey } = await gw.createApiKey(token);
+      await gw.get('/accounts/warm', { authorization: `Bearer ${apiKey}` });
+      const claims = { 'x-forwarded-for': '203.0.113.7, 198.51.100.2', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.test' };
+      const before = await laneTaken(gw);
+      const fast = await gw.get('/accounts/fwd', { authorization: `Bearer ${apiKey}`, 'x-request-id': 'fwd-fast', ...claims });
+      t.equal(fast.status, 200);
+      t.equal(await laneTaken(gw), before + 1, 'the fast lane took it');
+      const framework = await gw.gateway.publicServer.inject({ method: 'GET', url: '/accounts/fwd', headers: { ...UA, authorization: `Bearer ${apiKey}`, 'x-request-id': 'fwd-framework', ...claims } });
+      t.equal(framework.statusCode, 200);
+      const upstreamOf = (id: string) => gw.upstream.requests.find((r) => r.headers['x-request-id'] === id)!;
+      for (const name of ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']) {
+        t.equal(upstreamOf('fwd-fast').headers[name], upstreamOf('fwd-framework').headers[name], name);
+      }
+      t.equal(upstreamOf('fwd-fast').headers['x-forwarded-proto'], 'https', 'the trusted proxy said https');
+      t.equal(upstreamOf('fwd-fast').headers['x-forwarded-host'], 'api.example.test');
+      t.match(upstreamOf('fwd-fast').headers['x-forwarded-for'], /^(203\.0\.113\.7|198\.51\.100\.2), .*127\.0\.0\.1$|^198\.51\.100\.2, 127\.0\.0\.1$/);
+    });
+  }
 });
