@@ -64,6 +64,7 @@ const METRICS = [
   'authgate_audit_write_failures_total',
   'authgate_rate_limit_refusals_total',
   'authgate_rate_limit_leases_total',
+  'authgate_fast_lane_requests_total',
 ];
 
 const SECRET_ENV = [
