@@ -41,7 +41,7 @@ import { upstreamProblem } from './upstream-errors.js';
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 /** A route of the table as the lane reads it: the scope bit each method needs (HEAD takes GET's). */
-type Lane = Readonly<{ label: string; bits: Readonly<Partial<Record<string, number>>>; loginTokenOnly: boolean; taken: CounterSeries }>;
+type Lane = Readonly<{ label: string; bits: ReadonlyMap<string, number>; loginTokenOnly: boolean; taken: CounterSeries }>;
 
 /**
  * Why an upstream request is aborted when its client went. One object for all: an Error made per
@@ -77,9 +77,10 @@ export function createFastPath(deps: {
   const exact = new Map<string, Lane>();
   const subtrees: (Lane & { prefix: string })[] = [];
   for (const route of deps.routes) {
-    const bits: Partial<Record<string, number>> = {};
-    for (const [method, scope] of Object.entries(route.methods)) bits[method] = scopeBit(scope);
-    if (bits['GET'] !== undefined) bits['HEAD'] = bits['GET'];
+    const bits = new Map<string, number>();
+    for (const [method, scope] of Object.entries(route.methods)) bits.set(method, scopeBit(scope));
+    const get = bits.get('GET');
+    if (get !== undefined) bits.set('HEAD', get);
     // The label the metrics and the access line use: the route's, as forward.ts names it.
     const label = route.subtree ? `${route.path}/*` : route.path;
     const lane = { label, bits, loginTokenOnly: route.auth === 'login-token', taken: deps.metrics.fastLaneRequests.bound({ route: label }) };
@@ -116,7 +117,7 @@ export function createFastPath(deps: {
     if (path.length > MAX_PATH || path.includes('%') || isAmbiguousPath(url)) return false;
     const lane = laneOf(path);
     if (lane === undefined || deps.closing() || deps.overloaded()) return false;
-    const bit = lane.bits[method];
+    const bit = lane.bits.get(method);
     if (bit === undefined) return false; // a method the route does not forward: fastify's 405
 
     const bearer = readBearer(headers.authorization, request.rawHeaders);
