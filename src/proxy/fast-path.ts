@@ -177,8 +177,9 @@ export function createFastPath(deps: {
         response.destroy(error);
         return;
       }
-      const body = JSON.stringify(problemBody(problem.problem, problem.detail));
-      status = problemBody(problem.problem).status;
+      const payload = problemBody(problem.problem, problem.detail);
+      const body = JSON.stringify(payload);
+      status = payload.status;
       response.writeHead(status, { ...answerHeaders, 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
       response.end(method === 'HEAD' ? undefined : body);
     };

@@ -49,7 +49,10 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   };
   const onError = (reply: FastifyReply, { error }: { error: Error & { statusCode?: number; code?: string } }) => {
     const problem = upstreamProblem(error);
-    opts.metrics.upstreamErrors.inc({ route: reply.request.routeOptions.config.routeLabel ?? 'unmatched', kind: problem.reason ?? 'unknown' });
+    // A client that went (its body cut short, its connection closed while it waited) fails the
+    // upstream request too; that is no failure of the upstream's, as the fast lane counts it.
+    const clientGone = reply.request.raw.socket?.destroyed === true;
+    if (!clientGone) opts.metrics.upstreamErrors.inc({ route: reply.request.routeOptions.config.routeLabel ?? 'unmatched', kind: problem.reason ?? 'unknown' });
     reply.send(problem);
   };
   // Built once: reply.from() reads these on every request. (reply-from's types also cover HTTP/2

@@ -238,6 +238,19 @@ t.test('a large body streams through the lane with backpressure, and a client go
   const errors = await gw.gateway.metrics.registry.getSingleMetricAsString('authgate_upstream_errors_total');
   t.notMatch(errors, /authgate_upstream_errors_total\{[^}]*\} [1-9]/, 'a client that went is not an upstream error');
   t.equal(await laneTaken(gw), before + 2);
+
+  // The same on the framework's way (an Origin keeps a request off the lane): no upstream error either.
+  const framed = connect(port, '127.0.0.1');
+  framed.write(`POST /accounts/upload HTTP/1.1\r\nHost: gw\r\nUser-Agent: t\r\nOrigin: https://app.example.test\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${size}\r\n\r\n`);
+  framed.write(Buffer.alloc(64 * 1024, 'c'));
+  const second = index + 1;
+  await until('the upstream receiving the second body', () => received[second] !== undefined && received[second]!.length > 0);
+  framed.destroy();
+  await until('the second upstream request aborted', () => received[second]!.aborted);
+  t.equal(await laneTaken(gw), before + 2, 'that one went the framework way');
+  // As above: undici fails the request (and the gateway hears of it) before the upstream sees its socket go.
+  const afterFramework = await gw.gateway.metrics.registry.getSingleMetricAsString('authgate_upstream_errors_total');
+  t.notMatch(afterFramework, /authgate_upstream_errors_total\{[^}]*\} [1-9]/, 'nor on the framework way');
 });
 
 t.test('behind trusted proxies the lane sends the X-Forwarded-* the framework computes', async (t) => {
