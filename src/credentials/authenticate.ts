@@ -7,6 +7,7 @@ import { readBearer } from './bearer.js';
 import { ALLOWED, type DecisionKind, type DecisionOutcome, type DecisionReason, type DecisionRecorder } from './decisions.js';
 import type { Principal } from './principal.js';
 import type { CredentialResolver } from './resolver.js';
+import { takeSettledResolution } from './settled-resolution.js';
 
 const ENVIRONMENT_DETAIL = {
   production: 'This credential belongs to the production environment.',
@@ -39,7 +40,8 @@ export function createAuthenticate(resolver: Pick<CredentialResolver, 'resolve'>
     let resolution;
     try {
       // A cache hit comes back synchronously: no await, so no extra turn of the microtask queue.
-      const resolved = resolver.resolve(bearer.token);
+      // The fast lane may have read the store for this very request already: its answer, then.
+      const resolved = takeSettledResolution(request.raw) ?? resolver.resolve(bearer.token);
       resolution = resolved instanceof Promise ? await resolved : resolved;
     } catch (error) {
       if (error instanceof StoreUnavailable) {

@@ -183,9 +183,13 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // 6. After the reply is on the wire: the metric and the one log line.
   app.addHook('onResponse', record);
 
-  // The fast lane: a forwarded request that needs no refusal and no wait skips the framework
-  // (proxy/fast-path.ts); everything else reaches fastify's own handler, untouched.
-  const fast = createFastPath({
+  // The fast lane: a forwarded request that needs no refusal and no wait but its credential's
+  // store read skips the framework (proxy/fast-path.ts); everything else reaches fastify's own
+  // handler, untouched.
+  const [framework] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+  if (framework === undefined) throw new Error('fastify attached no request handler');
+  app.server.removeAllListeners('request');
+  app.server.on('request', createFastPath({
     routes: config.forwardedRoutes,
     upstreamUrl: deps.upstreamUrl,
     pool: upstreamPool,
@@ -201,12 +205,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     record: record.record,
     closing: () => shutdown.closing,
     overloaded: () => (app as unknown as { isUnderPressure?: () => boolean }).isUnderPressure?.() === true,
-  });
-  const [framework] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
-  if (framework === undefined) throw new Error('fastify attached no request handler');
-  app.server.removeAllListeners('request');
-  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (!fast(request, response)) framework(request, response);
-  });
+    framework,
+  }));
   return app;
 }

@@ -8,12 +8,14 @@
  * replica holds only), the identity assertion (one kept only), the identity headers, the
  * upstream's answer headers, the problems of a failed upstream, the metrics and the access line.
  *
- * It takes a request only when it can answer it without waiting for anything but the upstream
- * and without refusing it: every other request (a method the route does not forward, a GET or
- * HEAD with a body, an Expect, an Origin, a missing or unknown credential, a cache miss, a refusal
- * of any kind, load shedding, shutdown) goes to fastify as before, having had
- * nothing done or counted here. So every refusal and every slower path keeps one implementation,
- * and this one is the happy path only.
+ * It takes a request only when it can answer it without refusing it and without waiting for
+ * anything but the credential's one store read (a cache miss, or the cache off) and the upstream:
+ * every other request (a method the route does not forward, a GET or HEAD with a body, an
+ * Expect, an Origin, a missing or unknown credential, a refusal of any kind, an assertion to
+ * sign, rate-limit budget to lease, load shedding, shutdown) goes to fastify as before, having had
+ * nothing done or counted here but that read, whose answer fastify then uses instead of reading
+ * again (credentials/settled-resolution.ts). So every refusal and every slower path keeps one
+ * implementation, and this one is the happy path only.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
@@ -22,7 +24,8 @@ import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { readBearer } from '../credentials/bearer.js';
 import { ALLOWED, type DecisionRecorder } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
-import type { CredentialResolver } from '../credentials/resolver.js';
+import type { CredentialResolver, Resolution } from '../credentials/resolver.js';
+import { keepSettledResolution } from '../credentials/settled-resolution.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/error-handler.js';
 import type { RecordAnswer } from '../http/record-request.js';
 import { requestIdOf } from '../http/request-id.js';
@@ -37,8 +40,8 @@ import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from
 import { isAmbiguousPath } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 
-/** Answers the request (true), or leaves it untouched for fastify (false). */
-export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
+/** node:http's request handler: the lane's own answer, or fastify's (deps.framework). */
+export type FastPath = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** A route of the table as the lane reads it: the scope bit each method needs (HEAD takes GET's). */
 type Lane = Readonly<{ label: string; bits: ReadonlyMap<string, number>; loginTokenOnly: boolean; taken: CounterSeries }>;
@@ -72,6 +75,8 @@ export function createFastPath(deps: {
   closing: () => boolean;
   /** True while load shedding refuses: fastify answers 503 then. */
   overloaded: () => boolean;
+  /** fastify's own request handler: every request the lane does not answer. */
+  framework: (request: IncomingMessage, response: ServerResponse) => void;
 }): FastPath {
   // The route table as lanes, exact paths and subtree prefixes; HEAD takes GET's scope.
   const exact = new Map<string, Lane>();
@@ -99,32 +104,89 @@ export function createFastPath(deps: {
   const host = upstream.host;
   const pool = deps.pool;
   const { policy, limiter } = deps.rateLimits;
+  const framework = deps.framework;
 
-  function handle(request: IncomingMessage, response: ServerResponse): boolean {
+  function handle(request: IncomingMessage, response: ServerResponse): void {
     const method = request.method ?? '';
     const headers = request.headers;
     const userAgent = headers['user-agent'];
-    if (userAgent === undefined || userAgent.trim() === '') return false;
-    if (headers.origin !== undefined || headers.expect !== undefined) return false;
+    if (userAgent === undefined || userAgent.trim() === '') return framework(request, response);
+    if (headers.origin !== undefined || headers.expect !== undefined) return framework(request, response);
     // A body streams to the upstream as it arrives (undici reads the request with backpressure);
     // node's parser has already refused a request with both a length and chunked, or a bad length.
+    // Any transfer coding but plain chunked is the framework's to refuse (path-guard.ts): node has
+    // removed the chunked framing only, and the coding's name would not reach the upstream.
     const length = headers['content-length'];
-    const hasBody = headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-    if (hasBody && (method === 'GET' || method === 'HEAD')) return false;
+    const coding = headers['transfer-encoding'];
+    if (coding !== undefined && coding !== 'chunked') return framework(request, response);
+    const hasBody = coding !== undefined || (length !== undefined && length !== '0');
+    if (hasBody && (method === 'GET' || method === 'HEAD')) return framework(request, response);
     const url = request.url ?? '';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
-    if (path.length > MAX_PATH || path.includes('%') || isAmbiguousPath(url)) return false;
+    if (path.length > MAX_PATH || path.includes('%') || isAmbiguousPath(url)) return framework(request, response);
     const lane = laneOf(path);
-    if (lane === undefined || deps.closing() || deps.overloaded()) return false;
+    if (lane === undefined || deps.closing() || deps.overloaded()) return framework(request, response);
     const bit = lane.bits.get(method);
-    if (bit === undefined) return false; // a method the route does not forward: fastify's 405
+    if (bit === undefined) return framework(request, response); // a method the route does not forward: fastify's 405
 
     const bearer = readBearer(headers.authorization, request.rawHeaders);
-    if (!bearer.ok) return false;
-    // From the cache only: a miss is fastify's to load (once), and any refusal its to answer.
+    if (!bearer.ok) return framework(request, response);
     const resolved = deps.resolver.resolveCached(bearer.token);
-    if (resolved === undefined || !resolved.ok) return false;
+    if (resolved !== undefined) {
+      if (!forward(request, response, lane, bit, method, url, hasBody, resolved, performance.now())) framework(request, response);
+      return;
+    }
+    // A miss (or the cache off): the one store read (or signature check) the framework's path
+    // would make, awaited here. Then the same lane; or, for any refusal or wait, the framework's
+    // path with that answer (settled-resolution.ts), so the store is never asked twice.
+    const startedAt = performance.now();
+    const loading = loadResolution(bearer.token);
+    loading.then(
+      (resolution) => {
+        // A client that went while the store answered has nobody left to answer: its request
+        // goes nowhere (as one gone mid-answer takes its upstream request with it), and, like a
+        // request whose client went on the framework's way, it has no access line.
+        if (request.socket.destroyed || response.destroyed) return;
+        // Shutdown or load shedding begun meanwhile is the framework's to answer.
+        if (!deps.closing() && !deps.overloaded() && forward(request, response, lane, bit, method, url, hasBody, resolution, startedAt)) return;
+        handOver(request, response, loading);
+      },
+      () => handOver(request, response, loading),
+    );
+  }
+
+  /** The resolver's answer as a promise, a synchronous throw (a bug) included. */
+  function loadResolution(token: string): Promise<Resolution> {
+    try {
+      return Promise.resolve(deps.resolver.resolve(token));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  function handOver(request: IncomingMessage, response: ServerResponse, resolution: Promise<Resolution>): void {
+    keepSettledResolution(request, resolution);
+    framework(request, response);
+  }
+
+  /**
+   * Forwards the request for a resolved credential, when nothing refuses it or makes it wait (a
+   * scope, a login-token-only route, an assertion to sign, rate-limit budget to lease): true when
+   * taken, having answered; false, having done nothing, for the framework to answer.
+   */
+  function forward(
+    request: IncomingMessage,
+    response: ServerResponse,
+    lane: Lane,
+    bit: number,
+    method: string,
+    url: string,
+    hasBody: boolean,
+    resolved: Resolution,
+    startedAt: number,
+  ): boolean {
+    if (!resolved.ok) return false;
     const principal = resolved.principal;
     if ((principal.scopes & bit) === 0 || (lane.loginTokenOnly && principal.via !== 'jwt')) return false;
     let assertion: string | null = null;
@@ -138,7 +200,7 @@ export function createFastPath(deps: {
     if (limit !== undefined && verdict === undefined) return false;
 
     // Taken: from here the answer is this lane's.
-    const startedAt = performance.now();
+    const headers = request.headers;
     lane.taken.inc();
     const via = principal.via;
     deps.recordDecision(via, 'allowed', 'ok');

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { send, startGateway, UA } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw-http.js';
+import { redisCommand, startRedis, startTcpProxy } from '../helpers/redis.js';
 
 /**
  * The fast lane (proxy/fast-path.ts) over real sockets: it answers as fastify's path does (same
@@ -174,7 +175,12 @@ t.test('writes take the lane: bodies stream whole to the upstream, with a length
   t.equal(notForwarded.status, 405, "a method the route does not forward: the framework's 405");
   const getWithBody = await send(`${gw.publicUrl}/accounts`, { method: 'GET', headers: { ...auth, 'content-type': 'text/plain', 'content-length': 2 }, body: 'hi' });
   t.equal(getWithBody.status, 200);
-  t.equal(await laneTaken(gw), before + 4, 'neither took the lane');
+  // A transfer coding other than plain chunked: the framework's 400, never forwarded.
+  const forwarded = gw.upstream.requests.length;
+  const gzipped = await rawRequest(Number(new URL(gw.publicUrl).port), `POST /accounts HTTP/1.1\r\nHost: gw\r\nUser-Agent: t\r\nAuthorization: Bearer ${apiKey}\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n`);
+  t.equal(gzipped.status, 400, 'Transfer-Encoding: gzip, chunked is refused');
+  t.equal(gw.upstream.requests.length, forwarded, 'and not forwarded');
+  t.equal(await laneTaken(gw), before + 4, 'none of them took the lane');
 
   // A key whose scopes do not cover writes: refused by the framework (403), never forwarded.
   const readOnly = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes: ['accounts:read'] }) });
@@ -277,4 +283,81 @@ t.test('behind trusted proxies the lane sends the X-Forwarded-* the framework co
       t.match(upstreamOf('fwd-fast').headers['x-forwarded-for'], /^(203\.0\.113\.7|198\.51\.100\.2), .*127\.0\.0\.1$|^198\.51\.100\.2, 127\.0\.0\.1$/);
     });
   }
+});
+
+t.test('a cache miss takes the lane after one store read; a request refused after that read costs no second one', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  // A relay that lets everything through, to see when the gateway has sent a read.
+  let sentReads = 0;
+  const relay = await startTcpProxy(redis.port, (chunk) => {
+    if (/hget/i.test(chunk.toString('latin1'))) sentReads++;
+    return false;
+  });
+  t.teardown(() => relay.close());
+  // The cache off: every request reads its credential from Redis (the bench's "cache off" row).
+  const gw = await startGateway(t, { env: { AUTHGATE_REDIS_URL: relay.url, AUTHGATE_CACHE_MAX: '0' } });
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  const { apiKey } = await gw.createApiKey(token);
+  await gw.get('/accounts/warm', { authorization: `Bearer ${apiKey}` }); // its assertion signed
+  const reads = async () => Number(/cmdstat_hget:calls=(\d+)/.exec(String(await redisCommand(redis.port, 'INFO', 'commandstats')))?.[1] ?? 0);
+
+  // A parallel burst, each a miss: all through the lane, one HGET each.
+  let before = await reads();
+  const taken = await laneTaken(gw);
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => gw.get(`/accounts/miss-${i}`, { authorization: `Bearer ${apiKey}` })));
+  t.same(answers.map((a) => a.status), answers.map(() => 200));
+  t.equal(await laneTaken(gw), taken + 40, 'the fast lane took every miss');
+  t.equal((await reads()) - before, 40, 'one store read per request');
+  const logged = new Set(gw.logs.records().filter((line) => line['msg'] === 'request' && line['route'] === '/accounts/*' && line['status'] === 200).map((line) => line['reqId']));
+  t.ok(answers.every((a) => logged.has(a.headers['x-request-id'])), 'each with its access line');
+
+  // Refused after its read: a read-only key writing (403), an unknown key (401). Never forwarded,
+  // and the framework answers with the lane's read, not one of its own.
+  const readOnly = JSON.parse((await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes: ['accounts:read'] }) })).body).apiKey as string;
+  const forwarded = gw.upstream.requests.length;
+  before = await reads();
+  const refused = await send(`${gw.publicUrl}/accounts`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${readOnly}`, 'content-type': 'application/json' }, body: '{}' });
+  t.equal(refused.status, 403);
+  t.equal(JSON.parse(refused.body).code, 1106, 'insufficient scope');
+  t.equal((await reads()) - before, 1, 'the 403 cost one store read');
+  const deleted = await gw.createApiKey(token);
+  t.equal((await send(`${gw.publicUrl}/auth/api-key/${deleted.id}`, { method: 'DELETE', headers: { ...UA, authorization: `Bearer ${token}` } })).status < 300, true, 'a key deleted');
+  before = await reads();
+  const denied = await gw.get('/accounts', { authorization: `Bearer ${deleted.apiKey}` });
+  t.equal(denied.status, 401);
+  t.equal(JSON.parse(denied.body).code, 1102, 'invalid credential');
+  t.equal((await reads()) - before, 1, 'the 401 cost one store read');
+  t.equal(gw.upstream.requests.length, forwarded, 'neither reached the upstream');
+
+  // The store paused during the read, and the client gone meanwhile: nothing reaches the upstream
+  // for it once the store answers, and nothing is left hanging.
+  const port = Number(new URL(gw.publicUrl).port);
+  const beforeGone = gw.upstream.requests.length;
+  const connections = () => new Promise<number>((resolve, reject) => gw.gateway.publicServer.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  const open = await connections();
+  redis.pause();
+  const sent = sentReads;
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  socket.write(`GET /accounts/gone HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`);
+  await until('the read sent', () => sentReads > sent);
+  socket.destroy();
+  // The gateway has seen the client go before the store answers.
+  for (const deadline = Date.now() + 20_000; (await connections()) > open; ) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the gateway to see the client go');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  redis.resume();
+  const after = await gw.get('/accounts/after', { authorization: `Bearer ${apiKey}` });
+  t.equal(after.status, 200, 'the store answers again');
+  t.notOk(gw.upstream.requests.slice(beforeGone).some((r) => r.url === '/accounts/gone'), 'the gone client\'s request was not forwarded');
+
+  // The store not answering: the lane hands its failure to the framework, which answers 503.
+  redis.pause();
+  const unavailable = await gw.get('/accounts/down', { authorization: `Bearer ${apiKey}` });
+  redis.resume();
+  t.equal(unavailable.status, 503);
+  t.equal(JSON.parse(unavailable.body).code, 1503, 'credential store unavailable');
 });
