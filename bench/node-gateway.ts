@@ -7,10 +7,16 @@
  * Nothing else: no access line, no metrics, no request id, no scopes, no rate limit, no identity
  * assertion, no hop-by-hop hygiene beyond what the sockets need, no problem bodies.
  *
+ * With BENCH_REDIS_URL and BENCH_REDIS_HASH (the `node-gateway-cold` row), the digest is looked
+ * up with one HGET per request instead (ioredis with auto-pipelining, as authgate's store has it):
+ * the floor of a forwarding core that reads its credential from Redis every time, issue 18's
+ * "cache off" target measured without authgate in it.
+ *
  * usage: node-gateway.js <upstream url>; BENCH_KEY_DIGESTS as for the key service.
  */
 import * as crypto from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { serveAsChild } from './lib/child-server.js';
 
@@ -20,6 +26,9 @@ const pairs = JSON.parse(process.env['BENCH_KEY_DIGESTS'] ?? '[]') as [string, s
 if (pairs.length === 0) throw new Error('node-gateway: BENCH_KEY_DIGESTS names no key');
 const organizations = new Map<string, string>(pairs);
 const sha256 = (value: string) => crypto.hash('sha256', value, 'base64url');
+const redisUrl = process.env['BENCH_REDIS_URL'];
+const redisHash = process.env['BENCH_REDIS_HASH'] ?? '';
+const redis = redisUrl === undefined ? undefined : new Redis(redisUrl, { enableAutoPipelining: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
 
 const pool = new Pool(upstream, { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 });
 const host = new URL(upstream).host;
@@ -32,7 +41,16 @@ const server = createServer((request, response) => {
     return;
   }
   const authorization = headers.authorization;
-  const organization = authorization !== undefined && authorization.startsWith('Bearer ') ? organizations.get(sha256(authorization.slice(7))) : undefined;
+  const digest = authorization !== undefined && authorization.startsWith('Bearer ') ? sha256(authorization.slice(7)) : undefined;
+  if (redis === undefined || digest === undefined) return forward(request, response, digest === undefined ? undefined : organizations.get(digest));
+  redis.hget(redisHash, digest).then(
+    (organization) => forward(request, response, organization ?? undefined),
+    () => void response.writeHead(503, { 'content-length': 0 }).end(),
+  );
+});
+
+function forward(request: IncomingMessage, response: ServerResponse, organization: string | undefined): void {
+  const headers = request.headers;
   if (organization === undefined) {
     response.writeHead(401, { 'content-length': 0 }).end();
     return;
@@ -70,5 +88,6 @@ const server = createServer((request, response) => {
       },
     },
   );
-});
+}
+
 serveAsChild(server);

@@ -85,11 +85,11 @@ function parseOptions(argv: readonly string[]): Options {
     if (!known.has(arg)) throw new Error(`unknown option ${arg}`);
   }
   if (argv.includes('--help')) {
-    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-ident,jwt-ident,apikey-noident,jwt-noident,apikey-limited,cold,garbage,upstream,nolog,nginx-auth,node-gateway,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
+    process.stdout.write('usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only apikey,jwt,apikey-ident,jwt-ident,apikey-noident,jwt-noident,apikey-limited,cold,garbage,upstream,nolog,nginx-auth,node-gateway,node-gateway-cold,scale] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n');
     process.exit(0);
   }
   const onlyList = value('--only');
-  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'cold', 'garbage', 'nginx-auth', 'node-gateway'];
+  const ids: readonly ScenarioId[] = ['upstream', 'baseline', 'apikey', 'nolog', 'jwt', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'cold', 'garbage', 'nginx-auth', 'node-gateway', 'node-gateway-cold'];
   const onlyItems = onlyList?.split(',');
   const only = onlyItems?.filter((id) => id !== 'scale').map((id) => {
     if (!ids.includes(id as ScenarioId)) throw new Error(`--only: unknown scenario ${id}`);
@@ -245,7 +245,7 @@ class LoadGenerator {
 // ---------------------------------------------------------------------------------------------
 // Scenarios
 
-type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-ident-b' | 'jwt-ident-b' | 'apikey-noident-b' | 'jwt-noident-b' | 'apikey-limited' | 'cold' | 'garbage' | 'nginx-auth' | 'node-gateway' | 'compare';
+type ScenarioId = 'upstream' | 'baseline' | 'apikey' | 'nolog' | 'jwt' | 'apikey-ident' | 'jwt-ident' | 'apikey-noident' | 'jwt-noident' | 'apikey-ident-b' | 'jwt-ident-b' | 'apikey-noident-b' | 'jwt-noident-b' | 'apikey-limited' | 'cold' | 'garbage' | 'nginx-auth' | 'node-gateway' | 'node-gateway-cold' | 'compare';
 /** `server`: the process whose CPU time per request is reported (the proxy, or the upstream itself). */
 type Scenario = { id: ScenarioId; title: string; spec: Omit<RunSpec, 'durationS' | 'label'>; server: number };
 type Slice = {
@@ -383,10 +383,11 @@ const TARGETS: Record<ScenarioId, { target: string; ok(s: Summary): boolean; rat
   garbage: { target: '≥ 0.85', ok: (s) => s.ratio >= 0.85 },
   'nginx-auth': { target: '(reference: issue 18)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
   'node-gateway': { target: '(reference: issue 18, the floor of a Node forwarding core)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
+  'node-gateway-cold': { target: '(reference: issue 18, that floor with a Redis read per request)', ok: () => true },
   compare: { target: '(development aid)', ok: () => true, ratio: (s) => `${fmt.ratio(s.ratio)} (p99 ×${fmt.ratio(s.p99Ratio)})` },
 };
 /** Reference scenarios: shown without a verdict. */
-const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'nginx-auth', 'node-gateway', 'compare']);
+const REFERENCES: ReadonlySet<ScenarioId> = new Set(['upstream', 'baseline', 'nolog', 'apikey-ident', 'jwt-ident', 'apikey-noident', 'jwt-noident', 'apikey-ident-b', 'jwt-ident-b', 'apikey-noident-b', 'jwt-noident-b', 'apikey-limited', 'nginx-auth', 'node-gateway', 'node-gateway-cold', 'compare']);
 
 /**
  * Each identity-assertion pair: twin gateways started alike (neither is the main gateway, which
@@ -709,19 +710,28 @@ async function main(): Promise<number> {
     log('nginx (with auth_request) not found on the PATH: the nginx-auth reference row is SKIPPED (Debian: apt-get install nginx-light)');
   }
 
-  // The other reference of issue 18: the smallest Node gateway with the fast lane's pieces.
-  let nodeGateway: { proc: Started; port: number } | undefined;
-  if (wanted('node-gateway')) {
-    const digest = createHash('sha256').update(apiKey).digest('base64url');
-    const proc = startProcess('node-gateway', process.execPath, [here('./node-gateway.js'), upstreamUrl], {
+  // The other reference of issue 18: the smallest Node gateway with the fast lane's pieces; and
+  // the same reading the digest from Redis on every request (cache off's floor).
+  const digest = createHash('sha256').update(apiKey).digest('base64url');
+  const startNodeGateway = async (name: string, env: Record<string, string>) => {
+    const proc = startProcess(name, process.execPath, [here('./node-gateway.js'), upstreamUrl], {
       core: SERVER_CORE,
       ipc: true,
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', BENCH_KEY_DIGESTS: JSON.stringify([[digest, org.id]]) },
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', BENCH_KEY_DIGESTS: JSON.stringify([[digest, org.id]]), ...env },
     });
-    nodeGateway = { proc, port: (await firstMessage<{ port: number }>(proc)).port };
-    log(`node-gateway: pid ${proc.pid} on port ${nodeGateway.port}`);
+    const started = { proc, port: (await firstMessage<{ port: number }>(proc)).port };
+    log(`${name}: pid ${proc.pid} on port ${started.port}`);
+    return started;
+  };
+  const nodeGateway = wanted('node-gateway') ? await startNodeGateway('node-gateway', {}) : undefined;
+  let nodeGatewayCold: { proc: Started; port: number } | undefined;
+  if (wanted('node-gateway-cold')) {
+    const hash = 'bench:node-gateway';
+    await redis.client.hset(hash, digest, org.id);
+    nodeGatewayCold = await startNodeGateway('node-gateway-cold', { BENCH_REDIS_URL: redis.url, BENCH_REDIS_HASH: hash });
   }
   const nodeGatewayUrl = nodeGateway === undefined ? '' : `http://127.0.0.1:${nodeGateway.port}`;
+  const nodeGatewayColdUrl = nodeGatewayCold === undefined ? '' : `http://127.0.0.1:${nodeGatewayCold.port}`;
 
   const checks: [string, string, Record<string, string>][] = [
     ['upstream', upstreamUrl, headersWith(apiKey)],
@@ -745,6 +755,7 @@ async function main(): Promise<number> {
         ] as [string, string, Record<string, string>][])),
     ...(nginx === undefined ? [] : [['nginx auth_request (API key)', nginx.url, headersWith(apiKey)] as [string, string, Record<string, string>]]),
     ...(nodeGateway === undefined ? [] : [['node-gateway (API key)', nodeGatewayUrl, headersWith(apiKey)] as [string, string, Record<string, string>]]),
+    ...(nodeGatewayCold === undefined ? [] : [['node-gateway-cold (API key)', nodeGatewayColdUrl, headersWith(apiKey)] as [string, string, Record<string, string>]]),
   ];
   for (const [what, url, headers] of checks) {
     const answer = await send(`${url}/accounts`, { headers });
@@ -775,6 +786,7 @@ async function main(): Promise<number> {
     { id: 'cold', title: 'authgate, cache off (Redis read per request)', spec: spec(gwCold?.publicUrl ?? '', apiKey), server: gwCold?.proc.pid ?? -1 },
     { id: 'nginx-auth', title: `nginx auth_request → node:http key service (${nginx?.version ?? 'nginx'}, one process; SHA-256 + Map lookup)`, spec: spec(nginx?.url ?? '', apiKey), server: nginx?.pid ?? -1 },
     { id: 'node-gateway', title: 'node:http + undici Pool, the key service’s check, nothing else (the floor of a Node forwarding core)', spec: spec(nodeGatewayUrl, apiKey), server: nodeGateway?.proc.pid ?? -1 },
+    { id: 'node-gateway-cold', title: 'the same, the digest read from Redis per request (one HGET, ioredis auto-pipelined)', spec: spec(nodeGatewayColdUrl, apiKey), server: nodeGatewayCold?.proc.pid ?? -1 },
     { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', spec: { ...spec(gwA.publicUrl, apiKey), garbage: { every: 10, environment: 'production' } }, server: gwA.proc.pid },
   ];
   watched.set('upstream', upstream.proc.pid).set('baseline', baseline.proc.pid).set('authgate', gwA.proc.pid).set('redis', redis.pid);
@@ -787,6 +799,7 @@ async function main(): Promise<number> {
   if (gwNoIdentityB !== undefined) watched.set('authgate-noident-b', gwNoIdentityB.proc.pid);
   if (nginx !== undefined) watched.set('nginx', nginx.pid).set('keyservice', nginx.keyServicePid);
   if (nodeGateway !== undefined) watched.set('node-gateway', nodeGateway.proc.pid);
+  if (nodeGatewayCold !== undefined) watched.set('node-gateway-cold', nodeGatewayCold.proc.pid);
   if (gwCompare !== undefined) {
     // Its own organization and key, made through its own API: another build may name its data
     // or format its keys differently (as the shard-tag layout did), and must read its own.
