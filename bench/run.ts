@@ -509,6 +509,21 @@ function issue18Rows(
     }
   }
 
+  // authgate against the floor of its design (bench/node-gateway.ts), warm and with a store read
+  // per request: how much of what Node can do on this machine authgate's own work leaves.
+  const floorShares = ([['apikey', 'node-gateway', 'API key, warm cache'], ['cold', 'node-gateway-cold', 'cache off']] as const).flatMap(([mine, floor, name]) => {
+    if (!has(mine) || !has(floor)) return [];
+    const rounds = [...new Set(slices.map((x) => x.round))];
+    const shares = rounds.flatMap((round) => {
+      const a = slices.find((x) => x.round === round && x.scenario === mine);
+      const f = slices.find((x) => x.round === round && x.scenario === floor);
+      return a === undefined || f === undefined ? [] : [a.result.rps / f.result.rps];
+    });
+    report[`${mine}VersusFloor`] = shares;
+    return [`${name} ×${fmt.ratio(median(shares))} of ${floor} (CPU ${fmt.ms(summary[mine]!.cpuUsPerRequest)} against ${fmt.ms(summary[floor]!.cpuUsPerRequest)} µs)`];
+  });
+  if (floorShares.length > 0) notes.push(`authgate against the floor of a Node forwarding core (median of same-round ratios): ${floorShares.join('; ')}`);
+
   // CPU per request of the authgate process, API key, against the baseline process's.
   if (has('apikey')) {
     const s = summary.apikey!;

@@ -14,6 +14,14 @@ export function keepSettledResolution(request: IncomingMessage, resolution: Prom
   settled.set(request, resolution);
 }
 
+/**
+ * Whether the lane admitted this request and read its credential: it arrived before any shutdown
+ * began, so the framework serves it as the in-flight request it is (public-server.ts).
+ */
+export function hasSettledResolution(request: IncomingMessage): boolean {
+  return settled.has(request);
+}
+
 /** The lane's answer for this request (settled, or rejected as the store rejected it), once. */
 export function takeSettledResolution(request: IncomingMessage): Promise<Resolution> | undefined {
   const found = settled.get(request);

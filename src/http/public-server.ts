@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
+import { hasSettledResolution } from '../credentials/settled-resolution.js';
 import type { LeakReportThrottle } from '../guards/leak-report-throttle.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { userAgentGuard } from '../guards/user-agent.js';
@@ -135,7 +136,9 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   const shutdown = watchClosing(app);
   app.addHook('onRequest', (request, reply, done) => {
     stampHeaders(request, reply);
-    if (shutdown.closing) done(shuttingDown(reply));
+    // A request the fast lane admitted before close() began, and hands on after reading its
+    // credential, is in flight: it is answered, not refused.
+    if (shutdown.closing && !hasSettledResolution(request.raw)) done(shuttingDown(reply));
     else done();
   });
   // 1. Every request, unknown paths included: User-Agent, before any other check. Then a CORS

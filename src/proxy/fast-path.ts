@@ -148,9 +148,9 @@ export function createFastPath(deps: {
         // goes nowhere (as one gone mid-answer takes its upstream request with it), and, like a
         // request whose client went on the framework's way, it has no access line.
         if (request.socket.destroyed || response.destroyed) return;
-        // Shutdown or load shedding begun meanwhile is the framework's to answer.
-        if (!deps.closing() && !deps.overloaded() && forward(request, response, lane, bit, method, url, hasBody, resolution, startedAt)) return;
-        handOver(request, response, loading);
+        // Admitted before any shutdown or load shedding that began meanwhile (checked above, as
+        // the framework checks them once, on arrival): an in-flight request, served.
+        if (!forward(request, response, lane, bit, method, url, hasBody, resolution, startedAt)) handOver(request, response, loading);
       },
       () => handOver(request, response, loading),
     );

@@ -1,10 +1,10 @@
-import { connect } from 'node:net';
+import { connect, createConnection, createServer as createNetServer, type Socket } from 'node:net';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { send, startGateway, UA } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw-http.js';
-import { redisCommand, startRedis, startTcpProxy } from '../helpers/redis.js';
+import { redisCommand, startRedis } from '../helpers/redis.js';
 
 /**
  * The fast lane (proxy/fast-path.ts) over real sockets: it answers as fastify's path does (same
@@ -39,6 +39,49 @@ async function until(what: string, check: () => boolean, timeoutMs = 20_000): Pr
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * A relay to Redis that, once armed, holds the connection's traffic from the first chunk with an
+ * HGET in it (and everything after it, so the stream stays in order) until released: a credential
+ * read under way for as long as a test needs, while everything sent before it has its answers.
+ */
+async function holdingRelay(t: Test, redisPort: number) {
+  let armed = false;
+  let holding = false;
+  let held: { upstream: Socket; chunk: Buffer }[] = [];
+  let reads = 0;
+  const server = createNetServer((client) => {
+    const upstream = createConnection({ host: '127.0.0.1', port: redisPort });
+    for (const socket of [client, upstream]) socket.on('error', () => {});
+    client.on('data', (chunk: Buffer) => {
+      const hgets = chunk.toString('latin1').match(/hget/gi)?.length ?? 0;
+      reads += hgets;
+      if (armed && hgets > 0) holding = true;
+      if (holding) held.push({ upstream, chunk });
+      else upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.close();
+    for (const { upstream } of held) upstream.destroy();
+  });
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get reads() {
+      return reads;
+    },
+    arm: () => void (armed = true),
+    release() {
+      armed = holding = false;
+      for (const { upstream, chunk } of held) upstream.write(chunk);
+      held = [];
+    },
+  };
 }
 
 t.test('the client gone while the upstream holds its answer: the upstream request goes too, and the gateway closes', async (t) => {
@@ -288,13 +331,7 @@ t.test('behind trusted proxies the lane sends the X-Forwarded-* the framework co
 t.test('a cache miss takes the lane after one store read; a request refused after that read costs no second one', async (t) => {
   const redis = await startRedis();
   t.teardown(() => redis.stop());
-  // A relay that lets everything through, to see when the gateway has sent a read.
-  let sentReads = 0;
-  const relay = await startTcpProxy(redis.port, (chunk) => {
-    if (/hget/i.test(chunk.toString('latin1'))) sentReads++;
-    return false;
-  });
-  t.teardown(() => relay.close());
+  const relay = await holdingRelay(t, redis.port);
   // The cache off: every request reads its credential from Redis (the bench's "cache off" row).
   const gw = await startGateway(t, { env: { AUTHGATE_REDIS_URL: relay.url, AUTHGATE_CACHE_MAX: '0' } });
   const org = await gw.createOrganization();
@@ -331,25 +368,25 @@ t.test('a cache miss takes the lane after one store read; a request refused afte
   t.equal((await reads()) - before, 1, 'the 401 cost one store read');
   t.equal(gw.upstream.requests.length, forwarded, 'neither reached the upstream');
 
-  // The store paused during the read, and the client gone meanwhile: nothing reaches the upstream
+  // The read held, and the client gone meanwhile: nothing reaches the upstream
   // for it once the store answers, and nothing is left hanging.
   const port = Number(new URL(gw.publicUrl).port);
   const beforeGone = gw.upstream.requests.length;
   const connections = () => new Promise<number>((resolve, reject) => gw.gateway.publicServer.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
   const open = await connections();
-  redis.pause();
-  const sent = sentReads;
+  relay.arm();
+  const sent = relay.reads;
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => {});
   socket.write(`GET /accounts/gone HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`);
-  await until('the read sent', () => sentReads > sent);
+  await until('the read sent', () => relay.reads > sent);
   socket.destroy();
   // The gateway has seen the client go before the store answers.
   for (const deadline = Date.now() + 20_000; (await connections()) > open; ) {
     if (Date.now() > deadline) throw new Error('timed out waiting for the gateway to see the client go');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  redis.resume();
+  relay.release();
   const after = await gw.get('/accounts/after', { authorization: `Bearer ${apiKey}` });
   t.equal(after.status, 200, 'the store answers again');
   t.notOk(gw.upstream.requests.slice(beforeGone).some((r) => r.url === '/accounts/gone'), 'the gone client\'s request was not forwarded');
@@ -360,4 +397,54 @@ t.test('a cache miss takes the lane after one store read; a request refused afte
   redis.resume();
   t.equal(unavailable.status, 503);
   t.equal(JSON.parse(unavailable.body).code, 1503, 'credential store unavailable');
+});
+
+t.test('shutdown begun while the lane reads a credential: the request is in flight, and answered as such', async (t) => {
+  // One gateway per case (a gateway closes once): a request the lane forwards after its read, and
+  // one it hands to the framework after it (a read-only key writing: 403).
+  for (const kind of ['forwarded', 'refused'] as const) {
+    await t.test(kind, async (t) => {
+      const redis = await startRedis();
+      t.teardown(() => redis.stop());
+      const relay = await holdingRelay(t, redis.port);
+      // The read waits for the test to release it, never for its timeout.
+      const gw = await startGateway(t, { env: { AUTHGATE_REDIS_URL: relay.url, AUTHGATE_CACHE_MAX: '0', AUTHGATE_REDIS_TIMEOUT_MS: '60000' } });
+      const org = await gw.createOrganization();
+      const token = await gw.login(org.email, org.password);
+      const { apiKey } = await gw.createApiKey(token);
+      const readOnly = JSON.parse((await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes: ['accounts:read'] }) })).body).apiKey as string;
+      await gw.get('/accounts/warm', { authorization: `Bearer ${apiKey}` }); // its assertion signed
+      const port = Number(new URL(gw.publicUrl).port);
+
+      relay.arm();
+      const sent = relay.reads;
+      const answering =
+        kind === 'forwarded'
+          ? gw.get('/accounts/in-flight', { authorization: `Bearer ${apiKey}`, 'x-request-id': 'in-flight-1' })
+          : send(`${gw.publicUrl}/accounts`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${readOnly}`, 'content-type': 'application/json' }, body: '{}' });
+      await until('the read sent', () => relay.reads > sent);
+      const closed = gw.gateway.close();
+      // close() has begun once the listener is gone: a new connection is refused.
+      for (const deadline = Date.now() + 20_000; ; ) {
+        const refusedConnect = await new Promise<boolean>((resolve) => {
+          const probe = connect(port, '127.0.0.1');
+          probe.once('connect', () => (probe.destroy(), resolve(false)));
+          probe.once('error', () => resolve(true));
+        });
+        if (refusedConnect) break;
+        if (Date.now() > deadline) throw new Error('timed out waiting for the gateway to start closing');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      relay.release();
+      const answer = await answering;
+      if (kind === 'forwarded') {
+        t.equal(answer.status, 200, `served (${answer.body.slice(0, 120)})`);
+        t.ok(gw.upstream.requests.some((r) => r.headers['x-request-id'] === 'in-flight-1'), 'and it reached the upstream');
+      } else {
+        t.equal(answer.status, 403, `its own answer, not the shutdown 503 (${answer.body.slice(0, 120)})`);
+        t.equal(JSON.parse(answer.body).code, 1106);
+      }
+      await closed;
+    });
+  }
 });
