@@ -220,7 +220,7 @@ t.test('writes take the lane: bodies stream whole to the upstream, with a length
   t.equal(getWithBody.status, 200);
   // A transfer coding other than plain chunked: the framework's 400, never forwarded.
   const forwarded = gw.upstream.requests.length;
-  const gzipped = await rawRequest(Number(new URL(gw.publicUrl).port), `POST /accounts HTTP/1.1\r\nHost: gw\r\nUser-Agent: t\r\nAuthorization: Bearer ${apiKey}\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n`);
+  const gzipped = await rawRequest(Number(new URL(gw.publicUrl).port), `POST /accounts HTTP/1.1\r\nHost: gw\r\nUser-Agent: t\r\nAuthorization: Bearer ${apiKey}\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n`, 20_000);
   t.equal(gzipped.status, 400, 'Transfer-Encoding: gzip, chunked is refused');
   t.equal(gw.upstream.requests.length, forwarded, 'and not forwarded');
   t.equal(await laneTaken(gw), before + 4, 'none of them took the lane');
@@ -372,20 +372,20 @@ t.test('a cache miss takes the lane after one store read; a request refused afte
   // for it once the store answers, and nothing is left hanging.
   const port = Number(new URL(gw.publicUrl).port);
   const beforeGone = gw.upstream.requests.length;
-  const connections = () => new Promise<number>((resolve, reject) => gw.gateway.publicServer.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
-  const open = await connections();
+  // The gateway's side of this client's connection, to see when the gateway has seen it go.
+  const accepted: { serverSide: Socket; clientPort: number | undefined }[] = [];
+  const onConnection = (serverSide: Socket) => void accepted.push({ serverSide, clientPort: serverSide.remotePort });
+  gw.gateway.publicServer.server.on('connection', onConnection);
+  t.teardown(() => void gw.gateway.publicServer.server.off('connection', onConnection));
   relay.arm();
   const sent = relay.reads;
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => {});
   socket.write(`GET /accounts/gone HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`);
   await until('the read sent', () => relay.reads > sent);
+  const localPort = socket.localPort;
   socket.destroy();
-  // The gateway has seen the client go before the store answers.
-  for (const deadline = Date.now() + 20_000; (await connections()) > open; ) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the gateway to see the client go');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await until('the gateway seeing the client go', () => accepted.some((a) => a.clientPort === localPort && a.serverSide.destroyed));
   relay.release();
   const after = await gw.get('/accounts/after', { authorization: `Bearer ${apiKey}` });
   t.equal(after.status, 200, 'the store answers again');
