@@ -2,6 +2,7 @@ import { createServer, type OutgoingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { ADMIN_TOKEN, send, startGateway, UA, type Response } from '../helpers/gateway.js';
+import { parseResponse, rawRequest, requestText } from '../helpers/raw-http.js';
 import { startSharedCache } from '../helpers/shared-cache.js';
 
 /**
@@ -16,12 +17,13 @@ const APP = 'https://app.example.com';
 
 /**
  * An upstream whose answer headers are the test's to choose: the JSON in the request's
- * `x-test-answer` (forwarded by the gateway like any request header). The body names the
- * organization the gateway said the request was for.
+ * `x-test-answer` (forwarded by the gateway like any request header), or `destroy` for a lost
+ * connection. The body names the organization the gateway said the request was for.
  */
 async function choosingUpstream(t: Test) {
   const server = createServer((request, response) => {
     const chosen = request.headers['x-test-answer'];
+    if (chosen === 'destroy') return void request.socket.destroy();
     const headers = (chosen === undefined ? {} : JSON.parse(String(chosen))) as OutgoingHttpHeaders;
     response.writeHead(200, { 'content-type': 'application/json', ...headers });
     response.end(JSON.stringify({ orgId: request.headers['x-organization-id'] ?? null, url: request.url }));
@@ -223,9 +225,28 @@ t.test('with AUTHGATE_CORS_ORIGINS every answer varies on Origin, whatever the O
       t.ok(varyOf(res).includes('origin'), `${what}, Origin ${origin}: Vary names Origin (${res.headers['vary']})`);
     }
   }
+  // Answers written outside fastify: node's parser's refusal, and an Expect the gateway does not take.
+  const port = Number(new URL(gw.publicUrl).port);
+  const malformed = parseResponse((await rawRequest(port, 'GET /accounts HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n')).raw);
+  t.equal(malformed.status, 400);
+  t.equal(malformed.headers['vary'], 'Origin', "node's parser's 400 varies on Origin too");
+  const expectation = parseResponse((await rawRequest(port, requestText('GET', '/accounts', [['User-Agent', UA['user-agent']], ['Expect', 'x-unknown']]))).raw);
+  t.equal(expectation.status, 417);
+  t.equal(expectation.headers['vary'], 'Origin', 'the 417 varies on Origin too');
+
   const console = await send(`${gw.publicUrl}/console/`, { headers: { ...UA, 'accept-encoding': 'gzip' } });
   t.equal(console.status, 200);
   t.same(varyOf(console), ['origin', 'accept-encoding'], "the console's files keep the gateway's Origin beside their own Accept-Encoding");
+});
+
+t.test("the fast lane's own refusal (the upstream's connection lost) varies on Origin too", async (t) => {
+  const { gw, a } = await twoTenants(t, { AUTHGATE_CORS_ORIGINS: APP });
+  const before = await laneTaken(gw);
+  const res = await send(`${gw.publicUrl}/accounts/fail`, { headers: { ...UA, authorization: `Bearer ${a.apiKey}`, 'x-test-answer': 'destroy' } });
+  t.equal(res.status, 502);
+  t.equal((await laneTaken(gw)) - before, 1, 'answered by the lane');
+  t.equal(res.headers['vary'], 'Origin');
+  t.equal(res.headers['cache-control'], 'no-store');
 });
 
 t.test('without AUTHGATE_CORS_ORIGINS nothing varies on Origin', async (t) => {

@@ -203,7 +203,15 @@ t.test('429 and 503 refusals carry the origin too', async (t) => {
   assertProblem(t, limited, 429, 1110);
   t.equal(limited.headers['access-control-allow-origin'], APP);
   t.ok(limited.headers['retry-after']);
+  // Without Origin: no CORS header, but the refusal varies on Origin all the same.
+  const limitedPlain = await gw.pub({ url: '/accounts', headers: { authorization: `Bearer ${apiKey}` } });
+  assertProblem(t, limitedPlain, 429, 1110);
+  t.equal(limitedPlain.headers['vary'], 'Origin');
+  t.equal(limitedPlain.headers['access-control-allow-origin'], undefined);
   failing = true;
+  const downPlain = await gw.pub({ url: '/accounts', headers: { authorization: `Bearer ${apiKey}` } });
+  assertProblem(t, downPlain, 503, 1503);
+  t.equal(downPlain.headers['vary'], 'Origin');
   const down = await ask();
   assertProblem(t, down, 503, 1503);
   t.equal(down.headers['access-control-allow-origin'], APP);
