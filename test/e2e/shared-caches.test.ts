@@ -1,5 +1,9 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type OutgoingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ADMIN_TOKEN, send, startGateway, UA, type Response } from '../helpers/gateway.js';
 import { parseResponse, rawRequest, requestText } from '../helpers/raw-http.js';
@@ -300,4 +304,77 @@ t.test('answers carrying a secret or a token are never stored: no-store on the a
   t.equal(rolled.headers['cache-control'], 'no-store', 'a rolled key secret');
   const sessions = await send(`${gw.publicUrl}/auth/sessions`, { headers: { ...UA, authorization: `Bearer ${token}` } });
   t.equal(sessions.headers['cache-control'], 'no-store', "the gateway's own API answers, every one");
+});
+
+/**
+ * A real CDN-like cache: nginx's proxy_cache in front of the gateway, as configured by default
+ * (it honours Cache-Control, Expires and Vary, and ignores RFC 9111 §3.5: it stores an answer to
+ * a request with Authorization on `max-age` alone, which is why `max-age` is made private too).
+ */
+async function startNginxCache(t: Test, target: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'authgate-nginx-'));
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `${name}_temp_path ${dir}/${name};`).join(' ');
+  await writeFile(
+    join(dir, 'nginx.conf'),
+    `daemon off; master_process off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
+events {}
+http {
+  access_log off; ${temp}
+  proxy_cache_path ${dir}/cache keys_zone=authgate:1m;
+  server {
+    listen 127.0.0.1:${port};
+    location / { proxy_cache authgate; proxy_pass ${target}; proxy_set_header Host $host; add_header x-test-cache $upstream_cache_status always; }
+  }
+}
+`,
+  );
+  const nginx = spawn('nginx', ['-c', join(dir, 'nginx.conf'), '-p', dir], { stdio: 'ignore' });
+  t.teardown(async () => {
+    if (nginx.exitCode === null) {
+      const exited = new Promise((resolve) => nginx.once('exit', resolve));
+      nginx.kill('SIGTERM');
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await send(`${url}/livez-probe`, { headers: UA });
+      return url;
+    } catch (error) {
+      if (Date.now() > deadline || nginx.exitCode !== null) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+const hasNginx = spawnSync('nginx', ['-v']).status === 0;
+
+t.test('behind a real nginx proxy_cache: no tenant gets another tenant\'s answer, the app never gets the copy made without Origin', { skip: hasNginx ? false : 'nginx is not installed' }, async (t) => {
+  const { gw, a, b } = await twoTenants(t, { AUTHGATE_CORS_ORIGINS: APP, AUTHGATE_IDENTITY_ASSERTION: 'on', AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT: 'on' });
+  const cdn = await startNginxCache(t, gw.publicUrl);
+  for (const cacheControl of ['max-age=60', 'public, max-age=60']) {
+    for (const { name, path } of PATHS) {
+      const url = `${cdn}${path}?nginx=${encodeURIComponent(cacheControl)}`;
+      const ask = (apiKey?: string) =>
+        send(url, { headers: { ...UA, 'x-test-answer': JSON.stringify({ 'cache-control': cacheControl }), ...(apiKey !== undefined && { authorization: `Bearer ${apiKey}` }) } });
+      t.equal((await ask(a.apiKey)).json().orgId, a.id);
+      const other = await ask(b.apiKey);
+      t.not(other.headers['x-test-cache'], 'HIT', `${name}, ${cacheControl}: B is not answered from nginx's cache`);
+      t.equal(other.json().orgId, b.id, `${name}, ${cacheControl}: B gets its own answer`);
+      const anonymous = await ask();
+      t.equal(anonymous.status, 401, `${name}, ${cacheControl}: no credential, the gateway's 401`);
+    }
+  }
+  const plain = await send(`${cdn}/.well-known/jwks.json`, { headers: UA });
+  t.equal(plain.status, 200);
+  const fromApp = await send(`${cdn}/.well-known/jwks.json`, { headers: { ...UA, origin: APP } });
+  t.not(fromApp.headers['x-test-cache'], 'HIT', 'the app is not answered with the copy made without Origin');
+  t.equal(fromApp.headers['access-control-allow-origin'], APP);
 });
