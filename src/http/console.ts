@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem } from '../problems.js';
+import { varyWith } from './cache-headers.js';
 
 /** Where the build puts the console: dist/console, from dist/http/ (and from src/http/ when tests run the sources). */
 export const CONSOLE_DIRECTORY = new URL('../../dist/console/', import.meta.url);
@@ -58,7 +59,10 @@ function readConsole(directory: URL): Map<string, ConsoleFile> {
 export async function consoleRoutes(app: FastifyInstance, opts: { directory?: URL }): Promise<void> {
   const files = readConsole(opts.directory ?? CONSOLE_DIRECTORY);
   const send = (request: FastifyRequest, reply: FastifyReply, file: ConsoleFile) => {
+    // The CORS step's Vary (Origin) is kept: merged with the console's own, never overwritten.
+    const vary = reply.getHeader('vary');
     reply.headers(CONSOLE_HEADERS).header('content-type', file.type).header('etag', file.etag);
+    if (vary !== undefined) reply.header('vary', varyWith(vary, CONSOLE_HEADERS['vary']!));
     if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
     const gzip = /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
     if (gzip) reply.header('content-encoding', 'gzip');

@@ -1,6 +1,7 @@
 // CORS for the public API (AUTHGATE_CORS_ORIGINS): preflights answered by the gateway, and the
 // allowed origin's headers on every answer to an actual request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { varyWith } from './cache-headers.js';
 
 /**
  * What the gateway does for browser apps on other origins, from `config.cors.origins`: none
@@ -14,16 +15,27 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * an origin that is not allowed (or with none configured) the 204 has no Access-Control-Allow-*
  * header, so the browser refuses the actual request.
  *
- * An actual request from an allowed origin gets `Access-Control-Allow-Origin` (the origin, or `*`),
- * `Vary: Origin` and `Access-Control-Expose-Headers` on every answer, whoever gives it: the
- * gateway's routes, the upstream's answers (whose own Access-Control-* headers are dropped:
- * proxy/forward.ts), and every refusal, since the headers are set in the server's first hook.
+ * An actual request from an allowed origin gets `Access-Control-Allow-Origin` (the origin, or `*`)
+ * and `Access-Control-Expose-Headers` on every answer, whoever gives it: the gateway's routes, the
+ * upstream's answers (whose own Access-Control-* headers are dropped: proxy/forward.ts), and every
+ * refusal, since the headers are set in the server's first hook.
+ *
+ * Once any origin is configured, every answer says `Vary: Origin`, to a request with an allowed
+ * origin, another origin or none (whatwg/fetch#564): the answer depends on the Origin, so a shared
+ * cache that stored the answer to a request without Origin (no Access-Control-Allow-Origin) must
+ * not hand that copy to the listed app, nor the app's copy to another origin. Whoever adds to Vary
+ * later merges (http/cache-headers.ts varyWith): the console, the upstream's own Vary on forwarded
+ * answers (proxy/forward.ts, and the fast lane, which never sees an Origin but still varies on it).
+ * The raw answers written outside fastify carry it with the server's static headers. With no
+ * origin configured, nothing at all is added.
  *
  * `Access-Control-Allow-Credentials` is never sent: the API takes bearer tokens in
  * `Authorization`, which a browser sends cross-origin without credentials mode; cookies are never
  * a credential here. So a wildcard origin can never be combined with credentials.
  */
 export type Cors = Readonly<{
+  /** Some origin is configured: every answer varies on Origin. */
+  varyOrigin: boolean;
   /**
    * Called by the server's first onRequest hook (and for the router's own refusals): the
    * allowed origin's headers, on an actual request. Nothing at all when no origin is configured.
@@ -102,14 +114,15 @@ export function createCors(origins: readonly string[] | '*'): Cors {
   const stamp = none
     ? nothing
     : (request: FastifyRequest, reply: FastifyReply): void => {
+        // Whatever the Origin, or none: the answer depends on it.
+        reply.header('vary', 'Origin');
         const origin = request.headers.origin;
         if (origin === undefined) return;
         const allowed = allowOrigin(origin);
         if (allowed === undefined) return;
         // A preflight's answer is the preflight hook's.
         if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) return;
-        request.corsAllowed = true;
-        reply.header('access-control-allow-origin', allowed).header('vary', 'Origin').header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+        reply.header('access-control-allow-origin', allowed).header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
       };
 
   const preflight = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
@@ -132,13 +145,10 @@ export function createCors(origins: readonly string[] | '*'): Cors {
     reply.code(204).send();
   };
 
-  return { stamp, preflight };
+  return { varyOrigin: !none, stamp, preflight };
 }
 
-/** An upstream's Vary with `Origin` added (the gateway's CORS answer depends on it). */
+/** A Vary with `Origin` added, merged with what it names (http/cache-headers.ts). */
 export function varyWithOrigin(vary: string | string[] | number | undefined): string {
-  if (vary === undefined) return 'Origin';
-  const text = Array.isArray(vary) ? vary.join(', ') : String(vary);
-  if (text.trim() === '*') return '*';
-  return /(?:^|,)\s*origin\s*(?:,|$)/i.test(text) ? text : `${text}, Origin`;
+  return varyWith(vary, 'Origin');
 }

@@ -182,7 +182,10 @@ const DOCUMENTS = {
       'Every request needs a `User-Agent` header. Every refusal is `application/problem+json` with a stable',
       '`code`; every answer carries `x-request-id`. A forwarded request reaches the upstream with',
       '`x-organization-id` (the organization of the credential), `x-request-id` and `x-forwarded-*` set by the',
-      'gateway and without the `Authorization` header; what the upstream answers comes back as it is.',
+      'gateway and without the `Authorization` header; what the upstream answers comes back as it is, except',
+      'that an answer a cache may keep is made private to the credential (`Cache-Control: private`, `public` and',
+      '`s-maxage` dropped, `Vary: Authorization`) and instructions to CDNs alone (`CDN-Cache-Control`,',
+      '`Surrogate-Control` ...) are dropped. The gateway\'s own API answers say `Cache-Control: no-store`.',
       'A credential with a rate limit gets `RateLimit-Policy` and `RateLimit` on every answer of a forwarded route,',
       'and 429 (code 1110) with `Retry-After` past its limit, without reaching the upstream.',
       '',
@@ -191,6 +194,7 @@ const DOCUMENTS = {
       '204, without a credential and never forwarded; every answer to a listed origin, refusals included, carries',
       '`Access-Control-Allow-Origin`, `Vary: Origin` and `Access-Control-Expose-Headers` (`x-request-id`, `ratelimit`,',
       '`ratelimit-policy`, `retry-after`, `www-authenticate`). `Access-Control-Allow-Credentials` is never sent.',
+      'With origins configured, every answer (to any origin or none) carries `Vary: Origin`, merged with any other Vary.',
     ].join('\n'),
     // The document is served on the ops port, so a relative URL would point there.
     server: {

@@ -37,7 +37,13 @@ export type OpsServerDeps = Readonly<{
   jwks: Jwks | undefined;
 }>;
 
-const stampRequestId = (request: FastifyRequest, reply: FastifyReply) => void reply.header('x-request-id', request.id);
+/**
+ * On every answer of the ops port: its request id, and no-store. Admin answers carry what only
+ * the operator may see (organizations, their keys and sessions, and any secret or token a route
+ * returns, now or later), so no cache keeps any of them unless a route says otherwise itself (the
+ * JWKS: public keys, 5 minutes).
+ */
+const stampRequestId = (request: FastifyRequest, reply: FastifyReply) => void reply.header('x-request-id', request.id).header('cache-control', 'no-store');
 
 /** The ops port: metrics, health, the admin API and the OpenAPI documents. Never public. */
 export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstance> {

@@ -32,6 +32,7 @@ import { createUpstreamPool } from '../proxy/upstream-pool.js';
 import { forwardedInfoOf } from '../proxy/forwarded-info.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionService } from '../services/sessions.js';
+import { noStore } from './cache-headers.js';
 import { createCors } from './cors.js';
 import { consoleRoutes } from './console.js';
 import { createErrorHandler } from './error-handler.js';
@@ -87,6 +88,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // Browser apps of other origins (AUTHGATE_CORS_ORIGINS): the allowed origin's headers go with
   // the others, on every answer to an actual request; preflights are answered in step 1.
   const cors = createCors(config.cors.origins);
+  // With origins configured, every answer varies on Origin: the raw ones written outside fastify too.
+  if (cors.varyOrigin) staticHeaders['vary'] = 'Origin';
   const stampHeaders = (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id).header('x-authgate-environment', config.environment);
     if (hsts !== undefined) reply.header('strict-transport-security', hsts);
@@ -125,7 +128,6 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.decorateRequest('upstreamStartedAt', 0);
   app.decorateRequest('identityAssertion', null);
   app.decorateRequest('rateLimited', false);
-  app.decorateRequest('corsAllowed', false);
   app.setErrorHandler(createErrorHandler('authgate'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
   // The public API's document (served on the ops port): http/openapi.ts.
@@ -157,6 +159,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // 4. The gateway's own routes, with strict JSON bodies.
   await app.register(async (auth) => {
     useStrictJsonBodies(auth);
+    // Their answers carry tokens, key secrets and what only the credential may see: never stored.
+    auth.addHook('onRequest', noStore);
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit });
     await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
@@ -181,6 +185,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     forwardedInfo,
     identity: deps.identity,
     rateLimit: deps.rateLimit,
+    varyOrigin: cors.varyOrigin,
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.
@@ -199,6 +204,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     forwardedInfo,
     environment: config.environment,
     hsts,
+    varyOrigin: cors.varyOrigin,
     resolver: deps.resolver,
     recordDecision: deps.recordDecision,
     noteKeyUse: deps.keyUsage.note,

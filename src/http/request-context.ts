@@ -15,8 +15,6 @@ declare module 'fastify' {
     upstreamStartedAt: number;
     /** The gateway's RateLimit headers are on the answer (limits/enforce.ts): the upstream's own give way. */
     rateLimited: boolean;
-    /** The gateway's CORS headers for an allowed origin are on the answer (http/cors.ts): the upstream's Vary keeps `Origin`. */
-    corsAllowed: boolean;
   }
   interface FastifyContextConfig {
     auth?: CredentialRequirement;

@@ -64,6 +64,8 @@ export function createFastPath(deps: {
   forwardedInfo: (request: IncomingMessage) => ForwardedInfo;
   environment: string;
   hsts: string | undefined;
+  /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin, the lane's too (http/cors.ts). */
+  varyOrigin: boolean;
   resolver: CredentialResolver;
   recordDecision: DecisionRecorder;
   noteKeyUse: (principal: Principal) => void;
@@ -105,6 +107,7 @@ export function createFastPath(deps: {
   const pool = deps.pool;
   const { policy, limiter } = deps.rateLimits;
   const framework = deps.framework;
+  const varyOrigin = deps.varyOrigin;
 
   function handle(request: IncomingMessage, response: ServerResponse): void {
     const method = request.method ?? '';
@@ -242,7 +245,13 @@ export function createFastPath(deps: {
       const payload = problemBody(problem.problem, problem.detail);
       const body = JSON.stringify(payload);
       status = payload.status;
-      response.writeHead(status, { ...answerHeaders, 'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+      response.writeHead(status, {
+        ...answerHeaders,
+        ...(varyOrigin && { vary: 'Origin' }),
+        'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+        'cache-control': 'no-store',
+        'content-length': Buffer.byteLength(body),
+      });
       response.end(method === 'HEAD' ? undefined : body);
     };
 
@@ -257,7 +266,8 @@ export function createFastPath(deps: {
         onResponseStart(_c, statusCode, upstreamHeaders) {
           status = statusCode;
           if (clientGone) return;
-          const forwarded = upstreamAnswerHeaders(upstreamHeaders as OutgoingHeaders, verdict !== undefined, false);
+          // The same answer headers as the framework's path: cache headers private to the credential, Vary with Origin under CORS.
+          const forwarded = upstreamAnswerHeaders(upstreamHeaders as OutgoingHeaders, verdict !== undefined, varyOrigin);
           for (const name in answerHeaders) forwarded[name] = answerHeaders[name];
           response.writeHead(statusCode, forwarded as Record<string, string | string[]>);
         },

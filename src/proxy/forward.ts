@@ -4,14 +4,15 @@ import type { Dispatcher } from 'undici';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Scope } from '../authz/scopes.js';
 import type { ForwardedRoute, HttpMethod } from '../config/forwarded-routes.js';
-import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
+import { HOP_BY_HOP, namedBy, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Problem } from '../problems.js';
 import { RATE_LIMIT_HEADERS, type RateLimitCheck } from '../limits/enforce.js';
-import { UPSTREAM_CORS_HEADERS, varyWithOrigin } from '../http/cors.js';
+import { UPSTREAM_CORS_HEADERS } from '../http/cors.js';
+import { privateCacheControl, TARGETED_CACHE_HEADERS, varyWith } from '../http/cache-headers.js';
 
 export type ForwardOptions = Readonly<{
   routes: readonly ForwardedRoute[];
@@ -25,6 +26,8 @@ export type ForwardOptions = Readonly<{
   identity: IdentityAsserter | undefined;
   /** The credential's rate limit (limits/enforce.ts), before anything else a forwarded request does. */
   rateLimit: RateLimitCheck;
+  /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin (http/cors.ts). */
+  varyOrigin: boolean;
 }>;
 
 /**
@@ -59,9 +62,10 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // servers; this one is HTTP/1, hence the cast.)
   // The gateway's RateLimit headers, when it set them, are the answer's: the upstream's give way.
   // The upstream's Access-Control-* headers always do (http/cors.ts): AUTHGATE_CORS_ORIGINS alone
-  // decides which browser apps may read the API, whether or not this request came from one; and
-  // the upstream's Vary keeps the gateway's `Origin` when the gateway answered for an origin.
-  const rewriteHeaders = (headers: OutgoingHeaders, request: FastifyRequest) => upstreamAnswerHeaders(headers, request.rateLimited, request.corsAllowed);
+  // decides which browser apps may read the API, whether or not this request came from one. Its
+  // cache headers become private to the credential (upstreamAnswerHeaders).
+  const varyOrigin = opts.varyOrigin;
+  const rewriteHeaders = (headers: OutgoingHeaders, request: FastifyRequest) => upstreamAnswerHeaders(headers, request.rateLimited, varyOrigin);
   const replyOptions = {
     rewriteRequestHeaders,
     rewriteHeaders,
@@ -151,16 +155,42 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   }
 }
 
+/** Dropped from every upstream answer, in the one copy made of its headers. */
+const DROPPED_FROM_ANSWERS: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...UPSTREAM_CORS_HEADERS, ...TARGETED_CACHE_HEADERS]);
+const GATEWAY_RATE_LIMIT: ReadonlySet<string> = new Set(RATE_LIMIT_HEADERS);
+
 /**
- * The upstream's answer headers as the client gets them: without its hop-by-hop headers, its
- * RateLimit headers when the gateway set its own, and its CORS headers (the gateway's setting
- * alone decides); `Vary` keeps the gateway's `Origin`.
+ * The upstream's answer headers as the client gets them, on both forwarding paths (this one and
+ * the fast lane): without its hop-by-hop headers (and those its `Connection` names), its RateLimit
+ * headers when the gateway set its own, its CORS headers (the gateway's setting alone decides)
+ * and its instructions to CDNs alone (TARGETED_CACHE_HEADERS).
+ *
+ * Every forwarded request carries a credential, so an answer a cache may keep (Cache-Control
+ * without no-store, or Expires) is made private to it: `private` in Cache-Control, which every
+ * shared cache and CDN honours (http/cache-headers.ts), and `Authorization` in Vary, so the
+ * browser's own cache does not answer one credential with another's copy. An answer without
+ * either header is left as it is (RFC 9111 §3.5 already forbids a shared cache to reuse it), so
+ * the common answer costs two property reads. With CORS origins configured, Vary also names
+ * `Origin`, merged with the upstream's own.
  */
-export function upstreamAnswerHeaders(headers: OutgoingHeaders, rateLimited: boolean, corsAllowed: boolean): OutgoingHeaders {
-  const out = removeHopByHopHeaders(headers);
-  if (rateLimited) for (const name of RATE_LIMIT_HEADERS) delete out[name];
-  for (const name of UPSTREAM_CORS_HEADERS) delete out[name];
-  if (corsAllowed && out['vary'] !== undefined) out['vary'] = varyWithOrigin(out['vary']);
+export function upstreamAnswerHeaders(headers: OutgoingHeaders, rateLimited: boolean, varyOrigin: boolean): OutgoingHeaders {
+  const named = namedBy(headers['connection']);
+  const out: OutgoingHeaders = {};
+  for (const name in headers) {
+    if (DROPPED_FROM_ANSWERS.has(name) || (rateLimited && GATEWAY_RATE_LIMIT.has(name)) || named?.has(name) === true) continue;
+    out[name] = headers[name];
+  }
+  const cacheControl = out['cache-control'];
+  let vary = out['vary'];
+  if (cacheControl !== undefined || out['expires'] !== undefined) {
+    const kept = cacheControl === undefined ? 'private' : privateCacheControl(cacheControl);
+    if (kept !== null) {
+      out['cache-control'] = kept;
+      vary = varyWith(vary, 'Authorization');
+    }
+  }
+  if (varyOrigin) vary = varyWith(vary, 'Origin');
+  if (vary !== undefined) out['vary'] = vary;
   return out;
 }
 

@@ -13,7 +13,7 @@ export type OutgoingHeaders = Record<string, string | string[] | number | undefi
  * And `Forwarded` (RFC 7239) and `X-Real-IP`: client claims of its address that upstream
  * frameworks read; the gateway writes X-Forwarded-* of its own instead.
  */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'upgrade', 'transfer-encoding']);
+export const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'upgrade', 'transfer-encoding']);
 const ALWAYS_REMOVED = new Set(['authorization', 'proxy-authorization', 'expect', 'forwarded', 'x-real-ip', ...HOP_BY_HOP]);
 const IDENTITY_PREFIX = 'x-organization-';
 /** The gateway's own headers (x-authgate-identity and any later): never a client's. */
@@ -83,7 +83,7 @@ export function removeHopByHopHeaders(headers: OutgoingHeaders): OutgoingHeaders
 }
 
 /** The headers a Connection header names. Nearly every answer says just `keep-alive`: no split then. */
-function namedBy(connection: OutgoingHeaders[string]): ReadonlySet<string> | undefined {
+export function namedBy(connection: OutgoingHeaders[string]): ReadonlySet<string> | undefined {
   if (connection === undefined || connection === 'keep-alive') return undefined;
   const names = new Set<string>();
   // Repeated Connection headers arrive as an array; each may name several headers.

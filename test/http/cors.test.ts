@@ -130,13 +130,15 @@ t.test('an allowed origin', async (t) => {
       const res = await gw.pub({ url: '/auth/api-key', headers: { origin } });
       t.equal(res.statusCode, 401);
       t.same(Object.keys(res.headers).filter((name) => name.startsWith('access-control-')), [], `${origin}: no CORS header`);
-      t.equal(res.headers['vary'], undefined);
+      // Still varies on Origin (whatwg/fetch#564): a shared cache must not hand this copy to the app.
+      t.equal(res.headers['vary'], 'Origin', `${origin}: Vary: Origin all the same`);
     }
   });
 
-  t.test('without Origin nothing changes', async (t) => {
+  t.test('without Origin: no CORS header, but Vary: Origin (the answer depends on it)', async (t) => {
     for (const res of [await gw.pub({ url: '/auth/api-key', headers: { authorization: `Bearer ${token}` } }), await gw.pub({ url: '/accounts' })]) {
-      t.same(Object.keys(res.headers).filter((name) => name.startsWith('access-control-') || name === 'vary'), []);
+      t.same(Object.keys(res.headers).filter((name) => name.startsWith('access-control-')), []);
+      t.equal(res.headers['vary'], 'Origin');
     }
   });
 });
@@ -201,7 +203,15 @@ t.test('429 and 503 refusals carry the origin too', async (t) => {
   assertProblem(t, limited, 429, 1110);
   t.equal(limited.headers['access-control-allow-origin'], APP);
   t.ok(limited.headers['retry-after']);
+  // Without Origin: no CORS header, but the refusal varies on Origin all the same.
+  const limitedPlain = await gw.pub({ url: '/accounts', headers: { authorization: `Bearer ${apiKey}` } });
+  assertProblem(t, limitedPlain, 429, 1110);
+  t.equal(limitedPlain.headers['vary'], 'Origin');
+  t.equal(limitedPlain.headers['access-control-allow-origin'], undefined);
   failing = true;
+  const downPlain = await gw.pub({ url: '/accounts', headers: { authorization: `Bearer ${apiKey}` } });
+  assertProblem(t, downPlain, 503, 1503);
+  t.equal(downPlain.headers['vary'], 'Origin');
   const down = await ask();
   assertProblem(t, down, 503, 1503);
   t.equal(down.headers['access-control-allow-origin'], APP);
