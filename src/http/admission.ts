@@ -11,8 +11,8 @@ import { Problem } from '../problems.js';
  *   read, so it is the final answer, without 100; node then closes the connection, as the client
  *   may still send the body. An admitted request's body is read by the upstream's client or by
  *   the gateway's own route, and that first read sends the 100.
- * - An answer of 400 or more given while the body is still unread would leave node reading
- *   (and discarding) all of it to keep the connection: up to DRAIN_LIMIT declared bytes that is
+ * - An answer given while the body is still unread (nobody reading it, or a status of 400 or
+ *   more) would leave node reading (and discarding) all of it to keep the connection: up to DRAIN_LIMIT declared bytes that is
  *   cheaper than a new connection; beyond it, or for a chunked body (no declared size), the answer
  *   says `Connection: close` and node closes the connection once it is sent.
  * - Host (RFC 9112 §3.2): an HTTP/1.1 request without one, any request with more than one, or
@@ -74,8 +74,8 @@ function continueOnFirstRead(request: IncomingMessage, response: ServerResponse)
 }
 
 /**
- * An answer of 400 or more to a request whose body has not all arrived, past DRAIN_LIMIT or
- * chunked, says `Connection: close`: node then closes once the answer is sent instead of reading
+ * An answer to a request whose body has not all arrived, past DRAIN_LIMIT or chunked, says
+ * `Connection: close` when nobody reads that body or the answer is a refusal (400 or more): node then closes once the answer is sent instead of reading
  * the rest. fastify, the fast lane and node's refusals all write their head with writeHead.
  */
 function closeIfRefusedUnread(request: IncomingMessage, response: ServerResponse): void {
@@ -83,7 +83,10 @@ function closeIfRefusedUnread(request: IncomingMessage, response: ServerResponse
   if (request.headers['transfer-encoding'] === undefined && length !== undefined && Number(length) <= DRAIN_LIMIT) return;
   const writeHead = response.writeHead;
   response.writeHead = function (this: ServerResponse, statusCode: number, ...rest: unknown[]) {
-    if (statusCode >= 400 && !request.complete) {
+    // Nobody reading the body (readableFlowing still null) means only node's drain ever would:
+    // a refusal whatever its status (a CORS preflight's 204 too). A body being read (streamed to
+    // the upstream) is left alone unless the answer is a refusal.
+    if (!request.complete && (statusCode >= 400 || request.readableFlowing === null)) {
       this.setHeader('connection', 'close');
       // writeHead's own headers win over setHeader's: a `connection` among them must say close too.
       const headers = rest[rest.length - 1];

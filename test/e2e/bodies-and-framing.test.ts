@@ -201,6 +201,20 @@ t.test('a refused body is not read in full: past the drain bound the gateway ans
   t.equal(finalAnswer(connection.received().slice(after)).status, 404);
 });
 
+t.test('a CORS preflight answered while a large body is unread closes too', async (t) => {
+  const gw = await startGateway(t, { env: { AUTHGATE_CORS_ORIGINS: 'https://app.example' } });
+  const { answer, closed } = await refusedWhileSending(
+    portOf(gw.publicUrl),
+    head('OPTIONS', '/accounts', [HOST, UA, ['Origin', 'https://app.example'], ['Access-Control-Request-Method', 'POST'], ['Content-Length', String(256 * MiB)]]),
+    Buffer.alloc(64 * 1024, 'a'),
+    4,
+  );
+  t.equal(answer.status, 204, 'the preflight is answered');
+  t.equal(answer.headers['connection'], 'close', 'Connection: close');
+  t.ok(closed, 'closed instead of reading 256 MiB');
+  t.equal(gw.upstream.requests.length, 0);
+});
+
 t.test('the fast lane: an answer given while the body is unread (the upstream down) closes too', async (t) => {
   // A port nothing listens on: taken, then freed.
   const probe = createServer();
