@@ -33,6 +33,10 @@ export const problems = {
   headersTooLarge: { status: 431, code: 1206, title: 'Request header fields too large' },
   requestTimeout: { status: 408, code: 1207, title: 'Request timeout' },
   expectationFailed: { status: 417, code: 1208, title: 'Expectation failed' },
+  // RFC 9112 §3.2: Host must be there (HTTP/1.1), once, and a host (http/admission.ts).
+  duplicateHost: { status: 400, code: 1209, title: 'More than one Host header' },
+  missingHost: { status: 400, code: 1210, title: 'Host header required' },
+  invalidHost: { status: 400, code: 1211, title: 'Invalid Host header' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

@@ -12,10 +12,11 @@ import type { Metrics } from '../observability/metrics.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
+import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from './admission.js';
 import { createErrorHandler } from './error-handler.js';
 import { adminDocumentOptions } from './openapi.js';
 import { useStrictJsonBodies } from './json-body.js';
-import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
+import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, refuseUnrouted, shuttingDown, watchClosing } from './refusals.js';
 import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 
 export type OpsServerDeps = Readonly<{
@@ -52,7 +53,14 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
     // The same refusals as the public port's, as problems (http/refusals.ts).
     frameworkErrors: frameworkErrorHandler(stampRequestId),
     clientErrorHandler: clientErrorHandler({}),
+    // A missing Host is refused by the first hook, as a problem (admission.ts), not by node.
+    http: ADMISSION_SERVER_OPTIONS,
   });
+  // `Expect: 100-continue` answered when the body is first read; a refusal past the drain bound
+  // closes the connection (admission.ts).
+  const [framework] = app.server.listeners('request') as Parameters<typeof admitRequests>[1][];
+  if (framework === undefined) throw new Error('fastify attached no request handler');
+  admitRequests(app.server, framework);
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
   app.server.on('checkExpectation', expectationFailedHandler({}));
   app.setErrorHandler(createErrorHandler('authgate-admin'));
@@ -60,9 +68,13 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   const shutdown = watchClosing(app);
   app.addHook('onRequest', (request, reply, done) => {
     stampRequestId(request, reply);
-    if (shutdown.closing) done(shuttingDown(reply));
+    const badHost = hostProblem(request.raw);
+    if (badHost !== undefined) done(badHost);
+    else if (shutdown.closing) done(shuttingDown(reply));
     else done();
   });
+  // An unknown route or method: refused from the head, before its body would be parsed.
+  app.addHook('onRequest', refuseUnrouted);
   useStrictJsonBodies(app);
   await app.register(swagger, adminDocumentOptions());
 

@@ -32,6 +32,7 @@ import { createUpstreamPool } from '../proxy/upstream-pool.js';
 import { forwardedInfoOf } from '../proxy/forwarded-info.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionService } from '../services/sessions.js';
+import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from './admission.js';
 import { noStore } from './cache-headers.js';
 import { createCors } from './cors.js';
 import { consoleRoutes } from './console.js';
@@ -40,7 +41,7 @@ import { publicDocumentOptions } from './openapi.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
 import { registerLoadShedding } from './load-shedding.js';
 import { recordRequest } from './record-request.js';
-import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, shuttingDown, watchClosing } from './refusals.js';
+import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, refuseUnrouted, shuttingDown, watchClosing } from './refusals.js';
 import routePolicy from './route-policy.js';
 import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 import type { Server as HttpsServer } from 'node:https';
@@ -99,7 +100,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   const record = recordRequest(deps.metrics, deps.accessLog);
   const trustProxy = trustProxyOption(config.trustProxy);
   const app = Fastify({
-    ...(tls && { https: { ...readTlsFiles(tls), minVersion: TLS_MIN_VERSION } }),
+    // A missing Host is refused by the first hook, as a problem (admission.ts), not by node.
+    ...(tls ? { https: { ...readTlsFiles(tls), minVersion: TLS_MIN_VERSION, ...ADMISSION_SERVER_OPTIONS } } : { http: ADMISSION_SERVER_OPTIONS }),
     ...sharedServerOptions(deps.logger),
     trustProxy,
     bodyLimit: AUTH_BODY_LIMIT,
@@ -133,11 +135,14 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // The public API's document (served on the ops port): http/openapi.ts.
   await app.register(swagger, publicDocumentOptions());
 
-  // 0. Every answer carries the request id, a refusal by the very first check included. Once
+  // 0. Every answer carries the request id, a refusal by the very first check included. A request
+  // without Host, with two, or with one that is no host is refused (RFC 9112 §3.2). Once
   // close() has begun, a request on a kept-alive connection is sent elsewhere.
   const shutdown = watchClosing(app);
   app.addHook('onRequest', (request, reply, done) => {
     stampHeaders(request, reply);
+    const badHost = hostProblem(request.raw);
+    if (badHost !== undefined) return done(badHost);
     // A request the fast lane admitted before close() began, and hands on after reading its
     // credential, is in flight: it is answered, not refused.
     if (shutdown.closing && !hasSettledResolution(request.raw)) done(shuttingDown(reply));
@@ -153,6 +158,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.addHook('onRequest', cors.preflight);
   // Under overload, refuse at once rather than queue without bound.
   await registerLoadShedding(app, config.shedding);
+  // An unknown route or method is refused here, before its body would be parsed (http/refusals.ts).
+  app.addHook('onRequest', refuseUnrouted);
   // 2-3. Authentication and authorization, fixed per route from its config.auth.
   await app.register(routePolicy, { resolver: deps.resolver, record: deps.recordDecision, noteKeyUse: deps.keyUsage.note });
 
@@ -196,8 +203,9 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // handler, untouched.
   const [framework] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   if (framework === undefined) throw new Error('fastify attached no request handler');
-  app.server.removeAllListeners('request');
-  app.server.on('request', createFastPath({
+  // Behind the admission of bodies (http/admission.ts): `Expect: 100-continue` is answered when
+  // the body is first read, and a refusal past the drain bound closes the connection.
+  admitRequests(app.server, createFastPath({
     routes: config.forwardedRoutes,
     upstreamUrl: deps.upstreamUrl,
     pool: upstreamPool,

@@ -64,7 +64,8 @@ export function clientErrorHandler(staticHeaders: StaticHeaders) {
 /**
  * node's 'checkExpectation': a request whose `Expect` is anything but `100-continue` never
  * reaches fastify; node would answer a bare 417. Here the 417 is a problem like every refusal.
- * (`100-continue` itself is answered by node and stripped before forwarding: identity-headers.ts.)
+ * (`100-continue` itself is answered when the body is first read, admission.ts, and stripped
+ * before forwarding: identity-headers.ts.)
  */
 export function expectationFailedHandler(staticHeaders: StaticHeaders) {
   return function onCheckExpectation(_request: IncomingMessage, response: ServerResponse): void {
@@ -119,6 +120,17 @@ export function notFoundOrMethodNotAllowed(request: FastifyRequest, reply: Fasti
   if (allowed.length === 0) return sendProblem(reply, new Problem('notFound', 'No such route.'));
   reply.header('allow', allowed.join(', '));
   return sendProblem(reply, new Problem('methodNotAllowed', 'This path does not take this method; see Allow.', 'method_not_allowed'));
+}
+
+/**
+ * An onRequest hook: a request no route takes is answered here (404, or 405 with Allow), from
+ * its head. fastify would otherwise run its content-type parser for the not-found handler first:
+ * read the body (after a 100 Continue), or refuse a large one 413 instead of saying the route
+ * does not exist.
+ */
+export function refuseUnrouted(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  if (request.is404) notFoundOrMethodNotAllowed(request, reply); // answered: done is not called
+  else done();
 }
 
 /**

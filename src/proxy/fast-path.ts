@@ -11,7 +11,8 @@
  * It takes a request only when it can answer it without refusing it and without waiting for
  * anything but the credential's one store read (a cache miss, or the cache off) and the upstream:
  * every other request (a method the route does not forward, a GET or HEAD with a body, an
- * Expect, an Origin, a missing or unknown credential, a refusal of any kind, an assertion to
+ * Expect (whose 100 Continue http/admission.ts sends on the body's first read), an Origin, a Host
+ * to refuse, a missing or unknown credential, a refusal of any kind, an assertion to
  * sign, rate-limit budget to lease, load shedding, shutdown) goes to fastify as before, having had
  * nothing done or counted here but that read, whose answer fastify then uses instead of reading
  * again (credentials/settled-resolution.ts). So every refusal and every slower path keeps one
@@ -26,6 +27,7 @@ import { ALLOWED, type DecisionRecorder } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
 import type { CredentialResolver, Resolution } from '../credentials/resolver.js';
 import { keepSettledResolution } from '../credentials/settled-resolution.js';
+import { hostProblem } from '../http/admission.js';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/error-handler.js';
 import type { RecordAnswer } from '../http/record-request.js';
 import { requestIdOf } from '../http/request-id.js';
@@ -115,6 +117,8 @@ export function createFastPath(deps: {
     const userAgent = headers['user-agent'];
     if (userAgent === undefined || userAgent.trim() === '') return framework(request, response);
     if (headers.origin !== undefined || headers.expect !== undefined) return framework(request, response);
+    // No Host (HTTP/1.1), two, or one that is no host: fastify's first hook refuses it (admission.ts).
+    if (hostProblem(request) !== undefined) return framework(request, response);
     // A body streams to the upstream as it arrives (undici reads the request with backpressure);
     // node's parser has already refused a request with both a length and chunked, or a bad length.
     // Any transfer coding but plain chunked is the framework's to refuse (path-guard.ts): node has

@@ -8,8 +8,8 @@ export type OutgoingHeaders = Record<string, string | string[] | number | undefi
  * Hop-by-hop headers (RFC 9110 §7.6.1) and the gateway's own credentials: never forwarded.
  * (reply-from has already removed `Connection` and every header it names, before this runs,
  * so a client cannot use `Connection: x-organization-id` to strip the header set below.)
- * Also `Expect`: the gateway's own server has answered `100-continue` already (node does when
- * nothing listens for 'checkContinue'), and undici refuses to send the header at all.
+ * Also `Expect`: the gateway's own server answers `100-continue` itself (when the body is first
+ * read: http/admission.ts), and undici refuses to send the header at all.
  * And `Forwarded` (RFC 7239) and `X-Real-IP`: client claims of its address that upstream
  * frameworks read; the gateway writes X-Forwarded-* of its own instead.
  */

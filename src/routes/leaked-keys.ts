@@ -48,6 +48,9 @@ export async function leakedKeyRoutes(app: FastifyInstance, opts: { apiKeys: Api
   app.post<{ Body: LeakReportBody }>('/auth/api-key/leaked', {
     config: { auth: 'none', routeLabel: '/auth/api-key/leaked' },
     bodyLimit: LEAK_REPORTS.bodyLimitBytes,
+    // The address's limit is known from the head: a refused report's body is never read (nor
+    // invited with 100 Continue: http/admission.ts). So a malformed report counts as well.
+    onRequest: async (request) => throttle.admit(throttleAddress(request.ip)),
     schema: {
       operationId: 'reportLeakedApiKeys',
       tags: ['auth'],
@@ -69,7 +72,6 @@ export async function leakedKeyRoutes(app: FastifyInstance, opts: { apiKeys: Api
       },
     },
     handler: async (request, reply) => {
-      await throttle.admit(throttleAddress(request.ip));
       // Audit lines name the organization and the key's id: never the key, nor its hash.
       await apiKeys.reportLeaked(request.body.keys, ({ orgId, keyId }) => {
         request.log.info({ event: 'api_key.leaked', orgId, keyId }, 'API key reported leaked: revoked');

@@ -88,3 +88,92 @@ export function rawExpectContinue(
     socket.setTimeout(options.timeoutMs ?? 10_000, finish);
   });
 }
+
+/**
+ * One raw connection held open across steps: write bytes, wait (bounded) for what the server
+ * sends, and see whether and when the server closes. For the conversations the one-shot helpers
+ * above cannot have: an Expect that must not be answered with 100, a body the client keeps
+ * sending after a refusal, a second request on a kept-alive connection.
+ */
+export type RawConnection = {
+  /** Everything received so far, latin1. */
+  received(): string;
+  /** Writes bytes; false once the connection is gone (a write the server no longer takes). */
+  write(data: string | Buffer): boolean;
+  /** Resolves true as soon as `test(received)` holds, false when `timeoutMs` passes first or the connection ends without it. */
+  until(test: (received: string) => boolean, timeoutMs?: number): Promise<boolean>;
+  /** Resolves true when the server has ended or reset the connection, false after `timeoutMs`. */
+  closedWithin(timeoutMs: number): Promise<boolean>;
+  destroy(): void;
+};
+
+export function openRaw(port: number): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let closed = false;
+    const waiters = new Set<() => void>();
+    const wake = () => {
+      for (const waiter of [...waiters]) waiter();
+    };
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('data', (chunk) => {
+      out += chunk.toString('latin1');
+      wake();
+    });
+    const gone = () => {
+      closed = true;
+      wake();
+    };
+    socket.on('end', gone);
+    socket.on('close', gone);
+    socket.on('error', gone);
+    const wait = (done: () => boolean, timeoutMs: number): Promise<boolean> =>
+      new Promise((settle) => {
+        const check = () => {
+          const verdict = done();
+          if (!verdict && !closed) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          settle(verdict);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          settle(done());
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    socket.once('connect', () =>
+      resolve({
+        received: () => out,
+        write: (data) => {
+          if (closed || socket.destroyed) return false;
+          socket.write(data, () => {});
+          return true;
+        },
+        until: (test, timeoutMs = 10_000) => wait(() => test(out), timeoutMs),
+        closedWithin: (timeoutMs) => wait(() => closed, timeoutMs),
+        destroy: () => socket.destroy(),
+      }),
+    );
+    socket.once('error', reject);
+  });
+}
+
+/** True once `raw` holds a whole final answer (not a 1xx): its head, and its body by Content-Length. */
+export function hasFinalAnswer(raw: string): boolean {
+  const start = raw.search(/HTTP\/1\.[01] [2-5]\d\d /);
+  if (start === -1) return false;
+  const rest = raw.slice(start);
+  const end = rest.indexOf('\r\n\r\n');
+  if (end === -1) return false;
+  const length = /\r\ncontent-length: *(\d+)/i.exec(rest.slice(0, end));
+  return length === null || rest.length >= end + 4 + Number(length[1]);
+}
+
+/** The final answer in `raw` (skipping any 1xx before it), parsed; and whether a 100 came first. */
+export function finalAnswer(raw: string): ReturnType<typeof parseResponse> & { after100: boolean } {
+  const start = raw.search(/HTTP\/1\.[01] [2-5]\d\d /);
+  const before = start === -1 ? raw : raw.slice(0, start);
+  return { ...parseResponse(start === -1 ? '' : raw.slice(start)), after100: /HTTP\/1\.1 100 /.test(before) };
+}
