@@ -7,12 +7,10 @@
 import { Cluster } from 'ioredis';
 import type { InvalidationBus } from '../invalidation.js';
 import {
-  changedTerms,
   latestLoginFirst,
   newestFirst,
   storedScopes,
   StoreUnavailable,
-  type ApiKeySummary,
   type Revoked,
   type GatewayStore,
   type LimitedCounter,
@@ -20,7 +18,7 @@ import {
 import { connect, quitRedisConnection, watchConnection, type RedisConnectionOptions } from './connection.js';
 import { createRedisInvalidationBus } from './invalidation.js';
 import { redisKeys, type ShardKeys } from './keys.js';
-import { DIGEST, DIGEST_LENGTH, packId, packMs } from './packing.js';
+import { DIGEST, packId, packMs } from './packing.js';
 import { restAfterOrganizationTag, shardTagIn, shardTagOf } from '../shard-tag.js';
 import {
   apiKeyIndexEntry,
@@ -45,6 +43,7 @@ import {
   unexpected,
 } from './replies.js';
 import { defineScripts, scripts } from './scripts.js';
+import { changeApiKey, rollApiKey, type KeyChangeContext } from './key-changes.js';
 import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from '../audit.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
@@ -180,6 +179,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
   /** The one place counters and known sets are placed: by the text in braces in their name. */
   const counterShard = (name: string) => keys.shard(shardTagOf(/\{([^}]+)\}/.exec(name)?.[1] ?? name));
 
+  const keyChanges: KeyChangeContext = { run, place: organizationPlace, announced };
+
   const store: GatewayStore = {
     /**
      * Two steps on two shards, in an order that keeps them safe: the organization is written
@@ -287,89 +288,11 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return found === undefined ? undefined : apiKeySummaryReply(found.packedKeyId, found.reply, 'findApiKeySummary');
       }),
 
-    /**
-     * Read, check, then one compare-and-set script (replaceApiKey) that writes only if the entry
-     * is still what was read, else reads again: the rule (changedTerms) lives in TypeScript, and a
-     * change racing another never widens the key. The key's value on the hot path is rewritten,
-     * and its cached copies dropped everywhere, only when its scopes or end changed.
-     */
-    changeApiKey: (orgId, keyId, change) =>
-      guard('changeApiKey', async () => {
-        if (change.name === '') throw new Error('an API key\'s name must not be empty (null removes it)');
-        for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-          const found = await readKeyEntry(orgId, keyId);
-          const key = found && apiKeySummaryReply(found.packedKeyId, found.reply, 'changeApiKey');
-          if (found === undefined || key === undefined) return 'not-found';
-          const terms = changedTerms(key, change);
-          if (typeof terms === 'string') return terms;
-          const entry = found.reply[0] as string;
-          const digest = entry.slice(0, DIGEST_LENGTH);
-          const termsChanged = terms.scopes !== key.scopes || terms.expiresAt !== key.expiresAt;
-          const { name: _name, expiresAt: _expiresAt, scopes: _scopes, ...rest } = key;
-          const changed: ApiKeySummary = { ...rest, ...terms };
-          const hash = `${shardTagOf(orgId)}.${digest}`;
-          const reply = await announced((channel, head) =>
-            run.replaceApiKey([found.record, found.shard.apiKeys], [
-              found.field,
-              entry,
-              apiKeyIndexEntry(digest, changed),
-              digest,
-              termsChanged ? apiKeyValue(found.packedOrgId, found.packedKeyId, changed) : '',
-              hash,
-              channel,
-              head,
-            ]),
-          );
-          if (reply === 'replaced') return { key: changed, revoked: termsChanged ? { kind: 'api_key', cacheKey: hash } : undefined };
-          if (reply !== 'changed') throw unexpected('replaceApiKey');
-        }
-        throw new Error('the API key kept changing while it was being changed');
-      }),
+    /** One script reads the key, checks the change against it and writes it (key-changes.ts). */
+    changeApiKey: (orgId, keyId, change) => guard('changeApiKey', () => changeApiKey(keyChanges, orgId, keyId, change)),
 
-    /** As changeApiKey: read, then one compare-and-set script (rollApiKey) for both keys. */
-    rollApiKey: (orgId, keyId, roll) =>
-      guard('rollApiKey', async () => {
-        const successorDigest = restAfterOrganizationTag(roll.successor.hash, orgId, 'the API key');
-        if (!DIGEST.test(successorDigest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
-        const packedSuccessorId = packId(roll.successor.id);
-        for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-          const found = await readKeyEntry(orgId, keyId);
-          const key = found && apiKeySummaryReply(found.packedKeyId, found.reply, 'rollApiKey');
-          if (found === undefined || key === undefined) return 'not-found';
-          const entry = found.reply[0] as string;
-          const digest = entry.slice(0, DIGEST_LENGTH);
-          const hash = `${shardTagOf(orgId)}.${digest}`;
-          const successor: ApiKeySummary = {
-            id: roll.successor.id,
-            displayPrefix: roll.successor.displayPrefix,
-            createdAt: roll.successor.createdAt,
-            ...(key.name !== undefined && { name: key.name }),
-            ...(roll.successor.expiresAt !== undefined && { expiresAt: roll.successor.expiresAt }),
-            ...(key.scopes !== undefined && { scopes: key.scopes }),
-          };
-          const rolled: ApiKeySummary | undefined =
-            roll.rolledKeyEnds === 'now' ? undefined : { ...key, expiresAt: Math.min(key.expiresAt ?? Infinity, roll.rolledKeyEnds) };
-          const reply = await announced((channel, head) =>
-            run.rollApiKey([found.record, found.shard.apiKeys], [
-              found.field,
-              entry,
-              rolled === undefined ? '' : apiKeyIndexEntry(digest, rolled),
-              digest,
-              rolled === undefined ? '' : apiKeyValue(found.packedOrgId, found.packedKeyId, rolled),
-              hash,
-              keyIndexField(packedSuccessorId),
-              apiKeyIndexEntry(successorDigest, successor),
-              successorDigest,
-              apiKeyValue(found.packedOrgId, packedSuccessorId, successor),
-              channel,
-              head,
-            ]),
-          );
-          if (reply === 'rolled') return { successor, rolled, revoked: { kind: 'api_key', cacheKey: hash } };
-          if (reply !== 'changed') throw unexpected('rollApiKey');
-        }
-        throw new Error('the API key kept changing while it was being rolled');
-      }),
+    /** One script, as changeApiKey: the successor and the rolled key's new end (key-changes.ts). */
+    rollApiKey: (orgId, keyId, roll) => guard('rollApiKey', () => rollApiKey(keyChanges, orgId, keyId, roll)),
 
     pruneExpiredApiKeys: (orgId, before) =>
       guard('pruneExpiredApiKeys', async () => {
@@ -634,9 +557,6 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
 
   return { store, bus };
 }
-
-/** How often a compare-and-set step reads again when the key changed under it before giving up. */
-const CAS_ATTEMPTS = 5;
 
 /** What is kept for one shard (a place) while a step is split by shard. */
 type Place<T> = { shard: ShardKeys; value: T };
