@@ -44,6 +44,8 @@ import {
 } from './replies.js';
 import { defineScripts, scripts } from './scripts.js';
 import { changeApiKey, rollApiKey, type KeyChangeContext } from './key-changes.js';
+import { replicationWait } from './durability.js';
+import { WriteNotReplicated } from '../durability.js';
 import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from '../audit.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
@@ -60,6 +62,8 @@ export type OpenRedisStorageOptions = RedisConnectionOptions & {
   onSubscriptionLost?: () => void;
   invalidationHeartbeatMs?: number;
   logger?: Logger;
+  /** AUTHGATE_REDIS_WAIT_REPLICAS: replicas that must acknowledge a credential write (durability.ts). */
+  waitReplicas?: number;
 };
 
 export type RedisStorage = { store: GatewayStore; bus: InvalidationBus };
@@ -109,13 +113,27 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         throw new Error('timed out');
       },
       // Name and message only: an ioredis error carries the command's arguments (password hashes).
-      (error) => new StoreUnavailable(`credential store unavailable (${operation})`, { cause: new Error(describe(error)) }),
+      (error) =>
+        error instanceof WriteNotReplicated ? error : new StoreUnavailable(`credential store unavailable (${operation})`, { cause: new Error(describe(error)) }),
     );
   }
+
+  /**
+   * The writes that create or change a credential go through this (durability.ts): with
+   * AUTHGATE_REDIS_WAIT_REPLICAS set, answered only once that many replicas have them. WAIT
+   * gets half the command timeout, so a missing replica is told apart from a silent store.
+   */
+  const { durably } = replicationWait(client, options.waitReplicas ?? 0, options.commandTimeoutMs / 2);
 
   /** Where an organization's data is: its shard's keys and its id as packed into names and values. */
   function organizationPlace(orgId: string) {
     return { shard: keys.shard(shardTagOf(orgId)), packed: packId(orgId) };
+  }
+
+  /** The organization's record: a key on the node that takes every write of its credentials. */
+  function organizationRecord(orgId: string): string {
+    const { shard, packed } = organizationPlace(orgId);
+    return shard.organization(packed);
   }
 
   async function readOrganization(orgId: string) {
@@ -161,19 +179,23 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
 
   /** deleteSession, with or without an owner the session must be of. */
   function endSession(sessionId: string, ownerOrgId: string | undefined) {
-    return announced((channel, head) => guard('deleteSession', async () => {
+    return announced((channel, head) => guard('deleteSession', () => {
       const place = credentialPlace(sessionId);
       const shard = place?.shard ?? keys.shard(shardTagOf(sessionId));
+      return durably([shard.sessions], () => endSessionOn(shard, place?.rest ?? '', channel, head));
+    }));
+
+    async function endSessionOn(shard: ShardKeys, rest: string, channel: string, head: string) {
       // An id without a tag names nothing, but the script still runs: it announces an empty
       // revocation, so this replica's message sequence has no hole.
       const reply = await run.deleteSession(
         [shard.sessions],
-        [place?.rest ?? '', now(), shard.organizationStem, channel, head, sessionId, ownerOrgId === undefined ? '' : packId(ownerOrgId)],
+        [rest, now(), shard.organizationStem, channel, head, sessionId, ownerOrgId === undefined ? '' : packId(ownerOrgId)],
       );
       if (reply === 0) return undefined;
       if (reply !== 1) throw unexpected('deleteSession');
       return { kind: 'session', cacheKey: sessionId } satisfies Revoked;
-    }));
+    }
   }
 
   /** The one place counters and known sets are placed: by the text in braces in their name. */
@@ -192,7 +214,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
      * claim retried. Losing the claim deletes the organization just written.
      */
     createOrganizationIfEmailFree: (org) =>
-      guard('createOrganizationIfEmailFree', async () => {
+      guard('createOrganizationIfEmailFree', () => durably([organizationRecord(org.id), emailClaim(org.email)], async () => {
         const { shard, packed } = organizationPlace(org.id);
         const record = shard.organization(packed);
         const written = await run.createOrganization([record], [org.name, org.email, org.passwordHash, org.createdAt]);
@@ -213,7 +235,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         }
         await client.del(record);
         return 'email-taken';
-      }),
+      })),
 
     findOrganizationByEmail: (email) =>
       guard('findOrganizationByEmail', async () => {
@@ -233,7 +255,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
      * with that e-mail releases it (createOrganizationIfEmailFree).
      */
     deleteOrganization: (orgId) =>
-      announced((channel, head) => guard('deleteOrganization', async () => {
+      announced((channel, head) => guard('deleteOrganization', () => durably([organizationRecord(orgId)], async () => {
         const { shard, packed } = organizationPlace(orgId);
         const tag = shardTagOf(orgId);
         const reply = await run.deleteOrganization(
@@ -250,10 +272,10 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
           });
         }
         return deleted.revoked;
-      })),
+      }))),
 
     createApiKey: (key) =>
-      guard('createApiKey', async () => {
+      guard('createApiKey', () => durably([organizationRecord(key.orgId)], async () => {
         const digest = restAfterOrganizationTag(key.hash, key.orgId, 'the API key');
         if (!DIGEST.test(digest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
         const { shard, packed } = organizationPlace(key.orgId);
@@ -265,7 +287,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createApiKey');
         return reply;
-      }),
+      })),
 
     /** The hot path: one HGET on the shard the key's own tag names. */
     findApiKeyByHash: (hash) =>
@@ -289,10 +311,12 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       }),
 
     /** One script reads the key, checks the change against it and writes it (key-changes.ts). */
-    changeApiKey: (orgId, keyId, change) => guard('changeApiKey', () => changeApiKey(keyChanges, orgId, keyId, change)),
+    changeApiKey: (orgId, keyId, change) =>
+      guard('changeApiKey', () => durably([organizationRecord(orgId)], () => changeApiKey(keyChanges, orgId, keyId, change))),
 
     /** One script, as changeApiKey: the successor and the rolled key's new end (key-changes.ts). */
-    rollApiKey: (orgId, keyId, roll) => guard('rollApiKey', () => rollApiKey(keyChanges, orgId, keyId, roll)),
+    rollApiKey: (orgId, keyId, roll) =>
+      guard('rollApiKey', () => durably([organizationRecord(orgId)], () => rollApiKey(keyChanges, orgId, keyId, roll))),
 
     pruneExpiredApiKeys: (orgId, before) =>
       guard('pruneExpiredApiKeys', async () => {
@@ -323,7 +347,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       }),
 
     deleteApiKeyIfOwned: (orgId, keyId) =>
-      announced((channel, head) => guard('deleteApiKeyIfOwned', async () => {
+      announced((channel, head) => guard('deleteApiKeyIfOwned', () => durably([organizationRecord(orgId)], async () => {
         const { shard, packed } = organizationPlace(orgId);
         let field: string;
         try {
@@ -338,10 +362,10 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         if (reply === null) return undefined;
         if (typeof reply !== 'string') throw unexpected('deleteApiKeyIfOwned');
         return { kind: 'api_key', cacheKey: reply };
-      })),
+      }))),
 
     createSession: (session) =>
-      guard('createSession', async () => {
+      guard('createSession', () => durably([organizationRecord(session.orgId)], async () => {
         const field = restAfterOrganizationTag(session.id, session.orgId, 'the session id');
         if (/\s/.test(field) || field === '') throw new Error('a session id is <tag>.<random>');
         const { shard, packed } = organizationPlace(session.orgId);
@@ -352,7 +376,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createSession');
         return reply;
-      }),
+      })),
 
     /** The hot path for login tokens: one HGET on the shard the session id's tag names. */
     findSession: (sessionId) =>
@@ -390,7 +414,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       }),
 
     deleteAllSessions: (orgId) =>
-      announced((channel, head) => guard('deleteAllSessions', async () => {
+      announced((channel, head) => guard('deleteAllSessions', () => durably([organizationRecord(orgId)], async () => {
         const { shard, packed } = organizationPlace(orgId);
         const reply = await run.deleteAllSessions(
           [shard.organizationSessions(packed), shard.organizationSessionInfo(packed), shard.sessions],
@@ -398,7 +422,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         );
         if (!Array.isArray(reply) || reply.some((id) => typeof id !== 'string')) throw unexpected('deleteAllSessions');
         return (reply as string[]).map((cacheKey): Revoked => ({ kind: 'session', cacheKey }));
-      })),
+      }))),
 
     /**
      * The counters of one place (text in braces) are checked and counted in one script. The
