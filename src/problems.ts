@@ -51,6 +51,8 @@ export const problems = {
   upstreamTimeout: { status: 504, code: 1504, title: 'Upstream timed out' },
   overloaded: { status: 503, code: 1509, title: 'Gateway overloaded' },
   shuttingDown: { status: 503, code: 1510, title: 'Gateway shutting down' },
+  // AUTHGATE_REDIS_WAIT_REPLICAS: the write was made but too few replicas acknowledged it.
+  writeNotReplicated: { status: 503, code: 1511, title: 'Write not replicated' },
 } as const satisfies Record<string, ProblemSpec>;
 
 export type ProblemName = keyof typeof problems;

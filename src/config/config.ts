@@ -38,7 +38,12 @@ export type RedisConnectionConfig = Readonly<{
   commandTimeoutMs: number;
 }>;
 
-export type RedisStoreConfig = Readonly<{ kind: 'redis'; prefix: string }> & RedisConnectionConfig;
+export type RedisStoreConfig = Readonly<{
+  kind: 'redis';
+  prefix: string;
+  /** AUTHGATE_REDIS_WAIT_REPLICAS: replicas that must acknowledge a credential write (0: none). */
+  waitReplicas: number;
+}> & RedisConnectionConfig;
 
 export type StoreConfig = Readonly<{ kind: 'memory' }> | RedisStoreConfig;
 

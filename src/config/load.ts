@@ -176,6 +176,7 @@ export function loadConfig(env: Env): LoadResult {
       ...optional(tls && { tls }),
       prefix: setting('AUTHGATE_REDIS_PREFIX'),
       commandTimeoutMs: setting('AUTHGATE_REDIS_TIMEOUT_MS'),
+      waitReplicas: setting('AUTHGATE_REDIS_WAIT_REPLICAS'),
     };
   }
 

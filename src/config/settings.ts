@@ -85,6 +85,7 @@ export const settings = [
   { name: 'AUTHGATE_REDIS_TLS_CA_FILE', type: { kind: 'file' }, doc: 'PEM CA bundle that Redis certificates must chain to, trusted instead of the built-in CAs (a private CA). Read at start.' },
   { name: 'AUTHGATE_REDIS_TLS_SERVER_NAME', type: { kind: 'dns-name' }, doc: 'Host name Redis certificates are checked against (and sent as SNI) instead of the address connected to: Sentinel and Cluster hand out IP addresses.' },
   { name: 'AUTHGATE_REDIS_PREFIX', type: { kind: 'text' }, default: 'authgate:', doc: 'Prefix of every Redis key; the environment is added after it.' },
+  { name: 'AUTHGATE_REDIS_WAIT_REPLICAS', type: { kind: 'integer', min: 0, max: 16 }, default: 0, doc: 'Replicas that must acknowledge a write creating or changing a credential (Redis `WAIT`, for up to half of AUTHGATE_REDIS_TIMEOUT_MS) before it is answered; fewer: 503 (1511), and the write may stand. 0: answered once the master has it.' },
   { name: 'AUTHGATE_REDIS_TIMEOUT_MS', type: { kind: 'integer', min: 10, max: 60_000 }, default: 500, doc: 'Timeout of each Redis command; past it the request gets 503.' },
   { name: 'AUTHGATE_CACHE_MAX', type: { kind: 'integer', min: 0, max: 10_000_000 }, default: 100_000, doc: 'Most credentials kept in the in-process cache.' },
   { name: 'AUTHGATE_CACHE_TTL_SECONDS', type: { kind: 'integer', min: 0, max: 3600 }, default: 60, doc: 'How long a resolved credential is trusted from the cache (while the revocation channel is confirmed), and the most a cached credential is served while Redis does not answer.' },

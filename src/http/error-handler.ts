@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, problems, type ProblemName } from '../problems.js';
 import { StoreUnavailable } from '../store/store.js';
+import { WriteNotReplicated } from '../store/durability.js';
 
 /**
  * The one place that turns anything thrown into application/problem+json (RFC 9457), with
@@ -44,6 +45,9 @@ const FASTIFY_CLIENT_ERRORS: Record<string, ProblemName> = {
 
 export function toProblem(error: FastifyError | Error): Problem {
   if (error instanceof Problem) return error;
+  if (error instanceof WriteNotReplicated) {
+    return new Problem('writeNotReplicated', 'The change was not confirmed by enough credential store replicas and may or may not have been kept; check before retrying.', 'write_not_replicated');
+  }
   if (error instanceof StoreUnavailable) return new Problem('storeUnavailable', 'The credential store did not answer; try again shortly.', 'store_unavailable');
   const fastifyError = error as FastifyError;
   if (fastifyError.validation !== undefined) return new Problem('badRequest', fastifyError.message);

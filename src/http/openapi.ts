@@ -47,6 +47,9 @@ function pipelineProblems(kind: DocumentKind, route: RouteOptions, forwarded: bo
     // The gateway's own routes read their JSON bodies strictly (http/json-body.ts).
     names.push('malformedJson', 'payloadTooLarge', 'unsupportedMediaType');
   }
+  // A write of the gateway's own (a credential created, changed or revoked) may wait for Redis
+  // replicas (AUTHGATE_REDIS_WAIT_REPLICAS) and answer 1511 without them.
+  if (!forwarded && methods.some((method) => method === 'POST' || method === 'PATCH' || method === 'DELETE')) names.push('writeNotReplicated');
   return names;
 }
 

@@ -191,7 +191,9 @@ export interface Store {
   ): Promise<{ key: ApiKeySummary; revoked: Revoked | undefined } | ApiKeyChangeRefusal>;
   /**
    * In one atomic step: creates the successor with the rolled key's name and scopes, and gives
-   * the rolled key its new end (or deletes it). 'not-found' when orgId has no such key.
+   * the rolled key its new end (or deletes it). 'not-found' when orgId has no such key. Parallel
+   * rolls (and changes) of one key apply one after another, never failing for contention: each
+   * roll with a grace makes its own successor; after one with 'now', the others find no key.
    */
   rollApiKey(orgId: string, keyId: string, roll: ApiKeyRoll): Promise<RolledApiKey | 'not-found'>;
   /**

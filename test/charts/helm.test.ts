@@ -796,6 +796,10 @@ t.test('production and sandbox releases', async (t) => {
     // Behind one ingress hop: a count, not `true` (which would believe a client's own entries).
     t.equal(cm.data.AUTHGATE_TRUST_PROXY, '1', `${name} trusts exactly the ingress hop`);
   }
+  const prodCm: any = one(renders.get('values-production.yaml')!, 'ConfigMap', RELEASE);
+  t.equal(prodCm.data.AUTHGATE_REDIS_WAIT_REPLICAS, '1', 'production: a credential write waits for a Redis replica (issue 26)');
+  const sandCm: any = one(renders.get('values-sandbox.yaml')!, 'ConfigMap', RELEASE);
+  t.notOk('AUTHGATE_REDIS_WAIT_REPLICAS' in sandCm.data, 'the default (0) is not rendered');
   for (const [name, values] of [['production', prodValues], ['sandbox', sandValues]] as const) {
     t.ok(values.existingSecret, `${name} keeps its secrets out of the values`);
     t.same(secretValues(values), [], `${name} values carry no secret`);

@@ -81,7 +81,7 @@ t.test('a complete production environment loads', async (t) => {
   t.equal(config.admin.token, ADMIN);
   t.equal(config.admin.generated, false);
   t.equal(config.upstream.url, 'http://upstream.internal:8000');
-  t.same(config.store, { kind: 'redis', url: 'redis://redis.internal:6379', prefix: 'authgate:', commandTimeoutMs: 500 });
+  t.same(config.store, { kind: 'redis', url: 'redis://redis.internal:6379', prefix: 'authgate:', commandTimeoutMs: 500, waitReplicas: 0 });
   t.equal(config.shutdown.delaySeconds, 5);
 });
 
@@ -213,7 +213,7 @@ t.test('redis settings', async (t) => {
   t.test('a URL without a scheme', async (t) => {
     t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_URL: 'redis.internal:6379' }))), ['AUTHGATE_REDIS_URL']);
     const tls = ok(t, loadConfig({ AUTHGATE_REDIS_URL: 'rediss://r:6380' }));
-    t.same(tls.store, { kind: 'redis', url: 'rediss://r:6380', tls: {}, prefix: 'authgate:', commandTimeoutMs: 500 }, 'rediss:// is TLS on');
+    t.same(tls.store, { kind: 'redis', url: 'rediss://r:6380', tls: {}, prefix: 'authgate:', commandTimeoutMs: 500, waitReplicas: 0 }, 'rediss:// is TLS on');
   });
 
   t.test('two topologies at once', async (t) => {
@@ -235,6 +235,7 @@ t.test('redis settings', async (t) => {
       password: 'pw',
       prefix: 'authgate:',
       commandTimeoutMs: 500,
+      waitReplicas: 0,
     });
     const named = ok(t, loadConfig({ AUTHGATE_REDIS_SENTINELS: 's1:1', AUTHGATE_REDIS_SENTINEL_NAME: 'primary' }));
     t.equal(named.store.kind === 'redis' && named.store.sentinelName, 'primary');
@@ -270,6 +271,7 @@ t.test('redis settings', async (t) => {
       tls: { ca: pem, serverName: 'redis.internal' },
       prefix: 'authgate:',
       commandTimeoutMs: 500,
+      waitReplicas: 0,
     }, 'the CA is read at start');
     const cluster = ok(t, loadConfig({ AUTHGATE_REDIS_CLUSTER_NODES: 'c1:7000', AUTHGATE_REDIS_TLS: 'on' }));
     t.same(cluster.store.kind === 'redis' && cluster.store.tls, {}, 'Cluster over TLS with the built-in CAs');
@@ -310,7 +312,16 @@ t.test('redis settings', async (t) => {
       clusterNodes: [{ host: 'c1', port: 7000 }, { host: 'c2', port: 7001 }],
       prefix: 'ag:',
       commandTimeoutMs: 250,
+      waitReplicas: 0,
     });
+  });
+
+  t.test('AUTHGATE_REDIS_WAIT_REPLICAS: a count of replicas, 0 to 16', async (t) => {
+    const config = ok(t, loadConfig({ AUTHGATE_REDIS_URL: 'redis://r:6379', AUTHGATE_REDIS_WAIT_REPLICAS: '1' }));
+    t.match(config.store, { kind: 'redis', waitReplicas: 1 });
+    for (const bad of ['-1', '17', 'one']) {
+      t.same(names(errorsOf(t, loadConfig({ AUTHGATE_REDIS_URL: 'redis://r:6379', AUTHGATE_REDIS_WAIT_REPLICAS: bad }))), ['AUTHGATE_REDIS_WAIT_REPLICAS'], bad);
+    }
   });
 });
 

@@ -190,6 +190,40 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     for (const scopes of applied) t.equal(final & ~scopes, 0, `the final set ${final} is inside the applied ${scopes}`);
   });
 
+  t.test('api keys: parallel renames and rolls of one key all take effect, one after another; none throws (issue 26)', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const key: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), scopes: scopeSetOf(['accounts:read']) };
+    t.equal(await store.createApiKey(key), 'created');
+    const names = Array.from({ length: 24 }, (_, i) => `name ${i}`);
+    const renamed = await Promise.all(names.map((name) => store.changeApiKey(org.id, key.id, { name })));
+    renamed.forEach((result, i) => t.equal(typeof result === 'string' ? result : result.key.name, names[i], `rename ${i} applied`));
+    t.ok(names.includes((await store.findApiKeySummary(org.id, key.id))?.name ?? ''), 'the key has one of the names');
+
+    const end = Date.parse('2099-01-01T00:00:00.000Z');
+    const successors = names.map((_name, i) => {
+      const { orgId: _o, name: _n, scopes: _s, ...successor } = newApiKey(org.id, `2024-02-01T00:00:${String(i).padStart(2, '0')}.000Z`);
+      return successor;
+    });
+    const rolls = await Promise.all(successors.map((successor, i) => store.rollApiKey(org.id, key.id, { successor, rolledKeyEnds: end - i })));
+    for (const result of rolls) t.not(result, 'not-found', 'every roll with a grace applied');
+    const listed = await store.listApiKeys(org.id);
+    t.equal(listed.length, 25, 'each roll wrote its own successor');
+    const last = await store.findApiKeySummary(org.id, key.id);
+    t.equal(last?.expiresAt, end - 23, 'the rolled key ends at the earliest end given');
+    for (const successor of listed.filter((summary) => summary.id !== key.id)) {
+      t.match(successor, { name: last?.name, scopes: key.scopes }, 'each successor has the name and scopes');
+    }
+
+    const once = newApiKey(org.id);
+    t.equal(await store.createApiKey(once), 'created');
+    const revoking = await Promise.all(names.map(() => {
+      const { orgId: _o, name: _n, scopes: _s, ...successor } = newApiKey(org.id);
+      return store.rollApiKey(org.id, once.id, { successor, rolledKeyEnds: 'now' });
+    }));
+    t.equal(revoking.filter((result) => result !== 'not-found').length, 1, "one roll with 'now' wins, the others find no key");
+  });
+
   t.test('api keys: rollApiKey writes the successor with the name and scopes, ends the rolled key (never later), or deletes it', async (t) => {
     const store = await open(t);
     const org = await created(store, newOrganization());

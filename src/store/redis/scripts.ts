@@ -4,34 +4,11 @@
  */
 import type { Client } from './connection.js';
 import { DIGEST_LENGTH } from './packing.js';
+import { keyChangeScripts } from './key-changes.js';
+import { announce, readMs } from './lua.js';
 
 export type Script = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
 type ScriptSource = Readonly<{ keys: number | 'any'; lua: string }>;
-
-/**
- * The revoking scripts announce what they revoke on the invalidation channel themselves, in the
- * same atomic step as the write: a revocation is then announced exactly when it is committed
- * (a separate PUBLISH after the script could fail and leave a committed revocation unannounced),
- * and on Cluster a PUBLISH from a script still reaches every node. The last two ARGV are the
- * channel and the message head from the bus (origin and seq, invalidation.ts); the script
- * appends what it revoked. Each script PUBLISHes exactly once, also when it revokes nothing, so
- * the sequence has no holes, and it does so after its reads and BEFORE its writes: Redis does
- * not roll a script back, and a refused PUBLISH (an ACL user without the channel) must stop the
- * script while it has changed nothing. Nobody sees the gap: the script runs alone.
- */
-const announce = `
-local function announce(channel, head, revoked)
-  local items = {}
-  for i, item in ipairs(revoked) do items[i] = cjson.encode(item) end
-  redis.call('PUBLISH', channel, head .. '[' .. table.concat(items, ',') .. ']}')
-end`;
-
-/** Reads a time packed by packing.ts#packMs: base 36, or `=` and decimal. */
-const readMs = `
-local function readMs(text)
-  if string.sub(text, 1, 1) == '=' then return tonumber(string.sub(text, 2)) end
-  return tonumber(text, 36)
-end`;
 
 /**
  * One Lua script per multi-key step, so each Store method is atomic. Every key a script touches
@@ -114,51 +91,8 @@ redis.call('HDEL', KEYS[1], ARGV[1], 'u:' .. string.sub(ARGV[1], 3))
 redis.call('HDEL', KEYS[2], digest)
 return hash`,
   },
-  // A compare-and-set of one key (changeApiKey): the caller read the entry, made the new one and
-  // checked the change only narrows the key; this writes it only if the entry is still what was
-  // read ('changed' otherwise: the caller reads again). KEYS: org (its key index), the tag's API
-  // keys. ARGV: index field, entry read, new entry, digest, new key value ('' when the key's terms
-  // stay, so its cached copies stay good), its lookup hash, channel, message head.
-  replaceApiKey: {
-    keys: 2,
-    lua: `${announce}
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
-  announce(ARGV[7], ARGV[8], {})
-  return 'changed'
-end
-if ARGV[5] == '' then
-  announce(ARGV[7], ARGV[8], {})
-else
-  announce(ARGV[7], ARGV[8], {{kind = 'api_key', cacheKey = ARGV[6]}})
-  redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return 'replaced'`,
-  },
-  // A compare-and-set as replaceApiKey (rollApiKey): the successor is written and the rolled key
-  // given its new end, or deleted, in one step. KEYS: org (its key index), the tag's API keys.
-  // ARGV: rolled key's index field, its entry read, its new entry ('' deletes it), its digest, its
-  // new value, its lookup hash; the successor's index field, entry, digest and value; channel,
-  // message head. Reply: 'rolled', or 'changed'.
-  rollApiKey: {
-    keys: 2,
-    lua: `${announce}
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
-  announce(ARGV[11], ARGV[12], {})
-  return 'changed'
-end
-announce(ARGV[11], ARGV[12], {{kind = 'api_key', cacheKey = ARGV[6]}})
-redis.call('HSET', KEYS[2], ARGV[9], ARGV[10])
-redis.call('HSET', KEYS[1], ARGV[7], ARGV[8])
-if ARGV[3] == '' then
-  redis.call('HDEL', KEYS[1], ARGV[1], 'u:' .. string.sub(ARGV[1], 3))
-  redis.call('HDEL', KEYS[2], ARGV[4])
-else
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-  redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
-end
-return 'rolled'`,
-  },
+  // changeApiKey and rollApiKey: one script each, read, check and write (key-changes.ts).
+  ...keyChangeScripts,
   // KEYS: org (its key index), the tag's API keys. ARGV: before (epoch ms). Deletes the org's keys
   // whose expiry (the terms, third part of the entry: replies.ts termsPart) is before it.
   // Reply: how many.

@@ -7,12 +7,10 @@
 import { Cluster } from 'ioredis';
 import type { InvalidationBus } from '../invalidation.js';
 import {
-  changedTerms,
   latestLoginFirst,
   newestFirst,
   storedScopes,
   StoreUnavailable,
-  type ApiKeySummary,
   type Revoked,
   type GatewayStore,
   type LimitedCounter,
@@ -20,7 +18,7 @@ import {
 import { connect, quitRedisConnection, watchConnection, type RedisConnectionOptions } from './connection.js';
 import { createRedisInvalidationBus } from './invalidation.js';
 import { redisKeys, type ShardKeys } from './keys.js';
-import { DIGEST, DIGEST_LENGTH, packId, packMs } from './packing.js';
+import { DIGEST, packId, packMs } from './packing.js';
 import { restAfterOrganizationTag, shardTagIn, shardTagOf } from '../shard-tag.js';
 import {
   apiKeyIndexEntry,
@@ -45,6 +43,9 @@ import {
   unexpected,
 } from './replies.js';
 import { defineScripts, scripts } from './scripts.js';
+import { changeApiKey, rollApiKey, type KeyChangeContext } from './key-changes.js';
+import { replicationWait } from './durability.js';
+import { WriteNotReplicated } from '../durability.js';
 import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from '../audit.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
@@ -61,6 +62,8 @@ export type OpenRedisStorageOptions = RedisConnectionOptions & {
   onSubscriptionLost?: () => void;
   invalidationHeartbeatMs?: number;
   logger?: Logger;
+  /** AUTHGATE_REDIS_WAIT_REPLICAS: replicas that must acknowledge a credential write (durability.ts). */
+  waitReplicas?: number;
 };
 
 export type RedisStorage = { store: GatewayStore; bus: InvalidationBus };
@@ -110,13 +113,27 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         throw new Error('timed out');
       },
       // Name and message only: an ioredis error carries the command's arguments (password hashes).
-      (error) => new StoreUnavailable(`credential store unavailable (${operation})`, { cause: new Error(describe(error)) }),
+      (error) =>
+        error instanceof WriteNotReplicated ? error : new StoreUnavailable(`credential store unavailable (${operation})`, { cause: new Error(describe(error)) }),
     );
   }
+
+  /**
+   * The writes that create or change a credential go through this (durability.ts): with
+   * AUTHGATE_REDIS_WAIT_REPLICAS set, answered only once that many replicas have them. WAIT
+   * gets half the command timeout, so a missing replica is told apart from a silent store.
+   */
+  const { durably } = replicationWait(client, options.waitReplicas ?? 0, options.commandTimeoutMs / 2);
 
   /** Where an organization's data is: its shard's keys and its id as packed into names and values. */
   function organizationPlace(orgId: string) {
     return { shard: keys.shard(shardTagOf(orgId)), packed: packId(orgId) };
+  }
+
+  /** The organization's record: a key on the node that takes every write of its credentials. */
+  function organizationRecord(orgId: string): string {
+    const { shard, packed } = organizationPlace(orgId);
+    return shard.organization(packed);
   }
 
   async function readOrganization(orgId: string) {
@@ -162,23 +179,29 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
 
   /** deleteSession, with or without an owner the session must be of. */
   function endSession(sessionId: string, ownerOrgId: string | undefined) {
-    return announced((channel, head) => guard('deleteSession', async () => {
+    return announced((channel, head) => guard('deleteSession', () => {
       const place = credentialPlace(sessionId);
       const shard = place?.shard ?? keys.shard(shardTagOf(sessionId));
+      return durably([shard.sessions], () => endSessionOn(shard, place?.rest ?? '', channel, head));
+    }));
+
+    async function endSessionOn(shard: ShardKeys, rest: string, channel: string, head: string) {
       // An id without a tag names nothing, but the script still runs: it announces an empty
       // revocation, so this replica's message sequence has no hole.
       const reply = await run.deleteSession(
         [shard.sessions],
-        [place?.rest ?? '', now(), shard.organizationStem, channel, head, sessionId, ownerOrgId === undefined ? '' : packId(ownerOrgId)],
+        [rest, now(), shard.organizationStem, channel, head, sessionId, ownerOrgId === undefined ? '' : packId(ownerOrgId)],
       );
       if (reply === 0) return undefined;
       if (reply !== 1) throw unexpected('deleteSession');
       return { kind: 'session', cacheKey: sessionId } satisfies Revoked;
-    }));
+    }
   }
 
   /** The one place counters and known sets are placed: by the text in braces in their name. */
   const counterShard = (name: string) => keys.shard(shardTagOf(/\{([^}]+)\}/.exec(name)?.[1] ?? name));
+
+  const keyChanges: KeyChangeContext = { run, place: organizationPlace, announced };
 
   const store: GatewayStore = {
     /**
@@ -191,7 +214,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
      * claim retried. Losing the claim deletes the organization just written.
      */
     createOrganizationIfEmailFree: (org) =>
-      guard('createOrganizationIfEmailFree', async () => {
+      guard('createOrganizationIfEmailFree', () => durably([organizationRecord(org.id), emailClaim(org.email)], async () => {
         const { shard, packed } = organizationPlace(org.id);
         const record = shard.organization(packed);
         const written = await run.createOrganization([record], [org.name, org.email, org.passwordHash, org.createdAt]);
@@ -212,7 +235,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         }
         await client.del(record);
         return 'email-taken';
-      }),
+      })),
 
     findOrganizationByEmail: (email) =>
       guard('findOrganizationByEmail', async () => {
@@ -232,7 +255,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
      * with that e-mail releases it (createOrganizationIfEmailFree).
      */
     deleteOrganization: (orgId) =>
-      announced((channel, head) => guard('deleteOrganization', async () => {
+      announced((channel, head) => guard('deleteOrganization', () => durably([organizationRecord(orgId)], async () => {
         const { shard, packed } = organizationPlace(orgId);
         const tag = shardTagOf(orgId);
         const reply = await run.deleteOrganization(
@@ -249,10 +272,10 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
           });
         }
         return deleted.revoked;
-      })),
+      }))),
 
     createApiKey: (key) =>
-      guard('createApiKey', async () => {
+      guard('createApiKey', () => durably([organizationRecord(key.orgId)], async () => {
         const digest = restAfterOrganizationTag(key.hash, key.orgId, 'the API key');
         if (!DIGEST.test(digest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
         const { shard, packed } = organizationPlace(key.orgId);
@@ -264,7 +287,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createApiKey');
         return reply;
-      }),
+      })),
 
     /** The hot path: one HGET on the shard the key's own tag names. */
     findApiKeyByHash: (hash) =>
@@ -287,89 +310,13 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return found === undefined ? undefined : apiKeySummaryReply(found.packedKeyId, found.reply, 'findApiKeySummary');
       }),
 
-    /**
-     * Read, check, then one compare-and-set script (replaceApiKey) that writes only if the entry
-     * is still what was read, else reads again: the rule (changedTerms) lives in TypeScript, and a
-     * change racing another never widens the key. The key's value on the hot path is rewritten,
-     * and its cached copies dropped everywhere, only when its scopes or end changed.
-     */
+    /** One script reads the key, checks the change against it and writes it (key-changes.ts). */
     changeApiKey: (orgId, keyId, change) =>
-      guard('changeApiKey', async () => {
-        if (change.name === '') throw new Error('an API key\'s name must not be empty (null removes it)');
-        for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-          const found = await readKeyEntry(orgId, keyId);
-          const key = found && apiKeySummaryReply(found.packedKeyId, found.reply, 'changeApiKey');
-          if (found === undefined || key === undefined) return 'not-found';
-          const terms = changedTerms(key, change);
-          if (typeof terms === 'string') return terms;
-          const entry = found.reply[0] as string;
-          const digest = entry.slice(0, DIGEST_LENGTH);
-          const termsChanged = terms.scopes !== key.scopes || terms.expiresAt !== key.expiresAt;
-          const { name: _name, expiresAt: _expiresAt, scopes: _scopes, ...rest } = key;
-          const changed: ApiKeySummary = { ...rest, ...terms };
-          const hash = `${shardTagOf(orgId)}.${digest}`;
-          const reply = await announced((channel, head) =>
-            run.replaceApiKey([found.record, found.shard.apiKeys], [
-              found.field,
-              entry,
-              apiKeyIndexEntry(digest, changed),
-              digest,
-              termsChanged ? apiKeyValue(found.packedOrgId, found.packedKeyId, changed) : '',
-              hash,
-              channel,
-              head,
-            ]),
-          );
-          if (reply === 'replaced') return { key: changed, revoked: termsChanged ? { kind: 'api_key', cacheKey: hash } : undefined };
-          if (reply !== 'changed') throw unexpected('replaceApiKey');
-        }
-        throw new Error('the API key kept changing while it was being changed');
-      }),
+      guard('changeApiKey', () => durably([organizationRecord(orgId)], () => changeApiKey(keyChanges, orgId, keyId, change))),
 
-    /** As changeApiKey: read, then one compare-and-set script (rollApiKey) for both keys. */
+    /** One script, as changeApiKey: the successor and the rolled key's new end (key-changes.ts). */
     rollApiKey: (orgId, keyId, roll) =>
-      guard('rollApiKey', async () => {
-        const successorDigest = restAfterOrganizationTag(roll.successor.hash, orgId, 'the API key');
-        if (!DIGEST.test(successorDigest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
-        const packedSuccessorId = packId(roll.successor.id);
-        for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-          const found = await readKeyEntry(orgId, keyId);
-          const key = found && apiKeySummaryReply(found.packedKeyId, found.reply, 'rollApiKey');
-          if (found === undefined || key === undefined) return 'not-found';
-          const entry = found.reply[0] as string;
-          const digest = entry.slice(0, DIGEST_LENGTH);
-          const hash = `${shardTagOf(orgId)}.${digest}`;
-          const successor: ApiKeySummary = {
-            id: roll.successor.id,
-            displayPrefix: roll.successor.displayPrefix,
-            createdAt: roll.successor.createdAt,
-            ...(key.name !== undefined && { name: key.name }),
-            ...(roll.successor.expiresAt !== undefined && { expiresAt: roll.successor.expiresAt }),
-            ...(key.scopes !== undefined && { scopes: key.scopes }),
-          };
-          const rolled: ApiKeySummary | undefined =
-            roll.rolledKeyEnds === 'now' ? undefined : { ...key, expiresAt: Math.min(key.expiresAt ?? Infinity, roll.rolledKeyEnds) };
-          const reply = await announced((channel, head) =>
-            run.rollApiKey([found.record, found.shard.apiKeys], [
-              found.field,
-              entry,
-              rolled === undefined ? '' : apiKeyIndexEntry(digest, rolled),
-              digest,
-              rolled === undefined ? '' : apiKeyValue(found.packedOrgId, found.packedKeyId, rolled),
-              hash,
-              keyIndexField(packedSuccessorId),
-              apiKeyIndexEntry(successorDigest, successor),
-              successorDigest,
-              apiKeyValue(found.packedOrgId, packedSuccessorId, successor),
-              channel,
-              head,
-            ]),
-          );
-          if (reply === 'rolled') return { successor, rolled, revoked: { kind: 'api_key', cacheKey: hash } };
-          if (reply !== 'changed') throw unexpected('rollApiKey');
-        }
-        throw new Error('the API key kept changing while it was being rolled');
-      }),
+      guard('rollApiKey', () => durably([organizationRecord(orgId)], () => rollApiKey(keyChanges, orgId, keyId, roll))),
 
     pruneExpiredApiKeys: (orgId, before) =>
       guard('pruneExpiredApiKeys', async () => {
@@ -400,7 +347,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       }),
 
     deleteApiKeyIfOwned: (orgId, keyId) =>
-      announced((channel, head) => guard('deleteApiKeyIfOwned', async () => {
+      announced((channel, head) => guard('deleteApiKeyIfOwned', () => durably([organizationRecord(orgId)], async () => {
         const { shard, packed } = organizationPlace(orgId);
         let field: string;
         try {
@@ -415,10 +362,10 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         if (reply === null) return undefined;
         if (typeof reply !== 'string') throw unexpected('deleteApiKeyIfOwned');
         return { kind: 'api_key', cacheKey: reply };
-      })),
+      }))),
 
     createSession: (session) =>
-      guard('createSession', async () => {
+      guard('createSession', () => durably([organizationRecord(session.orgId)], async () => {
         const field = restAfterOrganizationTag(session.id, session.orgId, 'the session id');
         if (/\s/.test(field) || field === '') throw new Error('a session id is <tag>.<random>');
         const { shard, packed } = organizationPlace(session.orgId);
@@ -429,7 +376,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         );
         if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createSession');
         return reply;
-      }),
+      })),
 
     /** The hot path for login tokens: one HGET on the shard the session id's tag names. */
     findSession: (sessionId) =>
@@ -467,7 +414,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       }),
 
     deleteAllSessions: (orgId) =>
-      announced((channel, head) => guard('deleteAllSessions', async () => {
+      announced((channel, head) => guard('deleteAllSessions', () => durably([organizationRecord(orgId)], async () => {
         const { shard, packed } = organizationPlace(orgId);
         const reply = await run.deleteAllSessions(
           [shard.organizationSessions(packed), shard.organizationSessionInfo(packed), shard.sessions],
@@ -475,7 +422,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         );
         if (!Array.isArray(reply) || reply.some((id) => typeof id !== 'string')) throw unexpected('deleteAllSessions');
         return (reply as string[]).map((cacheKey): Revoked => ({ kind: 'session', cacheKey }));
-      })),
+      }))),
 
     /**
      * The counters of one place (text in braces) are checked and counted in one script. The
@@ -634,9 +581,6 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
 
   return { store, bus };
 }
-
-/** How often a compare-and-set step reads again when the key changed under it before giving up. */
-const CAS_ATTEMPTS = 5;
 
 /** What is kept for one shard (a place) while a step is split by shard. */
 type Place<T> = { shard: ShardKeys; value: T };
