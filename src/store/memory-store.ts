@@ -14,7 +14,7 @@ import {
   type Session,
   type SessionSummary,
 } from './store.js';
-import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from './audit.js';
+import { createMemoryAudit } from './memory-audit.js';
 import { grantOf, type StoredLimit } from './rate-limits.js';
 import { restAfterOrganizationTag } from './shard-tag.js';
 
@@ -39,10 +39,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
    * order); the whole set is forgotten ttlMs after its last remember, as a Redis PEXPIRE does.
    */
   const knownSets = new Map<string, { seen: Map<string, number>; expiresAt: number }>();
-  /** The audit trail, oldest first; ids `<ms>-<seq>` as a Redis Stream's, in append order. */
-  let auditLog: StoredAuditEvent[] = [];
-  let lastAuditMs = 0;
-  let lastAuditSeq = 0;
+  /** The audit trail: one bounded log per organization (memory-audit.ts). */
+  const audit = createMemoryAudit(now);
   /**
    * The rate-limit overrides. Nothing announces a change here: this store has no bus, and the
    * caller applies it to this process (the only replica) itself.
@@ -352,35 +350,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       });
     },
 
-    async appendAuditEvents(events, retention) {
-      const t = now();
-      for (const event of events) {
-        const ms = Math.max(t, lastAuditMs);
-        lastAuditSeq = ms === lastAuditMs ? lastAuditSeq + 1 : 0;
-        lastAuditMs = ms;
-        auditLog.push({ ...event, id: `${ms}-${lastAuditSeq}` });
-      }
-      const oldest = t - retention.maxAgeMs;
-      let drop = Math.max(0, auditLog.length - retention.maxEvents);
-      while (drop < auditLog.length && auditPosition(auditLog[drop]!.id)[0] < oldest) drop++;
-      if (drop > 0) auditLog = auditLog.slice(drop);
-    },
-
-    async readAuditEvents(query) {
-      const before = query.before === undefined ? undefined : auditPosition(query.before);
-      const events: StoredAuditEvent[] = [];
-      let scanned = 0;
-      let last: string | null = null;
-      for (let i = auditLog.length - 1; i >= 0 && events.length < query.limit && scanned < AUDIT_SCAN_LIMIT; i--) {
-        const event = auditLog[i]!;
-        if (before !== undefined && comparePositions(auditPosition(event.id), before) >= 0) continue;
-        scanned++;
-        last = event.id;
-        if (matchesAudit(event, query)) events.push(event);
-      }
-      const more = last !== null && auditLog.length > 0 && comparePositions(auditPosition(auditLog[0]!.id), auditPosition(last)) < 0;
-      return { events, next: more ? last : null };
-    },
+    ...audit,
 
     async readRateLimits() {
       return { organizations: new Map(orgRateLimits), keys: new Map(keyRateLimits) };
@@ -422,16 +392,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       clearInterval(sweeper);
     },
   };
-}
-
-/** A log position `<ms>-<seq>` as numbers; a malformed one sorts as the very end. */
-function auditPosition(id: string): [number, number] {
-  const match = /^(\d+)-(\d+)$/.exec(id);
-  return match === null ? [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [Number(match[1]), Number(match[2])];
-}
-
-function comparePositions(a: [number, number], b: [number, number]): number {
-  return a[0] !== b[0] ? a[0] - b[0] : a[1] - b[1];
 }
 
 /** Every scope is kept as no list (storedScopes). */

@@ -264,19 +264,40 @@ for _, id in ipairs(ids) do redis.call('HDEL', KEYS[3], id) end
 redis.call('DEL', KEYS[1], KEYS[2])
 return full`,
   },
-  // KEYS: the audit stream. ARGV: max entries, oldest id to keep (`<ms>-0`), then one JSON event
-  // each. Appends in order (ids from Redis's clock), then trims by count and by age, exactly:
-  // security events are few (logins, key and session changes), so exact trimming costs little,
-  // and the bound is the one documented.
+  // KEYS: one audit stream (an organization's, or the one of no organization). ARGV: max entries,
+  // oldest id to keep (`<ms>-0`), the age bound (ms: the stream expires that long after its last
+  // append, so a trail nobody adds to does not outlive its bound), then per event its sequence
+  // number (from the environment's audit sequence: unique across every stream) and its JSON.
+  // Each id is `<ms>-<sequence>`, ms by Redis's clock (never below the stream's last), so no two
+  // streams share an id and the admin-wide read orders them all. Reply: the last id appended.
   appendAuditEvents: {
     keys: 1,
     lua: `
-for i = 3, #ARGV do
-  redis.call('XADD', KEYS[1], '*', 'e', ARGV[i])
+local t = redis.call('TIME')
+local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lastMs, lastSeq = -1, -1
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local info = redis.call('XINFO', 'STREAM', KEYS[1])
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then
+      local a, b = string.match(info[i + 1], '^(%d+)-(%d+)$')
+      lastMs, lastSeq = tonumber(a), tonumber(b)
+    end
+  end
+end
+local id
+for i = 4, #ARGV, 2 do
+  local seq = tonumber(ARGV[i])
+  if ms < lastMs then ms = lastMs end
+  if ms == lastMs and seq <= lastSeq then ms = ms + 1 end
+  id = string.format('%d-%s', ms, ARGV[i])
+  redis.call('XADD', KEYS[1], id, 'e', ARGV[i + 1])
+  lastMs, lastSeq = ms, seq
 end
 redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[1])
 redis.call('XTRIM', KEYS[1], 'MINID', ARGV[2])
-return #ARGV - 2`,
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return id`,
   },
   // KEYS: the rate-limit table. ARGV: field (o:<org id> or k:<key id>), value ('' removes it),
   // channel, message head, org id. Announces {kind = 'rate_limits', cacheKey = org id} before the

@@ -32,7 +32,6 @@ import {
   apiKeySummaries,
   apiKeySummaryReply,
   attemptVerdict,
-  auditEntries,
   counterStates,
   organizationReply,
   organizationRevocations,
@@ -45,7 +44,7 @@ import {
   unexpected,
 } from './replies.js';
 import { defineScripts, scripts } from './scripts.js';
-import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from '../audit.js';
+import { redisAudit } from './audit.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
 export type { RedisConnectionOptions };
@@ -546,44 +545,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return states;
       }),
 
-    appendAuditEvents: (events, retention) =>
-      guard('appendAuditEvents', async () => {
-        if (events.length === 0) return;
-        const reply = await run.appendAuditEvents([keys.auditStream], [
-          Math.max(1, Math.floor(retention.maxEvents)),
-          `${Math.max(0, Math.floor(now() - retention.maxAgeMs))}-0`,
-          ...events.map((event) => JSON.stringify(event)),
-        ]);
-        if (reply !== events.length) throw unexpected('appendAuditEvents');
-      }),
-
-    /** XREVRANGE in chunks from the position asked for, filtered here, at most AUDIT_SCAN_LIMIT entries a call. */
-    readAuditEvents: (query) =>
-      guard('readAuditEvents', async () => {
-        if (query.before !== undefined && !/^\d+-\d+$/.test(query.before)) throw new Error('an audit position is <ms>-<seq>');
-        const events: StoredAuditEvent[] = [];
-        let end = query.before === undefined ? '+' : `(${query.before}`;
-        let scanned = 0;
-        let last: string | null = null;
-        let exhausted = false;
-        while (events.length < query.limit && scanned < AUDIT_SCAN_LIMIT) {
-          const chunk = auditEntries(await client.xrevrange(keys.auditStream, end, '-', 'COUNT', Math.min(500, AUDIT_SCAN_LIMIT - scanned)));
-          if (chunk.length === 0) {
-            exhausted = true;
-            break;
-          }
-          for (const entry of chunk) {
-            scanned++;
-            last = entry.id;
-            if (matchesAudit(entry, query)) events.push(entry);
-            if (events.length === query.limit) break;
-          }
-          end = `(${last!}`;
-        }
-        // Whether anything older than the last entry scanned is left.
-        const more = !exhausted && last !== null && (await client.xrevrange(keys.auditStream, `(${last}`, '-', 'COUNT', 1)).length > 0;
-        return { events, next: more ? last : null };
-      }),
+    /** Per organization, in audit.ts. */
+    ...redisAudit({ client, keys, appendScript: run.appendAuditEvents, now, guard }),
 
     /** One HGETALL: the table is overrides only, one small hash per environment. */
     readRateLimits: () => guard('readRateLimits', async () => rateLimitTable(await client.hgetall(keys.rateLimits))),
