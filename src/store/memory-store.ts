@@ -41,6 +41,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
   const knownSets = new Map<string, { seen: Map<string, number>; expiresAt: number }>();
   /** The audit trail: one bounded log per organization (memory-audit.ts). */
   const audit = createMemoryAudit(now);
+  /** Organizations' own API-key limits (setKeyLimit); gone with the organization. */
+  const keyLimits = new Map<string, number>();
   /**
    * The rate-limit overrides. Nothing announces a change here: this store has no bus, and the
    * caller applies it to this process (the only replica) itself.
@@ -147,13 +149,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       sessionIdsByOrg.delete(orgId);
       orgIdByEmail.delete(org.email);
       orgsById.delete(orgId);
+      keyLimits.delete(orgId);
       return revoked;
     },
 
-    async createApiKey(key) {
+    async createApiKey(key, maxKeys) {
       restAfterOrganizationTag(key.hash, key.orgId, 'the API key'); // the Redis store's contract, kept here too
       const index = keyHashesByOrg.get(key.orgId);
       if (index === undefined) return 'no-organization';
+      if (maxKeys !== undefined && index.size >= (keyLimits.get(key.orgId) ?? maxKeys)) return 'limit-reached';
       keysByHash.set(key.hash, withStoredScopes(key));
       index.set(key.id, key.hash);
       return 'created';
@@ -246,10 +250,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       return { kind: 'api_key', cacheKey: key.hash };
     },
 
-    async createSession(session) {
+    async createSession(session, maxSessions) {
       restAfterOrganizationTag(session.id, session.orgId, 'the session id');
       const index = sessionIdsByOrg.get(session.orgId);
       if (index === undefined) return 'no-organization';
+      if (maxSessions !== undefined) {
+        // Live ones only, as the Redis store prunes the expired before it counts.
+        for (const id of [...index]) liveSession(id);
+        if (index.size >= maxSessions) return 'limit-reached';
+      }
       sessions.set(session.id, session);
       index.add(session.id);
       return 'created';
@@ -351,6 +360,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     },
 
     ...audit,
+
+    async readKeyLimit(orgId) {
+      return keyLimits.get(orgId);
+    },
+
+    async setKeyLimit(orgId, limit) {
+      if (!orgsById.has(orgId)) return false;
+      if (limit === null) keyLimits.delete(orgId);
+      else keyLimits.set(orgId, limit);
+      return true;
+    },
 
     async readRateLimits() {
       return { organizations: new Map(orgRateLimits), keys: new Map(keyRateLimits) };

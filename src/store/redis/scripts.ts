@@ -89,10 +89,20 @@ redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
 return {email, hashes, ids}`,
   },
   // KEYS: org, the tag's API keys. ARGV: digest, key value, index field (k:<packed key id>), index entry.
+  // ARGV[5]: the default key limit ('' for none); the organization's own (`maxKeys` in its record)
+  // wins. Its `k:` fields are counted here, in the step that writes, so a burst cannot overshoot.
   createApiKey: {
     keys: 2,
     lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'no-organization' end
+if ARGV[5] ~= nil and ARGV[5] ~= '' then
+  local limit = tonumber(redis.call('HGET', KEYS[1], 'maxKeys') or ARGV[5])
+  local count = 0
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(field, 1, 2) == 'k:' then count = count + 1 end
+  end
+  if count >= limit then return 'limit-reached' end
+end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
 return 'created'`,
@@ -209,6 +219,7 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   redis.call('HDEL', KEYS[4], id)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if ARGV[8] ~= nil and ARGV[8] ~= '' and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[8]) then return 'limit-reached' end
 local sample = redis.call('HRANDFIELD', KEYS[2], 2, 'WITHVALUES')
 for i = 1, #sample, 2 do
   local org, expiresAt = string.match(sample[i + 1], '^(%S+) (%S+)$')
@@ -227,6 +238,15 @@ if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) en
 if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
 if redis.call('EXISTS', KEYS[4]) == 1 and redis.call('PTTL', KEYS[4]) < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
 return 'created'`,
+  },
+  // KEYS: org. ARGV: the organization's own API-key limit ('' removes it). Reply: 0 when there is
+  // no such organization (nothing written), else 1.
+  setKeyLimit: {
+    keys: 1,
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'maxKeys') else redis.call('HSET', KEYS[1], 'maxKeys', ARGV[1]) end
+return 1`,
   },
   // KEYS: the tag's sessions. ARGV: session field, now, org stem, channel, message head, session id,
   // owner (a packed org id the session must be of, or '' for any). Reply: 1 if a live session went.

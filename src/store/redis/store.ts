@@ -250,7 +250,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return deleted.revoked;
       })),
 
-    createApiKey: (key) =>
+    createApiKey: (key, maxKeys) =>
       guard('createApiKey', async () => {
         const digest = restAfterOrganizationTag(key.hash, key.orgId, 'the API key');
         if (!DIGEST.test(digest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
@@ -259,9 +259,9 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         const stored = { ...key, scopes: storedScopes(key.scopes) };
         const reply = await run.createApiKey(
           [shard.organization(packed), shard.apiKeys],
-          [digest, apiKeyValue(packed, packedKeyId, stored), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, stored)],
+          [digest, apiKeyValue(packed, packedKeyId, stored), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, stored), maxKeys === undefined ? '' : Math.max(0, Math.floor(maxKeys))],
         );
-        if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createApiKey');
+        if (reply !== 'created' && reply !== 'no-organization' && reply !== 'limit-reached') throw unexpected('createApiKey');
         return reply;
       }),
 
@@ -416,7 +416,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return { kind: 'api_key', cacheKey: reply };
       })),
 
-    createSession: (session) =>
+    createSession: (session, maxSessions) =>
       guard('createSession', async () => {
         const field = restAfterOrganizationTag(session.id, session.orgId, 'the session id');
         if (/\s/.test(field) || field === '') throw new Error('a session id is <tag>.<random>');
@@ -424,9 +424,9 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         const t = now();
         const reply = await run.createSession(
           [shard.organization(packed), shard.sessions, shard.organizationSessions(packed), shard.organizationSessionInfo(packed)],
-          [field, `${packed} ${packMs(session.expiresAt)}`, session.expiresAt, Math.ceil(session.expiresAt - t), t, shard.organizationStem, sessionInfoValue(session)],
+          [field, `${packed} ${packMs(session.expiresAt)}`, session.expiresAt, Math.ceil(session.expiresAt - t), t, shard.organizationStem, sessionInfoValue(session), maxSessions === undefined ? '' : Math.max(0, Math.floor(maxSessions))],
         );
-        if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createSession');
+        if (reply !== 'created' && reply !== 'no-organization' && reply !== 'limit-reached') throw unexpected('createSession');
         return reply;
       }),
 
@@ -543,6 +543,22 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
           return state!;
         }));
         return states;
+      }),
+
+    /** An organization's own key limit: a field of its record (`maxKeys`), gone with it. */
+    readKeyLimit: (orgId) =>
+      guard('readKeyLimit', async () => {
+        const { shard, packed } = organizationPlace(orgId);
+        const value = await client.hget(shard.organization(packed), 'maxKeys');
+        return value === null ? undefined : Number(value);
+      }),
+
+    setKeyLimit: (orgId, limit) =>
+      guard('setKeyLimit', async () => {
+        const { shard, packed } = organizationPlace(orgId);
+        const reply = await run.setKeyLimit([shard.organization(packed)], [limit === null ? '' : Math.max(0, Math.floor(limit))]);
+        if (reply !== 0 && reply !== 1) throw unexpected('setKeyLimit');
+        return reply === 1;
       }),
 
     /** Per organization, in audit.ts. */
