@@ -445,6 +445,32 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.equal((await store.readAuditEvents({ orgId: victim, types: ['login.failed'], limit: 10 })).events.length, 0, 'filters still apply');
   });
 
+  t.test('tenant limits: keys and sessions counted in the writing step, under a parallel burst; an own key limit', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const keys = await Promise.all(Array.from({ length: 12 }, () => store.createApiKey(newApiKey(org.id), 5)));
+    t.equal(keys.filter((r) => r === 'created').length, 5, 'a burst never overshoots');
+    t.ok(keys.every((r) => r === 'created' || r === 'limit-reached'), 'the rest: limit-reached');
+    t.equal((await store.listApiKeys(org.id)).length, 5);
+    t.equal(await store.createApiKey(newApiKey(org.id)), 'created', 'without a limit, none');
+    t.equal(await store.readKeyLimit(org.id), undefined);
+    t.equal(await store.setKeyLimit(org.id, 8), true);
+    t.equal(await store.readKeyLimit(org.id), 8);
+    const more = await Promise.all(Array.from({ length: 5 }, () => store.createApiKey(newApiKey(org.id), 5)));
+    t.equal(more.filter((r) => r === 'created').length, 2, 'its own limit wins over the default');
+    t.equal(await store.setKeyLimit(org.id, null), true);
+    t.equal(await store.readKeyLimit(org.id), undefined, 'removed');
+    t.equal(await store.setKeyLimit(`org_${randomBytes(8).toString('hex')}`, 3), false, 'no such organization');
+    const sessions = await Promise.all(Array.from({ length: 9 }, () => store.createSession(newSession(org.id), 4)));
+    t.equal(sessions.filter((r) => r === 'created').length, 4, 'sessions: never more than the limit');
+    t.equal(await store.createSession(newSession(org.id), 4), 'limit-reached');
+    const [first] = await store.listSessions(org.id);
+    await store.deleteSession(first!.id);
+    t.equal(await store.createSession(newSession(org.id), 4), 'created', 'one ended: one more');
+    await store.deleteOrganization(org.id);
+    t.equal(await store.readKeyLimit(org.id), undefined, 'gone with the organization');
+  });
+
   t.test('deleteOrganization cascades and says what it revoked', async (t) => {
     const store = await open(t);
     const org = await created(store, newOrganization());
