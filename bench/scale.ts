@@ -167,7 +167,7 @@ async function fill(store: StoreOf, redis: BenchRedis, kind: 'api_key' | 'sessio
   await inParallel(count, concurrency, async (i) => {
     const orgId = orgIds[Math.floor(i / perOrganization)]!;
     const tag = shardTags.shardTagOf(orgId);
-    let reply: 'created' | 'no-organization';
+    let reply: 'created' | 'no-organization' | 'limit-reached';
     if (kind === 'api_key') {
       const key = apiKeys.generateApiKey(ENVIRONMENT, tag);
       reply = await store.createApiKey({ id: key.id, orgId, hash: key.hash, displayPrefix: key.secret.slice(0, 18), createdAt: new Date().toISOString() });

@@ -29,6 +29,7 @@ import { createOrganizationService } from './services/organizations.js';
 import { createRateLimitService } from './services/rate-limits.js';
 import { createKeyUsageTracker, type KeyUsageTracker } from './services/key-usage.js';
 import { createSessionService } from './services/sessions.js';
+import { createTenantGrowth } from './guards/tenant-growth.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
 import type { GatewayStore, Store } from './store/store.js';
@@ -81,7 +82,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const resolver = createResolver({ store, cache, tokens, environment: config.environment, now });
   // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
   const passwords = createPasswordHasher();
-  const sessions = await createSessionService({ store, bus, tokens, passwords, now });
+  const growth = createTenantGrowth(store, config.tenantLimits);
+  const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth });
   const audit = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
   const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
 
@@ -89,8 +91,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
   const limiter = createRateLimiter({ store, replica: randomUUID(), now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
-  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides });
-  const organizations = createOrganizationService({ store, bus, passwords, now, rateLimits: limitOverrides });
+  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth });
+  const organizations = createOrganizationService({ store, bus, passwords, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;

@@ -22,6 +22,9 @@ export const problems = {
   tooManyLeakReports: { status: 429, code: 1109, title: 'Too many leak reports' },
   // The credential's rate limit on forwarded routes (limits/).
   rateLimited: { status: 429, code: 1110, title: 'Rate limit exceeded' },
+  // One organization's growth (issue 26): keys and sessions made per window, across replicas.
+  tooManyKeyCreations: { status: 429, code: 1111, title: 'Too many API keys created' },
+  tooManyLogins: { status: 429, code: 1112, title: 'Too many logins' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },
@@ -43,6 +46,9 @@ export const problems = {
   organizationNotFound: { status: 404, code: 1302, title: 'Organization not found' },
   emailTaken: { status: 409, code: 1303, title: 'E-mail already registered' },
   sessionNotFound: { status: 404, code: 1304, title: 'Session not found' },
+  // What one organization may hold (issue 26): a key or a session beyond its limit.
+  apiKeyLimitReached: { status: 409, code: 1305, title: 'API key limit reached' },
+  sessionLimitReached: { status: 409, code: 1306, title: 'Session limit reached' },
 
   // The gateway and what it depends on
   internalError: { status: 500, code: 1500, title: 'Internal error' },

@@ -62,16 +62,19 @@ export async function adminRoutes(
     schema: {
       operationId: 'changeOrganization',
       tags: ['organizations'],
-      summary: "Set an organization's rate limit.",
-      description: 'The limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound.',
+      summary: "Set an organization's rate limit or API-key limit.",
+      description: 'The limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound. `keyLimit`: how many API keys it may hold, instead of AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
       params: IdParams,
       body: OrganizationChangeBody,
       response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
     },
     handler: async (request) => {
-      const org = await organizations.setRateLimit(request.params.id, request.body.rateLimit);
-      audit.info({ event: 'organization.changed', orgId: org.id, rateLimit: org.rateLimit }, 'organization changed');
-      trail.record({ type: 'organization.changed', orgId: org.id, ...admin(request), details: { rateLimit: org.rateLimit } });
+      const { rateLimit, keyLimit } = request.body;
+      let org = rateLimit === undefined ? undefined : await organizations.setRateLimit(request.params.id, rateLimit);
+      if (keyLimit !== undefined) org = await organizations.setKeyLimit(request.params.id, keyLimit);
+      org ??= await organizations.get(request.params.id);
+      audit.info({ event: 'organization.changed', orgId: org.id, rateLimit: org.rateLimit, keyLimit: org.keyLimit }, 'organization changed');
+      trail.record({ type: 'organization.changed', orgId: org.id, ...admin(request), details: { rateLimit: org.rateLimit, keyLimit: org.keyLimit } });
       return org;
     },
   });

@@ -24,6 +24,9 @@ Commands:
   org limit <id> <limit>  Set an organization's rate limit per credential on forwarded
                           routes: <count>/<window> (e.g. 600/60s, 100/1m), off (none), or
                           default (AUTHGATE_RATE_LIMIT again). Prints the organization.
+  org key-limit <id> <count>
+                          Set how many API keys an organization may hold (1 to 1000000), or
+                          default (AUTHGATE_MAX_KEYS_PER_ORGANIZATION again).
   keys list --org <id>    Print an organization's API keys as JSON, newest first: id,
                           prefix, name, scopes, creation, expiry and last use; never a secret.
   keys revoke --org <id> --key <keyId>
@@ -383,7 +386,7 @@ async function main(args: string[]): Promise<number> {
   if (group === 'sessions') return sessionsCommand(action, rest, values);
   if (group === 'audit') return auditCommand(action, rest, values);
   if (group !== 'org') throw usageError(`unknown command '${oneLine(group).slice(0, 40)}'`, true);
-  if (action === undefined) throw usageError('missing org subcommand (create, get, limit or delete)', true);
+  if (action === undefined) throw usageError('missing org subcommand (create, get, limit, key-limit or delete)', true);
   if (values.session !== undefined || values.all !== undefined) throw usageError(`org ${oneLine(action).slice(0, 40)} takes no --session or --all`);
 
   switch (action) {
@@ -423,6 +426,18 @@ async function main(args: string[]): Promise<number> {
       const target = resolveTarget(process.env);
       // The gateway checks the form and says what is wrong with it (400, exit 1).
       printJson((await call(target, 'PATCH', idPath(id), { rateLimit: limit === 'default' ? null : limit })).body);
+      return 0;
+    }
+    case 'key-limit': {
+      if (values.name !== undefined || values.email !== undefined || values.org !== undefined || values.key !== undefined) {
+        throw usageError('org key-limit takes no --name, --email, --org or --key (the id and the count are arguments)');
+      }
+      expectPositionals(rest, 2, 'an organization id and a count of keys (e.g. 5000, or default)');
+      const [id, count] = rest as [string, string];
+      const target = resolveTarget(process.env);
+      // A count as a number; anything else goes as is, and the gateway says what is wrong (400, exit 1).
+      const keyLimit = count === 'default' ? null : /^\d{1,9}$/.test(count) ? Number(count) : count;
+      printJson((await call(target, 'PATCH', idPath(id), { keyLimit })).body);
       return 0;
     }
     default:

@@ -96,6 +96,8 @@ export type Config = Readonly<{
   log: Readonly<{ level: string }>;
   /** How much of the audit trail the store keeps (store/audit.ts). */
   audit: Readonly<{ maxEvents: number; maxAgeMs: number }>;
+  /** What bounds one organization's growth (issue 26): keys and sessions held, and made per window. */
+  tenantLimits: Readonly<{ maxKeys: number; keyCreation: RateLimit | undefined; maxSessions: number; sessionCreation: RateLimit | undefined }>;
   /** The self-service console under /console/ (console/). */
   console: Readonly<{ enabled: boolean }>;
   /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */

@@ -111,6 +111,12 @@ export function loadConfig(env: Env): LoadResult {
     log: { level: logLevel },
     audit: { maxEvents: setting('AUTHGATE_AUDIT_MAX_EVENTS'), maxAgeMs: setting('AUTHGATE_AUDIT_MAX_AGE_DAYS') * 24 * 60 * 60 * 1000 },
     rateLimit: { default: parseRateLimit(setting('AUTHGATE_RATE_LIMIT')) },
+    tenantLimits: {
+      maxKeys: setting('AUTHGATE_MAX_KEYS_PER_ORGANIZATION'),
+      keyCreation: parseRateLimit(setting('AUTHGATE_KEY_CREATION_RATE_LIMIT')),
+      maxSessions: setting('AUTHGATE_MAX_SESSIONS_PER_ORGANIZATION'),
+      sessionCreation: parseRateLimit(setting('AUTHGATE_SESSION_CREATION_RATE_LIMIT')),
+    },
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
     cors: { origins: readCorsOrigins() },
     // The default table; a test (or an embedder) may build a gateway with another.

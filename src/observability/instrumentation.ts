@@ -76,6 +76,8 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     setRateLimit: timed('set_rate_limit', store.setRateLimit.bind(store)),
     dropRateLimits: timed('drop_rate_limits', store.dropRateLimits.bind(store)),
     leaseRateBudget: timed('lease_rate_budget', store.leaseRateBudget.bind(store)),
+    readKeyLimit: timed('read_key_limit', store.readKeyLimit.bind(store)),
+    setKeyLimit: timed('set_key_limit', store.setKeyLimit.bind(store)),
     // The health ping is timed by nothing: authgate_store_up is its metric.
     ping: store.ping.bind(store),
     close: store.close.bind(store),

@@ -32,7 +32,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       summary: 'Create an API key; its secret is in this answer only.',
       description: 'Needs a login token (an API key cannot create another). The key (`agk_…`) is a bearer credential until it is deleted or, when given an expiry, until then; only its digest is stored. The body is optional: a name, scopes (default: all), and at most one of expiresAt or expiresIn.',
       body: NewApiKeyBody,
-      response: { 201: ApiKeyCreated, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 415: ProblemSchema },
+      response: { 201: ApiKeyCreated, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 409: problemOf('apiKeyLimitReached'), 415: ProblemSchema, 429: problemOf('tooManyKeyCreations') },
     },
     // No body (or an empty one) is no options: validated as {}.
     preValidation: async (request) => {
@@ -107,7 +107,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       description: 'Needs a login token. The successor\'s secret is in this answer only. The rolled key keeps working for `graceSeconds` (24 hours unless given; 0 revokes it at once; at most 7 days), never longer than it would have; both work meanwhile, on every replica. One atomic step.',
       params: IdParams,
       body: ApiKeyRollBody,
-      response: { 201: ApiKeyRolled, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
+      response: { 201: ApiKeyRolled, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: problemOf('apiKeyNotFound'), 415: ProblemSchema, 429: problemOf('tooManyKeyCreations') },
     },
     preValidation: async (request) => {
       if (request.body === undefined) request.body = {};

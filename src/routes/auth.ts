@@ -24,7 +24,8 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
         400: ProblemSchema,
         401: problemOf('loginFailed'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        409: problemOf('sessionLimitReached'),
+        429: problemOf('tooManyLoginAttempts', 'tooManyLogins'),
         503: problemOf('storeUnavailable', 'overloaded'),
       },
     },
@@ -38,7 +39,9 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       try {
         ({ token, orgId } = await sessions.login(email, request.body.password, { userAgent: request.headers['user-agent'], address: request.ip }));
       } catch (error) {
-        if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
+        // The password was not judged, or was right and the organization's own limit refused the
+        // session: nothing to count against the e-mail or the address.
+        if (error instanceof Problem && (error.problem === 'overloaded' || error.problem === 'tooManyLogins' || error.problem === 'sessionLimitReached')) await attempt.notJudged();
         if (error instanceof Problem && error.problem === 'loginFailed') {
           // The e-mail only as a digest: the trail must not become a list of who tried what.
           audit.record({ type: 'login.failed', ...actorOf(request), details: { reason: 'bad_password', emailDigest: emailDigest(email) } });

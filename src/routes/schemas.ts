@@ -190,15 +190,20 @@ export const OrganizationResponse = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
   rateLimit: Type.Union([Type.String(), Type.Null()], { description: 'Its own rate limit per credential (`600/60s`, or `off` for none); null: AUTHGATE_RATE_LIMIT applies.' }),
   effectiveRateLimit: Type.Union([Type.String(), Type.Null()], { description: 'What each of its credentials gets unless a key has a lower limit of its own; null: no limit.' }),
+  keyLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'Its own limit of API keys held; null: AUTHGATE_MAX_KEYS_PER_ORGANIZATION applies.' }),
+  effectiveKeyLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'How many API keys it may hold (expired ones count until deleted).' }),
 }, { description: 'The organization.' });
 
 export const OrganizationChangeBody = Type.Object(
   {
-    rateLimit: Type.Union([{ ...RateLimitText, pattern: `${RateLimitText.pattern}|^off$` }, Type.Null()], {
+    rateLimit: Type.Optional(Type.Union([{ ...RateLimitText, pattern: `${RateLimitText.pattern}|^off$` }, Type.Null()], {
       description: `Its credentials' rate limit on forwarded routes: ${RateLimitText.description} \`off\` exempts it from AUTHGATE_RATE_LIMIT; null returns it to AUTHGATE_RATE_LIMIT.`,
-    }),
+    })),
+    keyLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
+      description: 'How many API keys it may hold, 1 to 1000000 (raise or lower; keys above a lowered limit stay, no new one is made until below it); null returns it to AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
+    })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, minProperties: 1 },
 );
 export type OrganizationChangeBody = Static<typeof OrganizationChangeBody>;
 

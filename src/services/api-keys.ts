@@ -5,6 +5,7 @@ import { ALL_SCOPES, scopeSetOf, scopesIn, type Scope } from '../authz/scopes.js
 import type { Environment } from '../config/config.js';
 import { generateApiKey, parseApiKey } from '../credentials/api-keys.js';
 import { Problem } from '../problems.js';
+import type { TenantGrowth } from '../guards/tenant-growth.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf } from '../store/shard-tag.js';
 import type { RateLimitService } from './rate-limits.js';
@@ -105,8 +106,10 @@ export function createApiKeyService(deps: {
   pendingUse?: (keyId: string) => number | undefined;
   /** Keys' own rate limits (services/rate-limits.ts). */
   rateLimits: RateLimitService;
+  /** Keys made per organization and window, and held per organization (guards/tenant-growth.ts). */
+  growth?: Pick<TenantGrowth, 'admitKeyCreation' | 'maxKeys'>;
 }) {
-  const { store, bus, environment, now, rateLimits } = deps;
+  const { store, bus, environment, now, rateLimits, growth } = deps;
   const pendingUse = deps.pendingUse ?? (() => undefined);
   const view = (key: ApiKeySummary): ApiKeyView => {
     const pending = pendingUse(key.id);
@@ -149,6 +152,7 @@ export function createApiKeyService(deps: {
       const rateLimit = options.rateLimit === undefined ? undefined : rateLimits.keyLimitFor(orgId, options.rateLimit);
       const key = generateApiKey(environment, shardTagOf(orgId));
       const createdAt = new Date(t).toISOString();
+      await growth?.admitKeyCreation(orgId);
       await prune(orgId);
       // The limit before the key: a key never works without the limit it was created with.
       if (rateLimit !== undefined) await rateLimits.setKey(orgId, key.id, rateLimit);
@@ -161,10 +165,11 @@ export function createApiKeyService(deps: {
         ...(options.name !== undefined && { name: options.name }),
         ...(expiresAt !== undefined && { expiresAt }),
         ...(scopes !== undefined && { scopes }),
-      });
-      if (created === 'no-organization') {
-        if (rateLimit !== undefined) await rateLimits.forgetKey(orgId, key.id);
-        throw new Problem('credentialInvalid', undefined, 'revoked_token');
+      }, growth?.maxKeys);
+      if (created !== 'created' && rateLimit !== undefined) await rateLimits.forgetKey(orgId, key.id);
+      if (created === 'no-organization') throw new Problem('credentialInvalid', undefined, 'revoked_token');
+      if (created === 'limit-reached') {
+        throw new Problem('apiKeyLimitReached', "This organization holds as many API keys as its limit allows: delete one (expired ones count until deleted), or ask the operator to raise the limit.", 'key_limit');
       }
       return {
         id: key.id,
@@ -245,6 +250,8 @@ export function createApiKeyService(deps: {
       }
       const key = generateApiKey(environment, shardTagOf(orgId));
       const createdAt = new Date(t).toISOString();
+      // A roll makes a key: counted as a creation (the rolled one ends within its grace period).
+      await growth?.admitKeyCreation(orgId);
       await prune(orgId);
       // The successor keeps the rolled key's own limit, set before it exists (as at creation).
       const rateLimit = rateLimits.keyView(keyId);

@@ -4,6 +4,7 @@ import type { PasswordHasher } from '../credentials/passwords.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { Organization, Store } from '../store/store.js';
+import type { TenantLimitStore } from '../store/tenant-limits.js';
 import type { RateLimitService } from './rate-limits.js';
 
 export type OrganizationView = Readonly<{
@@ -15,6 +16,10 @@ export type OrganizationView = Readonly<{
   rateLimit: string | null;
   /** What its credentials get without a key limit of their own; null: no limit. */
   effectiveRateLimit: string | null;
+  /** Its own API-key limit; null: AUTHGATE_MAX_KEYS_PER_ORGANIZATION applies. */
+  keyLimit: number | null;
+  /** How many API keys it may hold. */
+  effectiveKeyLimit: number | null;
 }>;
 
 /** An e-mail as stored and compared: normalizeEmail's output, so nothing normalizes twice. */
@@ -26,14 +31,27 @@ export function normalizeEmail(email: string): NormalizedEmail {
 }
 
 export function createOrganizationService(deps: {
-  store: Store;
+  store: Store & TenantLimitStore;
   bus: Pick<InvalidationBus, 'applyLocally'>;
   passwords: PasswordHasher;
   now: () => number;
   rateLimits: RateLimitService;
+  /** AUTHGATE_MAX_KEYS_PER_ORGANIZATION; undefined: no default limit. */
+  defaultKeyLimit?: number;
 }) {
   const { store, bus, passwords, now, rateLimits } = deps;
-  const view = (org: Organization): OrganizationView => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt, ...rateLimits.organizationView(org.id) });
+  const view = async (org: Organization): Promise<OrganizationView> => {
+    const keyLimit = (await store.readKeyLimit(org.id)) ?? null;
+    return {
+      id: org.id,
+      name: org.name,
+      email: org.email,
+      createdAt: org.createdAt,
+      ...rateLimits.organizationView(org.id),
+      keyLimit,
+      effectiveKeyLimit: keyLimit ?? deps.defaultKeyLimit ?? null,
+    };
+  };
 
   return {
     async create(input: { name: string; email: string; password: string }): Promise<OrganizationView> {
@@ -64,6 +82,12 @@ export function createOrganizationService(deps: {
       if (org === undefined) throw new Problem('organizationNotFound');
       await rateLimits.setOrganization(orgId, rateLimit);
       return view(org);
+    },
+
+    /** Its own API-key limit, or null for AUTHGATE_MAX_KEYS_PER_ORGANIZATION again. Keys above it stay; no new one until below. */
+    async setKeyLimit(orgId: string, keyLimit: number | null): Promise<OrganizationView> {
+      if (!(await store.setKeyLimit(orgId, keyLimit))) throw new Problem('organizationNotFound');
+      return this.get(orgId);
     },
 
     /** Deletes it with every key and session; the store announces them to every replica in the same step. */

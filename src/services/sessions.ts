@@ -6,6 +6,7 @@ import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf, tagged } from '../store/shard-tag.js';
 import type { Store } from '../store/store.js';
+import type { TenantGrowth } from '../guards/tenant-growth.js';
 import { describeClient } from './client-description.js';
 import type { NormalizedEmail } from './organizations.js';
 
@@ -23,8 +24,10 @@ export async function createSessionService(deps: {
   tokens: TokenService;
   passwords: PasswordHasher;
   now: () => number;
+  /** Logins per organization and window, and live sessions per organization (guards/tenant-growth.ts). */
+  growth?: Pick<TenantGrowth, 'admitLogin' | 'maxSessions'>;
 }) {
-  const { store, bus, tokens, passwords, now } = deps;
+  const { store, bus, tokens, passwords, now, growth } = deps;
   const dummyVerify = await passwords.dummyVerifier();
 
   return {
@@ -33,6 +36,8 @@ export async function createSessionService(deps: {
       const org = await store.findOrganizationByEmail(email);
       const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
       if (!valid || org === undefined) throw new Problem('loginFailed', undefined, 'bad_password');
+      // Counted only once the password is right: nobody else can spend an organization's logins.
+      await growth?.admitLogin(org.id);
       // `<shard tag>.<128 random bits>`: the tag routes the session to its organization's shard.
       const sessionId = tagged(shardTagOf(org.id), randomBytes(16).toString('base64url'));
       const { token, expiresAtMs } = await tokens.sign(sessionId, now());
@@ -42,7 +47,10 @@ export async function createSessionService(deps: {
         expiresAt: expiresAtMs,
         createdAt: now(),
         ...(client !== undefined && { client: describeClient(client.userAgent, client.address) }),
-      });
+      }, growth?.maxSessions);
+      if (created === 'limit-reached') {
+        throw new Problem('sessionLimitReached', `This organization has ${growth?.maxSessions ?? 0} live sessions: end one (DELETE /auth/sessions/{id}) or wait for one to expire.`, 'session_limit');
+      }
       // The organization was deleted between the read and the write.
       if (created === 'no-organization') throw new Problem('loginFailed', undefined, 'bad_password');
       return { token, orgId: org.id };

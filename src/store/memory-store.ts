@@ -14,7 +14,7 @@ import {
   type Session,
   type SessionSummary,
 } from './store.js';
-import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from './audit.js';
+import { createMemoryAudit } from './memory-audit.js';
 import { grantOf, type StoredLimit } from './rate-limits.js';
 import { restAfterOrganizationTag } from './shard-tag.js';
 
@@ -39,10 +39,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
    * order); the whole set is forgotten ttlMs after its last remember, as a Redis PEXPIRE does.
    */
   const knownSets = new Map<string, { seen: Map<string, number>; expiresAt: number }>();
-  /** The audit trail, oldest first; ids `<ms>-<seq>` as a Redis Stream's, in append order. */
-  let auditLog: StoredAuditEvent[] = [];
-  let lastAuditMs = 0;
-  let lastAuditSeq = 0;
+  /** The audit trail: one bounded log per organization (memory-audit.ts). */
+  const audit = createMemoryAudit(now);
+  /** Organizations' own API-key limits (setKeyLimit); gone with the organization. */
+  const keyLimits = new Map<string, number>();
   /**
    * The rate-limit overrides. Nothing announces a change here: this store has no bus, and the
    * caller applies it to this process (the only replica) itself.
@@ -149,13 +149,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       sessionIdsByOrg.delete(orgId);
       orgIdByEmail.delete(org.email);
       orgsById.delete(orgId);
+      keyLimits.delete(orgId);
       return revoked;
     },
 
-    async createApiKey(key) {
+    async createApiKey(key, maxKeys) {
       restAfterOrganizationTag(key.hash, key.orgId, 'the API key'); // the Redis store's contract, kept here too
       const index = keyHashesByOrg.get(key.orgId);
       if (index === undefined) return 'no-organization';
+      if (maxKeys !== undefined && index.size >= (keyLimits.get(key.orgId) ?? maxKeys)) return 'limit-reached';
       keysByHash.set(key.hash, withStoredScopes(key));
       index.set(key.id, key.hash);
       return 'created';
@@ -248,10 +250,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       return { kind: 'api_key', cacheKey: key.hash };
     },
 
-    async createSession(session) {
+    async createSession(session, maxSessions) {
       restAfterOrganizationTag(session.id, session.orgId, 'the session id');
       const index = sessionIdsByOrg.get(session.orgId);
       if (index === undefined) return 'no-organization';
+      if (maxSessions !== undefined) {
+        // Live ones only, as the Redis store prunes the expired before it counts.
+        for (const id of [...index]) liveSession(id);
+        if (index.size >= maxSessions) return 'limit-reached';
+      }
       sessions.set(session.id, session);
       index.add(session.id);
       return 'created';
@@ -352,34 +359,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       });
     },
 
-    async appendAuditEvents(events, retention) {
-      const t = now();
-      for (const event of events) {
-        const ms = Math.max(t, lastAuditMs);
-        lastAuditSeq = ms === lastAuditMs ? lastAuditSeq + 1 : 0;
-        lastAuditMs = ms;
-        auditLog.push({ ...event, id: `${ms}-${lastAuditSeq}` });
-      }
-      const oldest = t - retention.maxAgeMs;
-      let drop = Math.max(0, auditLog.length - retention.maxEvents);
-      while (drop < auditLog.length && auditPosition(auditLog[drop]!.id)[0] < oldest) drop++;
-      if (drop > 0) auditLog = auditLog.slice(drop);
+    ...audit,
+
+    async readKeyLimit(orgId) {
+      return keyLimits.get(orgId);
     },
 
-    async readAuditEvents(query) {
-      const before = query.before === undefined ? undefined : auditPosition(query.before);
-      const events: StoredAuditEvent[] = [];
-      let scanned = 0;
-      let last: string | null = null;
-      for (let i = auditLog.length - 1; i >= 0 && events.length < query.limit && scanned < AUDIT_SCAN_LIMIT; i--) {
-        const event = auditLog[i]!;
-        if (before !== undefined && comparePositions(auditPosition(event.id), before) >= 0) continue;
-        scanned++;
-        last = event.id;
-        if (matchesAudit(event, query)) events.push(event);
-      }
-      const more = last !== null && auditLog.length > 0 && comparePositions(auditPosition(auditLog[0]!.id), auditPosition(last)) < 0;
-      return { events, next: more ? last : null };
+    async setKeyLimit(orgId, limit) {
+      if (!orgsById.has(orgId)) return false;
+      if (limit === null) keyLimits.delete(orgId);
+      else keyLimits.set(orgId, limit);
+      return true;
     },
 
     async readRateLimits() {
@@ -422,16 +412,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       clearInterval(sweeper);
     },
   };
-}
-
-/** A log position `<ms>-<seq>` as numbers; a malformed one sorts as the very end. */
-function auditPosition(id: string): [number, number] {
-  const match = /^(\d+)-(\d+)$/.exec(id);
-  return match === null ? [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : [Number(match[1]), Number(match[2])];
-}
-
-function comparePositions(a: [number, number], b: [number, number]): number {
-  return a[0] !== b[0] ? a[0] - b[0] : a[1] - b[1];
 }
 
 /** Every scope is kept as no list (storedScopes). */

@@ -170,9 +170,12 @@ export interface Store {
 
   /**
    * Stores the key under its hash and in its organization's index; fails if the org is gone.
-   * Rejects (throws) a key whose hash does not carry its organization's shard tag.
+   * Rejects (throws) a key whose hash does not carry its organization's shard tag. With
+   * `maxKeys`, refuses ('limit-reached') when the organization holds that many keys already (its
+   * own limit, setKeyLimit, when it has one), counted in the same atomic step as the write: a
+   * parallel burst on any number of replicas never overshoots it. Expired keys count until pruned.
    */
-  createApiKey(key: ApiKeyRecord): Promise<'created' | 'no-organization'>;
+  createApiKey(key: ApiKeyRecord, maxKeys?: number): Promise<'created' | 'no-organization' | 'limit-reached'>;
   /** The hot path: one read, on the shard the hash's tag names. */
   findApiKeyByHash(hash: string): Promise<FoundApiKey | undefined>;
   listApiKeys(orgId: string): Promise<ApiKeySummary[]>;
@@ -211,9 +214,11 @@ export interface Store {
 
   /**
    * Creates a session that the store forgets at session.expiresAt; fails if the org is gone.
-   * Rejects (throws) a session whose id does not carry its organization's shard tag.
+   * Rejects (throws) a session whose id does not carry its organization's shard tag. With
+   * `maxSessions`, refuses ('limit-reached') when the organization has that many live sessions,
+   * counted in the same atomic step as the write.
    */
-  createSession(session: Session): Promise<'created' | 'no-organization'>;
+  createSession(session: Session, maxSessions?: number): Promise<'created' | 'no-organization' | 'limit-reached'>;
   findSession(sessionId: string): Promise<Session | undefined>;
   deleteSession(sessionId: string): Promise<Revoked | undefined>;
   /** The organization's live sessions, the latest login first. */
@@ -311,4 +316,4 @@ export interface CounterStore {
 }
 
 /** Everything the gateway asks of its store: credentials, counters, the audit trail, rate limits. */
-export type GatewayStore = Store & CounterStore & import('./audit.js').AuditStore & import('./rate-limits.js').RateLimitStore;
+export type GatewayStore = Store & CounterStore & import('./audit.js').AuditStore & import('./rate-limits.js').RateLimitStore & import('./tenant-limits.js').TenantLimitStore;

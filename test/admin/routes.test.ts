@@ -52,7 +52,7 @@ t.test('POST /admin/organizations', async (t) => {
     const res = await gw.ops({ method: 'POST', url: '/admin/organizations', payload: { name: 'Acme', email: 'Admin.Created@Example.test', password: 'admin-created-password' } });
     t.equal(res.statusCode, 201);
     const org = res.json<{ id: string; name: string; email: string; createdAt: string }>();
-    t.same(Object.keys(org).sort(), ['createdAt', 'effectiveRateLimit', 'email', 'id', 'name', 'rateLimit']);
+    t.same(Object.keys(org).sort(), ['createdAt', 'effectiveKeyLimit', 'effectiveRateLimit', 'email', 'id', 'keyLimit', 'name', 'rateLimit']);
     t.equal(org.email, 'admin.created@example.test');
     t.equal((await gw.gateway.storage.store.findOrganizationById(org.id))?.name, 'Acme');
     t.ok(await gw.login('admin.created@example.test', 'admin-created-password'));

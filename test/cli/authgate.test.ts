@@ -163,6 +163,24 @@ t.test('org limit against a real gateway: a limit, off, default; a malformed one
   t.equal((await runCli(['org', 'limit', 'org_missing', '5/1m'], { env })).code, 1, 'an unknown organization: 404');
 });
 
+t.test('org key-limit against a real gateway: a count, default; a malformed one is the gateway\'s 400', async (t) => {
+  const gw = await startGateway(t);
+  const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
+  const created = await runCli(['org', 'create', '--name', 'Key limit CLI', '--email', freshEmail()], { env, stdin: `${PASSWORDS[1]!}\n` });
+  t.equal(created.code, 0, `create exits 0 (stderr: ${created.stderr})`);
+  const org = JSON.parse(created.stdout) as { id: string };
+  const set = await runCli(['org', 'key-limit', org.id, '5000'], { env });
+  t.equal(set.code, 0, `exits 0 (stderr: ${set.stderr})`);
+  t.match(JSON.parse(set.stdout), { id: org.id, keyLimit: 5000, effectiveKeyLimit: 5000 }, 'printed as set');
+  const reset = await runCli(['org', 'key-limit', org.id, 'default'], { env });
+  t.match(JSON.parse(reset.stdout), { id: org.id, keyLimit: null, effectiveKeyLimit: 1000 }, 'the default again');
+  const bad = await runCli(['org', 'key-limit', org.id, 'many'], { env });
+  t.equal(bad.code, 1, 'refused by the gateway');
+  t.match(bad.stderr, /400/);
+  t.equal((await runCli(['org', 'key-limit', org.id], { env })).code, 2, 'a usage error without the count');
+  t.equal((await runCli(['org', 'key-limit', 'org_missing', '5'], { env })).code, 1, 'an unknown organization: 404');
+});
+
 t.test('keys list and keys revoke against a real gateway', async (t) => {
   const gw = await startGateway(t);
   const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };

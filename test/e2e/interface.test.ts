@@ -313,7 +313,7 @@ t.test('admin API on the ops port only, behind the admin token', async (t) => {
   t.equal((await create({ name: 'A', email: 'a@example.test', password: 'long-enough-pass' }, { ...json, authorization: 'Bearer wrong' })).status, 401, 'wrong token');
   const created = await create({ name: 'A', email: ' A@Example.test', password: 'long-enough-pass' });
   t.equal(created.status, 201);
-  t.same(Object.keys(created.json()).sort(), ['createdAt', 'effectiveRateLimit', 'email', 'id', 'name', 'rateLimit']);
+  t.same(Object.keys(created.json()).sort(), ['createdAt', 'effectiveKeyLimit', 'effectiveRateLimit', 'email', 'id', 'keyLimit', 'name', 'rateLimit']);
   t.equal(created.json().email, 'a@example.test');
   t.notOk(created.body.includes('long-enough-pass'));
   t.equal((await create({ name: 'B', email: 'a@EXAMPLE.test', password: 'long-enough-pass' })).status, 409, 'duplicate e-mail');

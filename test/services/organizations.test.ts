@@ -33,7 +33,7 @@ t.test('create: a view with a fresh id; the store holds an argon2id hash, never 
   const { store, organizations } = await fixture(t);
   const view = await organizations.create({ name: '  Acme  ', email: ' Owner@Example.TEST ', password: 'organization-password' });
   t.match(view.id, /^org_[0-9a-f]{32}$/);
-  t.same(view, { id: view.id, name: 'Acme', email: 'owner@example.test', createdAt: new Date(NOW).toISOString(), rateLimit: null, effectiveRateLimit: null }, 'name trimmed, e-mail normalized');
+  t.same(view, { id: view.id, name: 'Acme', email: 'owner@example.test', createdAt: new Date(NOW).toISOString(), rateLimit: null, effectiveRateLimit: null, keyLimit: null, effectiveKeyLimit: null }, 'name trimmed, e-mail normalized');
   const stored = await store.findOrganizationByEmail('owner@example.test');
   t.equal(stored?.id, view.id);
   t.match(stored?.passwordHash, /^\$argon2id\$/);
@@ -58,7 +58,7 @@ t.test('get: the view, never the hash; an unknown id is organizationNotFound', a
   const created = await organizations.create({ name: 'A', email: 'a@example.test', password: 'organization-password' });
   const got = await organizations.get(created.id);
   t.same(got, created);
-  t.same(Object.keys(got).sort(), ['createdAt', 'effectiveRateLimit', 'email', 'id', 'name', 'rateLimit']);
+  t.same(Object.keys(got).sort(), ['createdAt', 'effectiveKeyLimit', 'effectiveRateLimit', 'email', 'id', 'keyLimit', 'name', 'rateLimit']);
   t.match(await caught(organizations.get('org_unknown')), { problem: 'organizationNotFound' });
 });
 

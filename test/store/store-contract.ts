@@ -12,6 +12,11 @@ import type { ApiKeyRecord, ApiKeySummary, FoundApiKey, GatewayStore, NewOrganiz
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
+function compareIds(a: string, b: string): number {
+  const [x, y] = [a.split('-').map(Number), b.split('-').map(Number)];
+  return x[0]! !== y[0]! ? x[0]! - y[0]! : x[1]! - y[1]!;
+}
+
 export function storeContract(t: Test, makeStore: () => Promise<ContractStore>): void {
   async function open(t: Test): Promise<GatewayStore> {
     const { store, close } = await makeStore();
@@ -415,17 +420,89 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.ok(pages.length >= 2, 'more than one page');
     t.ok(mine(await store.readAuditEvents({ limit: 3 })).length <= 3, 'unfiltered: at most limit');
 
+    // Each organization's trail is bounded on its own: 150 events each, the newest 100 of each kept.
     await store.appendAuditEvents(Array.from({ length: 300 }, (_, i) => event(100 + i)), { maxEvents: 100, maxAgeMs: 3_600_000 });
-    const kept = mine(await store.readAuditEvents({ limit: 1000 }));
-    t.equal(kept.length, 100, 'trimmed to the newest 100');
-    t.same([kept[0]?.details?.['n'], kept[99]?.details?.['n']], [399, 300], 'the newest kept');
+    const keptA = (await store.readAuditEvents({ orgId: orgA, limit: 1000 })).events;
+    const keptB = (await store.readAuditEvents({ orgId: orgB, limit: 1000 })).events;
+    t.same([keptA.length, keptA[0]?.details?.['n'], keptA[99]?.details?.['n']], [100, 398, 200], "trimmed to A's newest 100");
+    t.same([keptB.length, keptB[0]?.details?.['n'], keptB[99]?.details?.['n']], [100, 399, 201], "and to B's newest 100");
+    t.equal(mine(await store.readAuditEvents({ limit: 1000 })).length, 200, 'the admin-wide read has both');
     // Once the clock has moved past them, an age of 0 keeps only what is appended now.
-    const lastMs = Number(kept[0]!.id.split('-')[0]);
+    const lastMs = Number(keptB[0]!.id.split('-')[0]);
     await pollUntil(5_000, () => Date.now() > lastMs + 1);
     await store.appendAuditEvents([event(1000)], { maxEvents: 10_000, maxAgeMs: 0 });
-    const young = mine(await store.readAuditEvents({ limit: 1000 }));
+    const young = (await store.readAuditEvents({ orgId: orgA, limit: 1000 })).events;
     t.equal(young.length, 1, 'trimmed by age too');
     t.equal(young[0]?.details?.['n'], 1000);
+  });
+
+  t.test("audit: one organization's flood never erases another's events, in its read or the admin-wide one", async (t) => {
+    const store = await open(t);
+    const retention = { maxEvents: 1000, maxAgeMs: 3_600_000 };
+    const victim = `org_${randomBytes(8).toString('hex')}`;
+    const flooder = `org_${randomBytes(8).toString('hex')}`;
+    const event = (orgId: string | undefined, n: number): AuditEvent => ({ type: 'api_key.changed', at: Date.now(), ...(orgId !== undefined && { orgId }), actor: orgId === undefined ? 'anonymous' : 'organization', details: { n } });
+    await store.appendAuditEvents([1, 2, 3].map((n) => event(victim, n)), retention);
+    // 1,120 renames, as the attack sent them: in batches, as the trail writes them.
+    for (let i = 0; i < 1120; i += 70) await store.appendAuditEvents(Array.from({ length: 70 }, (_, j) => event(flooder, i + j)), retention);
+    // And events of no organization (failed logins of unknown e-mails): their own bounded log.
+    for (let i = 0; i < 1100; i += 100) await store.appendAuditEvents(Array.from({ length: 100 }, (_, j) => event(undefined, i + j)), retention);
+
+    t.same((await store.readAuditEvents({ orgId: victim, limit: 100 })).events.map((e) => e.details?.['n']), [3, 2, 1], "the victim's trail is whole");
+    const flood = (await store.readAuditEvents({ orgId: flooder, limit: 500 })).events;
+    t.same([flood.length, flood[0]?.details?.['n']], [500, 1119], "the flooder's own trail is bounded");
+    let flooderKept = 0;
+    for (let before: string | undefined, page = 0; page < 100; page++) {
+      const read = await store.readAuditEvents({ orgId: flooder, limit: 500, ...(before !== undefined && { before }) });
+      flooderKept += read.events.length;
+      if (read.next === null) break;
+      before = read.next;
+    }
+    t.equal(flooderKept, 1000, "to its own bound: the flooder's oldest went");
+
+    // The admin-wide read, page by page: every event once, newest first, the victim's among them.
+    const seen: string[] = [];
+    const victims: unknown[] = [];
+    let before: string | undefined;
+    for (let page = 0; page < 1000; page++) {
+      const read = await store.readAuditEvents({ limit: 250, ...(before !== undefined && { before }) });
+      for (const e of read.events) {
+        seen.push(e.id);
+        if (e.orgId === victim) victims.push(e.details?.['n']);
+      }
+      if (read.next === null) break;
+      before = read.next;
+    }
+    t.same(victims, [3, 2, 1], "the admin sees the victim's events, in order");
+    const ordered = seen.every((id, i) => i === 0 || compareIds(seen[i - 1]!, id) >= 0);
+    t.ok(ordered, 'newest first across the trails');
+    t.equal((await store.readAuditEvents({ orgId: victim, types: ['login.failed'], limit: 10 })).events.length, 0, 'filters still apply');
+  });
+
+  t.test('tenant limits: keys and sessions counted in the writing step, under a parallel burst; an own key limit', async (t) => {
+    const store = await open(t);
+    const org = await created(store, newOrganization());
+    const keys = await Promise.all(Array.from({ length: 12 }, () => store.createApiKey(newApiKey(org.id), 5)));
+    t.equal(keys.filter((r) => r === 'created').length, 5, 'a burst never overshoots');
+    t.ok(keys.every((r) => r === 'created' || r === 'limit-reached'), 'the rest: limit-reached');
+    t.equal((await store.listApiKeys(org.id)).length, 5);
+    t.equal(await store.createApiKey(newApiKey(org.id)), 'created', 'without a limit, none');
+    t.equal(await store.readKeyLimit(org.id), undefined);
+    t.equal(await store.setKeyLimit(org.id, 8), true);
+    t.equal(await store.readKeyLimit(org.id), 8);
+    const more = await Promise.all(Array.from({ length: 5 }, () => store.createApiKey(newApiKey(org.id), 5)));
+    t.equal(more.filter((r) => r === 'created').length, 2, 'its own limit wins over the default');
+    t.equal(await store.setKeyLimit(org.id, null), true);
+    t.equal(await store.readKeyLimit(org.id), undefined, 'removed');
+    t.equal(await store.setKeyLimit(`org_${randomBytes(8).toString('hex')}`, 3), false, 'no such organization');
+    const sessions = await Promise.all(Array.from({ length: 9 }, () => store.createSession(newSession(org.id), 4)));
+    t.equal(sessions.filter((r) => r === 'created').length, 4, 'sessions: never more than the limit');
+    t.equal(await store.createSession(newSession(org.id), 4), 'limit-reached');
+    const [first] = await store.listSessions(org.id);
+    await store.deleteSession(first!.id);
+    t.equal(await store.createSession(newSession(org.id), 4), 'created', 'one ended: one more');
+    await store.deleteOrganization(org.id);
+    t.equal(await store.readKeyLimit(org.id), undefined, 'gone with the organization');
   });
 
   t.test('deleteOrganization cascades and says what it revoked', async (t) => {

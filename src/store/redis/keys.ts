@@ -44,6 +44,11 @@ export type ShardKeys = Readonly<{
    * spaces), what the organization's listing shows; PX as the sorted set's.
    */
   organizationSessionInfo(packedOrgId: string): string;
+  /**
+   * Stream: the organization's own audit trail (issue 26), `<base>o:<packed org id>:a`, bounded
+   * by the retention on its own, and expiring as a whole the age bound after its last append.
+   */
+  organizationAudit(packedOrgId: string): string;
   /** String: the organization id owning this normalized e-mail (under the e-mail's tag). */
   emailClaim(email: string): string;
   /** String with a PX TTL: a fixed-window counter (login attempts), named by the caller. */
@@ -64,10 +69,18 @@ export type RedisKeys = Readonly<{
   /** The pub/sub channel revocations travel on: `${prefix}{${environment}}:invalidations`. */
   invalidationChannel: string;
   /**
-   * Stream: the environment's audit trail, `<base>a` under the shard tag of the text `audit`
-   * (one shard holds it; the name cannot meet an organization's keys there).
+   * Stream: the environment's audit events of no organization (a failed login by an unknown
+   * e-mail), `<base>a` under the shard tag of the text `audit` (one shard holds it; the name
+   * cannot meet an organization's keys there). Each organization's are in organizationAudit.
    */
   auditStream: string;
+  /**
+   * Sorted set beside auditStream: organization id → epoch ms of its trail's last append, for
+   * the admin-wide read to find every organization's trail (entries older than the age bound go).
+   */
+  auditIndex: string;
+  /** String beside auditStream: the last audit sequence number handed out (INCRBY per append). */
+  auditSequence: string;
   /**
    * Hash: the environment's rate-limit overrides, `<base>l` under the shard tag of the text
    * `limits`; `o:<org id>` → limit, `k:<key id>` → `<org id> <limit>`. Small (overrides only),
@@ -96,6 +109,7 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       organization: (packedOrgId) => organizationStem + packedOrgId,
       organizationSessions: (packedOrgId) => `${organizationStem}${packedOrgId}:s`,
       organizationSessionInfo: (packedOrgId) => `${organizationStem}${packedOrgId}:m`,
+      organizationAudit: (packedOrgId) => `${organizationStem}${packedOrgId}:a`,
       emailClaim: (email) => `${base}e:${email}`,
       counter: (name) => `${base}c:${name}`,
       knownSet: (name) => `${base}n:${name}`,
@@ -106,6 +120,8 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
     environmentBase,
     invalidationChannel: `${environmentBase}}:invalidations`,
     auditStream: `${shard(shardTagOf('audit')).base}a`,
+    auditIndex: `${shard(shardTagOf('audit')).base}ai`,
+    auditSequence: `${shard(shardTagOf('audit')).base}aq`,
     rateLimits: `${shard(shardTagOf('limits')).base}l`,
     shard,
   });

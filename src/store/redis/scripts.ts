@@ -66,10 +66,20 @@ redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
 return {email, hashes, ids}`,
   },
   // KEYS: org, the tag's API keys. ARGV: digest, key value, index field (k:<packed key id>), index entry.
+  // ARGV[5]: the default key limit ('' for none); the organization's own (`maxKeys` in its record)
+  // wins. Its `k:` fields are counted here, in the step that writes, so a burst cannot overshoot.
   createApiKey: {
     keys: 2,
     lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'no-organization' end
+if ARGV[5] ~= nil and ARGV[5] ~= '' then
+  local limit = tonumber(redis.call('HGET', KEYS[1], 'maxKeys') or ARGV[5])
+  local count = 0
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(field, 1, 2) == 'k:' then count = count + 1 end
+  end
+  if count >= limit then return 'limit-reached' end
+end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
 return 'created'`,
@@ -143,6 +153,7 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   redis.call('HDEL', KEYS[4], id)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if ARGV[8] ~= nil and ARGV[8] ~= '' and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[8]) then return 'limit-reached' end
 local sample = redis.call('HRANDFIELD', KEYS[2], 2, 'WITHVALUES')
 for i = 1, #sample, 2 do
   local org, expiresAt = string.match(sample[i + 1], '^(%S+) (%S+)$')
@@ -161,6 +172,15 @@ if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) en
 if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
 if redis.call('EXISTS', KEYS[4]) == 1 and redis.call('PTTL', KEYS[4]) < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
 return 'created'`,
+  },
+  // KEYS: org. ARGV: the organization's own API-key limit ('' removes it). Reply: 0 when there is
+  // no such organization (nothing written), else 1.
+  setKeyLimit: {
+    keys: 1,
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'maxKeys') else redis.call('HSET', KEYS[1], 'maxKeys', ARGV[1]) end
+return 1`,
   },
   // KEYS: the tag's sessions. ARGV: session field, now, org stem, channel, message head, session id,
   // owner (a packed org id the session must be of, or '' for any). Reply: 1 if a live session went.
@@ -198,19 +218,40 @@ for _, id in ipairs(ids) do redis.call('HDEL', KEYS[3], id) end
 redis.call('DEL', KEYS[1], KEYS[2])
 return full`,
   },
-  // KEYS: the audit stream. ARGV: max entries, oldest id to keep (`<ms>-0`), then one JSON event
-  // each. Appends in order (ids from Redis's clock), then trims by count and by age, exactly:
-  // security events are few (logins, key and session changes), so exact trimming costs little,
-  // and the bound is the one documented.
+  // KEYS: one audit stream (an organization's, or the one of no organization). ARGV: max entries,
+  // oldest id to keep (`<ms>-0`), the age bound (ms: the stream expires that long after its last
+  // append, so a trail nobody adds to does not outlive its bound), then per event its sequence
+  // number (from the environment's audit sequence: unique across every stream) and its JSON.
+  // Each id is `<ms>-<sequence>`, ms by Redis's clock (never below the stream's last), so no two
+  // streams share an id and the admin-wide read orders them all. Reply: the last id appended.
   appendAuditEvents: {
     keys: 1,
     lua: `
-for i = 3, #ARGV do
-  redis.call('XADD', KEYS[1], '*', 'e', ARGV[i])
+local t = redis.call('TIME')
+local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lastMs, lastSeq = -1, -1
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local info = redis.call('XINFO', 'STREAM', KEYS[1])
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then
+      local a, b = string.match(info[i + 1], '^(%d+)-(%d+)$')
+      lastMs, lastSeq = tonumber(a), tonumber(b)
+    end
+  end
+end
+local id
+for i = 4, #ARGV, 2 do
+  local seq = tonumber(ARGV[i])
+  if ms < lastMs then ms = lastMs end
+  if ms == lastMs and seq <= lastSeq then ms = ms + 1 end
+  id = string.format('%d-%s', ms, ARGV[i])
+  redis.call('XADD', KEYS[1], id, 'e', ARGV[i + 1])
+  lastMs, lastSeq = ms, seq
 end
 redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[1])
 redis.call('XTRIM', KEYS[1], 'MINID', ARGV[2])
-return #ARGV - 2`,
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return id`,
   },
   // KEYS: the rate-limit table. ARGV: field (o:<org id> or k:<key id>), value ('' removes it),
   // channel, message head, org id. Announces {kind = 'rate_limits', cacheKey = org id} before the

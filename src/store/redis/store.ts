@@ -30,7 +30,6 @@ import {
   apiKeySummaries,
   apiKeySummaryReply,
   attemptVerdict,
-  auditEntries,
   counterStates,
   organizationReply,
   organizationRevocations,
@@ -46,7 +45,7 @@ import { defineScripts, scripts } from './scripts.js';
 import { changeApiKey, rollApiKey, type KeyChangeContext } from './key-changes.js';
 import { replicationWait } from './durability.js';
 import { WriteNotReplicated } from '../durability.js';
-import { AUDIT_SCAN_LIMIT, matchesAudit, type StoredAuditEvent } from '../audit.js';
+import { redisAudit } from './audit.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
 export type { RedisConnectionOptions };
@@ -274,7 +273,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return deleted.revoked;
       }))),
 
-    createApiKey: (key) =>
+    createApiKey: (key, maxKeys) =>
       guard('createApiKey', () => durably([organizationRecord(key.orgId)], async () => {
         const digest = restAfterOrganizationTag(key.hash, key.orgId, 'the API key');
         if (!DIGEST.test(digest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
@@ -283,9 +282,9 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         const stored = { ...key, scopes: storedScopes(key.scopes) };
         const reply = await run.createApiKey(
           [shard.organization(packed), shard.apiKeys],
-          [digest, apiKeyValue(packed, packedKeyId, stored), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, stored)],
+          [digest, apiKeyValue(packed, packedKeyId, stored), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, stored), maxKeys === undefined ? '' : Math.max(0, Math.floor(maxKeys))],
         );
-        if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createApiKey');
+        if (reply !== 'created' && reply !== 'no-organization' && reply !== 'limit-reached') throw unexpected('createApiKey');
         return reply;
       })),
 
@@ -364,7 +363,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return { kind: 'api_key', cacheKey: reply };
       }))),
 
-    createSession: (session) =>
+    createSession: (session, maxSessions) =>
       guard('createSession', () => durably([organizationRecord(session.orgId)], async () => {
         const field = restAfterOrganizationTag(session.id, session.orgId, 'the session id');
         if (/\s/.test(field) || field === '') throw new Error('a session id is <tag>.<random>');
@@ -372,9 +371,9 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         const t = now();
         const reply = await run.createSession(
           [shard.organization(packed), shard.sessions, shard.organizationSessions(packed), shard.organizationSessionInfo(packed)],
-          [field, `${packed} ${packMs(session.expiresAt)}`, session.expiresAt, Math.ceil(session.expiresAt - t), t, shard.organizationStem, sessionInfoValue(session)],
+          [field, `${packed} ${packMs(session.expiresAt)}`, session.expiresAt, Math.ceil(session.expiresAt - t), t, shard.organizationStem, sessionInfoValue(session), maxSessions === undefined ? '' : Math.max(0, Math.floor(maxSessions))],
         );
-        if (reply !== 'created' && reply !== 'no-organization') throw unexpected('createSession');
+        if (reply !== 'created' && reply !== 'no-organization' && reply !== 'limit-reached') throw unexpected('createSession');
         return reply;
       })),
 
@@ -493,44 +492,24 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         return states;
       }),
 
-    appendAuditEvents: (events, retention) =>
-      guard('appendAuditEvents', async () => {
-        if (events.length === 0) return;
-        const reply = await run.appendAuditEvents([keys.auditStream], [
-          Math.max(1, Math.floor(retention.maxEvents)),
-          `${Math.max(0, Math.floor(now() - retention.maxAgeMs))}-0`,
-          ...events.map((event) => JSON.stringify(event)),
-        ]);
-        if (reply !== events.length) throw unexpected('appendAuditEvents');
+    /** An organization's own key limit: a field of its record (`maxKeys`), gone with it. */
+    readKeyLimit: (orgId) =>
+      guard('readKeyLimit', async () => {
+        const { shard, packed } = organizationPlace(orgId);
+        const value = await client.hget(shard.organization(packed), 'maxKeys');
+        return value === null ? undefined : Number(value);
       }),
 
-    /** XREVRANGE in chunks from the position asked for, filtered here, at most AUDIT_SCAN_LIMIT entries a call. */
-    readAuditEvents: (query) =>
-      guard('readAuditEvents', async () => {
-        if (query.before !== undefined && !/^\d+-\d+$/.test(query.before)) throw new Error('an audit position is <ms>-<seq>');
-        const events: StoredAuditEvent[] = [];
-        let end = query.before === undefined ? '+' : `(${query.before}`;
-        let scanned = 0;
-        let last: string | null = null;
-        let exhausted = false;
-        while (events.length < query.limit && scanned < AUDIT_SCAN_LIMIT) {
-          const chunk = auditEntries(await client.xrevrange(keys.auditStream, end, '-', 'COUNT', Math.min(500, AUDIT_SCAN_LIMIT - scanned)));
-          if (chunk.length === 0) {
-            exhausted = true;
-            break;
-          }
-          for (const entry of chunk) {
-            scanned++;
-            last = entry.id;
-            if (matchesAudit(entry, query)) events.push(entry);
-            if (events.length === query.limit) break;
-          }
-          end = `(${last!}`;
-        }
-        // Whether anything older than the last entry scanned is left.
-        const more = !exhausted && last !== null && (await client.xrevrange(keys.auditStream, `(${last}`, '-', 'COUNT', 1)).length > 0;
-        return { events, next: more ? last : null };
+    setKeyLimit: (orgId, limit) =>
+      guard('setKeyLimit', async () => {
+        const { shard, packed } = organizationPlace(orgId);
+        const reply = await run.setKeyLimit([shard.organization(packed)], [limit === null ? '' : Math.max(0, Math.floor(limit))]);
+        if (reply !== 0 && reply !== 1) throw unexpected('setKeyLimit');
+        return reply === 1;
       }),
+
+    /** Per organization, in audit.ts. */
+    ...redisAudit({ client, keys, appendScript: run.appendAuditEvents, now, guard }),
 
     /** One HGETALL: the table is overrides only, one small hash per environment. */
     readRateLimits: () => guard('readRateLimits', async () => rateLimitTable(await client.hgetall(keys.rateLimits))),
