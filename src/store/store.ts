@@ -309,4 +309,5 @@ export interface CounterStore {
 }
 
 /** Everything the gateway asks of its store: credentials, counters, the audit trail, rate limits. */
-export type GatewayStore = Store & CounterStore & import('./audit.js').AuditStore & import('./rate-limits.js').RateLimitStore;
+export type GatewayStore = Store & CounterStore & import('./audit.js').AuditStore & import('./rate-limits.js').RateLimitStore
+  & import('./organization-listing.js').OrganizationListing;
