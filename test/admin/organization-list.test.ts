@@ -2,7 +2,7 @@
  * GET /admin/organizations (issue 27): the organizations a page at a time, searched by e-mail or
  * name prefix, on both stores; and `authgate org list`, the CLI over it.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, send, startGateway, type StartedGateway } from '../helpers/gateway.js';
@@ -24,7 +24,7 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ code: nu
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-async function listing(t: Parameters<Parameters<typeof t.test>[1]>[0], gw: StartedGateway) {
+async function listing(t: Test, gw: StartedGateway) {
   const run = randomBytes(4).toString('hex');
   const made: { id: string; email: string; name: string }[] = [];
   for (const [name, email] of [

@@ -140,7 +140,7 @@ t.test("docs/operations.md's production install: one command makes every secret 
     const docs = await render(sets, valuesFiles, ns);
     const dep = one<IDeployment>(docs, 'Deployment');
     const pod = dep.spec!.template.spec!;
-    const secretName = dep.spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'AUTHGATE_JWT_SECRET')!.valueFrom!.secretKeyRef!.name;
+    const secretName = dep.spec!.template.spec!.containers[0]!.env!.find((e) => e.name === 'AUTHGATE_JWT_SECRET')!.valueFrom!.secretKeyRef!.name ?? '';
     const made = secrets.find((s) => flag(s.args, '-n') === ns);
     t.ok(made, `a secret is created in ${ns}`);
     if (!made) continue;
@@ -156,7 +156,7 @@ t.test("docs/operations.md's production install: one command makes every secret 
       }
     }
     for (const v of pod.volumes ?? []) {
-      if (v.secret?.secretName === secretName) for (const item of v.secret.items ?? []) needed.add(item.key);
+      if (v.secret?.secretName === secretName) for (const item of v.secret?.items ?? []) needed.add(item.key);
     }
     t.ok(needed.has('identity-key.pem'), 'the identity key is among the keys the pods need');
     for (const key of needed) t.ok(key in made.files, `${ns}: the documented command makes ${key}`);
