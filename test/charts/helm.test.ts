@@ -230,7 +230,7 @@ t.test('helm lint --strict passes for every value set', async (t) => {
 t.test('the ci value sets turn on every optional object', async (t) => {
   const ci = VALUE_SETS.filter((vs) => vs.name.startsWith('ci/'));
   const kinds = new Set(ci.flatMap((vs) => renders.get(vs.name)!.map((d) => d.kind)));
-  for (const kind of ['HorizontalPodAutoscaler', 'ServiceMonitor', 'NetworkPolicy', 'PodDisruptionBudget', 'Secret', 'ServiceAccount']) {
+  for (const kind of ['HorizontalPodAutoscaler', 'ServiceMonitor', 'NetworkPolicy', 'PodDisruptionBudget', 'Secret', 'ServiceAccount', 'Ingress', 'HTTPRoute', 'PrometheusRule']) {
     t.ok(kinds.has(kind), `some ci set renders a ${kind}`);
   }
   const values = ci.map((vs) => effectiveValues(vs.files));
