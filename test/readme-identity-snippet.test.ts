@@ -28,7 +28,8 @@ function withConstant(source: string, name: string, value: string): string {
 const ISSUER = 'authgate-readme';
 const gw = await startGateway(t, { env: { AUTHGATE_JWT_ISSUER: ISSUER } });
 
-let source = withConstant(snippet, 'JWKS_URL', `${gw.opsUrl}/.well-known/jwks.json`);
+// The public port, as the README recommends (the JWKS is served there by default).
+let source = withConstant(snippet, 'JWKS_URL', `${gw.publicUrl}/.well-known/jwks.json`);
 source = withConstant(source, 'ISSUER', ISSUER);
 source = withConstant(source, 'AUDIENCE', gw.upstream.url); // the default audience: the upstream's origin
 // Inside the repository, so `jose` resolves from its node_modules; a dot file, so no test glob takes it.

@@ -10,6 +10,7 @@ import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
 import { AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import { createAdminTokenCheck } from './admin-token.js';
+import { organizationListRoute } from './organization-list.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
 export async function adminRoutes(
@@ -28,6 +29,7 @@ export async function adminRoutes(
   const { organizations, apiKeys, sessions, trail, audit } = opts;
   const admin = (request: { ip?: string | undefined }) => ({ actor: 'admin' as const, network: addressPrefix(request.ip) });
   app.addHook('onRequest', createAdminTokenCheck(opts.adminToken));
+  organizationListRoute(app, organizations);
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {

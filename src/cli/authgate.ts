@@ -19,6 +19,10 @@ Commands:
                           Create an organization. The password is read from the first
                           line of stdin when stdin is not a terminal, otherwise prompted
                           for twice with echo off. It is never taken from the command line.
+  org list [--email <email> | --name-prefix <prefix>]
+                          Print the organizations as JSON, by e-mail (or by name with
+                          --name-prefix, case-insensitive); --email finds one. Never a
+                          password hash.
   org get <id>            Print an organization as JSON.
   org delete <id>         Delete an organization with all its keys and sessions.
   org limit <id> <limit>  Set an organization's rate limit per credential on forwarded
@@ -61,6 +65,7 @@ Exit status: 0 success, 1 error answered by the gateway or gateway unreachable,
 
 Examples:
   printf '%s\\n' "$PASSWORD" | authgate org create --name Acme --email ops@acme.example
+  authgate org list --name-prefix acme
   authgate org get org_123
   authgate org limit org_123 600/60s
   authgate keys list --org org_123
@@ -222,7 +227,7 @@ async function readNewPassword(): Promise<string> {
 
 type Parsed = {
   positionals: string[];
-  values: { help?: boolean; version?: boolean; name?: string; email?: string; org?: string; key?: string; session?: string; all?: boolean; follow?: boolean };
+  values: { help?: boolean; version?: boolean; name?: string; email?: string; org?: string; key?: string; session?: string; all?: boolean; follow?: boolean; 'name-prefix'?: string };
 };
 
 function parse(args: string[]): Parsed {
@@ -241,6 +246,7 @@ function parse(args: string[]): Parsed {
         session: { type: 'string' },
         all: { type: 'boolean' },
         follow: { type: 'boolean' },
+        'name-prefix': { type: 'string' },
       },
     });
     return { values, positionals };
@@ -386,7 +392,7 @@ async function main(args: string[]): Promise<number> {
   if (group === 'sessions') return sessionsCommand(action, rest, values);
   if (group === 'audit') return auditCommand(action, rest, values);
   if (group !== 'org') throw usageError(`unknown command '${oneLine(group).slice(0, 40)}'`, true);
-  if (action === undefined) throw usageError('missing org subcommand (create, get, limit, key-limit or delete)', true);
+  if (action === undefined) throw usageError('missing org subcommand (create, list, get, limit, key-limit or delete)', true);
   if (values.session !== undefined || values.all !== undefined) throw usageError(`org ${oneLine(action).slice(0, 40)} takes no --session or --all`);
 
   switch (action) {
@@ -401,6 +407,24 @@ async function main(args: string[]): Promise<number> {
       const password = await readNewPassword();
       const { body } = await call(target, 'POST', 'admin/organizations', { name, email, password });
       printJson(body);
+      return 0;
+    }
+    case 'list': {
+      if (values.name !== undefined || values.org !== undefined || values.key !== undefined) throw usageError('org list takes no --name, --org or --key (search with --email or --name-prefix)');
+      if (values.email !== undefined && values['name-prefix'] !== undefined) throw usageError('org list takes --email or --name-prefix, not both');
+      expectPositionals(rest, 0, 'org list');
+      const target = resolveTarget(process.env);
+      const search = values.email !== undefined ? `&email=${encodeURIComponent(values.email)}` : values['name-prefix'] !== undefined ? `&namePrefix=${encodeURIComponent(values['name-prefix'])}` : '';
+      // Every page as one list: the admin API gives them 500 at a time.
+      const organizations: unknown[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = `?limit=500${search}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const page = (await call(target, 'GET', `admin/organizations${query}`)).body as { organizations?: unknown[]; nextCursor?: string | null } | undefined;
+        organizations.push(...(page?.organizations ?? []));
+        cursor = page?.nextCursor ?? null;
+      } while (cursor !== null);
+      printJson({ organizations });
       return 0;
     }
     case 'get':

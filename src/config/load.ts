@@ -231,7 +231,7 @@ export function loadConfig(env: Env): LoadResult {
     const keySettings = ['AUTHGATE_IDENTITY_KEY_FILE', 'AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES', 'AUTHGATE_IDENTITY_AUDIENCE'] as const;
     if (setting('AUTHGATE_IDENTITY_ASSERTION') === 'off') {
       for (const name of [...keySettings, 'AUTHGATE_IDENTITY_TTL_SECONDS'] as const) if (given(name)) fail(name, 'is set but AUTHGATE_IDENTITY_ASSERTION is off');
-      if (setting('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT') === 'on') fail('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT', 'is on but AUTHGATE_IDENTITY_ASSERTION is off: there are no keys to serve');
+      if (given('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT') && setting('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT') === 'on') fail('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT', 'is on but AUTHGATE_IDENTITY_ASSERTION is off: there are no keys to serve');
       return { mode: 'off' };
     }
     const keyFile = setting('AUTHGATE_IDENTITY_KEY_FILE');

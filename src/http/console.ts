@@ -21,10 +21,12 @@ const TYPES: Record<string, string> = {
 /**
  * On every file of the console. Only its own scripts and styles run (no inline script or style,
  * no eval), it talks only to this origin, no page may frame it, and it sends no Referer.
+ * img-src allows data: for the page's empty icon (`<link rel="icon" href="data:,">`), which keeps
+ * the browser from asking for /favicon.ico.
  */
 export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',

@@ -1,6 +1,7 @@
 import { LogController, type FastifyBaseLogger } from 'fastify';
 import type { Logger } from '../observability/logging.js';
 import { requestIdOf } from './request-id.js';
+import { describeValidation } from './validation-message.js';
 
 /**
  * The fastify options both ports share (public and ops): one log line per request written by
@@ -18,6 +19,8 @@ export function sharedServerOptions(logger: Logger) {
     onProtoPoisoning: 'error',
     // Refuse what does not fit a schema, rather than quietly trimming or converting it.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+    // A value that fails its schema is described in words (a pattern never shows as a regex).
+    schemaErrorFormatter: describeValidation,
     onConstructorPoisoning: 'error',
     // A client must send its whole request in bounded time (headers: HEADERS_TIMEOUT_MS).
     requestTimeout: 30_000,

@@ -72,6 +72,7 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     readCounters: timed('read_counters', store.readCounters.bind(store)),
     appendAuditEvents: timed('append_audit_events', store.appendAuditEvents.bind(store)),
     readAuditEvents: timed('read_audit_events', store.readAuditEvents.bind(store)),
+    listOrganizations: timed('list_organizations', store.listOrganizations.bind(store)),
     readRateLimits: timed('read_rate_limits', store.readRateLimits.bind(store)),
     setRateLimit: timed('set_rate_limit', store.setRateLimit.bind(store)),
     dropRateLimits: timed('drop_rate_limits', store.dropRateLimits.bind(store)),

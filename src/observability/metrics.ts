@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheStats } from '../credentials/cache.js';
 import type { AuthDecision } from '../credentials/decisions.js';
@@ -112,7 +113,31 @@ export function createMetrics(environment: string) {
       registers: [registry],
     }),
   };
+  registerBuildInfo(registry);
   return metrics;
+}
+
+/** What `npm run build` wrote (scripts/build-info.mjs); from dist/observability/ and src/observability/ alike. */
+const BUILD_INFO = new URL('../../dist/build-info.json', import.meta.url);
+
+function readBuildInfo(): { version: string; commit: string } {
+  try {
+    const info = JSON.parse(readFileSync(BUILD_INFO, 'utf8')) as { version?: unknown; commit?: unknown };
+    return { version: typeof info.version === 'string' ? info.version : 'unknown', commit: typeof info.commit === 'string' ? info.commit : 'unknown' };
+  } catch {
+    return { version: 'unknown', commit: 'unknown' };
+  }
+}
+
+/** authgate_build_info{version, commit, node} 1: which build each replica runs (a rollout shows as two series). */
+function registerBuildInfo(registry: Registry): void {
+  const { version, commit } = readBuildInfo();
+  new Gauge({
+    name: 'authgate_build_info',
+    help: 'Always 1: the version and commit of the running build and the Node version running it.',
+    labelNames: ['version', 'commit', 'node'] as const,
+    registers: [registry],
+  }).set({ version, commit, node: process.version }, 1);
 }
 
 /** 1 while this replica's revocation channel is confirmed (its cache is trusted), read at scrape time. */

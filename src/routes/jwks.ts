@@ -11,8 +11,9 @@ const JwkSet = Type.Object(
 );
 
 /**
- * GET /.well-known/jwks.json: always on the ops port, on the public port when
- * AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT=on. Public keys only. Clients cache them (the answer says
+ * GET /.well-known/jwks.json: always on the ops port, and on the public port unless
+ * AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT=off (the default is on: upstreams fetch it there, never
+ * from the ops port with the admin API). One route, registered on both servers. Public keys only. Clients cache them (the answer says
  * 5 minutes; jose's createRemoteJWKSet keeps them 10 minutes whatever it says), which is why a
  * rotation publishes the next key well before it signs and drops the old one late (docs/operations.md).
  */
@@ -21,7 +22,8 @@ export async function jwksRoute(app: FastifyInstance, opts: { jwks: Jwks; public
   app.get(JWKS_PATH, {
     ...(opts.public && { config: { auth: 'none', routeLabel: JWKS_PATH } }),
     schema: {
-      operationId: 'getIdentityJwks',
+      // The same route on both ports; operationIds are unique across the two OpenAPI documents.
+      operationId: opts.public ? 'getPublicIdentityJwks' : 'getIdentityJwks',
       tags: ['identity'],
       summary: 'The public keys of the identity assertion (JWKS).',
       description: 'What the upstream verifies `x-authgate-identity` with, e.g. jose `createRemoteJWKSet`. No credential.',

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { PasswordHasher } from '../credentials/passwords.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
+import { BadOrganizationCursor, decodeCursor, type OrganizationListing, type OrganizationQuery } from '../store/organization-listing.js';
 import type { Organization, Store } from '../store/store.js';
 import type { TenantLimitStore } from '../store/tenant-limits.js';
 import type { RateLimitService } from './rate-limits.js';
@@ -31,7 +32,7 @@ export function normalizeEmail(email: string): NormalizedEmail {
 }
 
 export function createOrganizationService(deps: {
-  store: Store & TenantLimitStore;
+  store: Store & TenantLimitStore & OrganizationListing;
   bus: Pick<InvalidationBus, 'applyLocally'>;
   passwords: PasswordHasher;
   now: () => number;
@@ -65,6 +66,19 @@ export function createOrganizationService(deps: {
       const created = await store.createOrganizationIfEmailFree(org);
       if (created === 'email-taken') throw new Problem('emailTaken', 'An organization with this e-mail already exists.');
       return view(created);
+    },
+
+    /** A page of organizations (admin/organization-list.ts); the e-mail searched is normalized here. */
+    async list(query: OrganizationQuery): Promise<{ organizations: OrganizationView[]; nextCursor: string | null }> {
+      // Checked here, before the store: a store turns any failure of its own into 503.
+      try {
+        if (query.cursor !== undefined) decodeCursor(query.cursor);
+      } catch (error) {
+        if (error instanceof BadOrganizationCursor) throw new Problem('badRequest', 'The cursor is not the nextCursor of a page of this listing.');
+        throw error;
+      }
+      const page = await store.listOrganizations(query.email === undefined ? query : { ...query, email: normalizeEmail(query.email) });
+      return { organizations: await Promise.all(page.organizations.map(view)), nextCursor: page.nextCursor };
     },
 
     async get(orgId: string): Promise<OrganizationView> {

@@ -15,6 +15,7 @@ import {
   type SessionSummary,
 } from './store.js';
 import { createMemoryAudit } from './memory-audit.js';
+import { listOrganizationsIn } from './organization-listing.js';
 import { grantOf, type StoredLimit } from './rate-limits.js';
 import { restAfterOrganizationTag } from './shard-tag.js';
 
@@ -405,6 +406,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       window.replicas.add(replica);
       return { granted, used: window.used, resetInMs: window.start + window.windowMs - t, replicas: window.replicas.size };
     },
+
+    // The organization listing (organization-listing.ts): a scan of the map, filtered and sorted.
+    listOrganizations: async (query) => listOrganizationsIn(orgsById.values(), query),
 
     async ping() {},
 

@@ -316,4 +316,5 @@ export interface CounterStore {
 }
 
 /** Everything the gateway asks of its store: credentials, counters, the audit trail, rate limits. */
-export type GatewayStore = Store & CounterStore & import('./audit.js').AuditStore & import('./rate-limits.js').RateLimitStore & import('./tenant-limits.js').TenantLimitStore;
+export type GatewayStore = Store & CounterStore & import('./audit.js').AuditStore & import('./rate-limits.js').RateLimitStore
+  & import('./tenant-limits.js').TenantLimitStore & import('./organization-listing.js').OrganizationListing;

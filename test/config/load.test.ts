@@ -434,7 +434,7 @@ t.test('identity assertion', async (t) => {
 
   t.test('development without a key: on, the key generated later per start', async (t) => {
     const config = ok(t, loadConfig({}));
-    t.same(config.identity, { mode: 'on', signingKey: undefined, publishedKeys: [], audience: undefined, ttlSeconds: 60, jwksOnPublicPort: false });
+    t.same(config.identity, { mode: 'on', signingKey: undefined, publishedKeys: [], audience: undefined, ttlSeconds: 60, jwksOnPublicPort: true });
   });
 
   t.test('the signing key: P-256 (PKCS#8 or SEC1 PEM, JWK) and Ed25519 (PEM, JWK) are accepted', async (t) => {

@@ -37,6 +37,11 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   page.on('pageerror', (error) => problems.push(String(error)));
   const origins = new Set<string>();
   page.on('request', (request) => origins.add(new URL(request.url()).origin));
+  // Every answer the page caused that was a 404 (the browser's own /favicon.ico, say).
+  const notFound: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() === 404) notFound.push(new URL(response.url()).pathname);
+  });
   const shot = (name: string) => page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
 
   // The page and its headers.
@@ -48,6 +53,11 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   t.equal(headers['x-content-type-options'], 'nosniff');
   t.equal(headers['referrer-policy'], 'no-referrer');
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  // Before sign-in nothing of the signed-in page shows: the pages and "Sign out" are hidden (the
+  // CSS display of nav must not override the hidden attribute).
+  t.equal(await page.locator('#nav').isVisible(), false, 'the navigation is hidden before sign-in');
+  t.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 0, 'no visible "Sign out" before sign-in');
+  t.equal(await page.getByRole('link', { name: 'API keys' }).count(), 0, 'no visible page links before sign-in');
   await shot('1-sign-in');
 
   // A wrong password: the problem's detail next to the form.
@@ -158,6 +168,7 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   await page.getByRole('heading', { name: 'API keys' }).waitFor();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByText('You are signed out.').waitFor();
+  t.equal(await page.locator('#nav').isVisible(), false, 'the navigation is hidden again after signing out');
 
   // Throttled: failed sign-ins past the limit show the wait.
   for (let i = 0; i < 12; i++) {
@@ -170,6 +181,10 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   t.match(await page.getByRole('alert').textContent(), /Too many.*Try again in \d+ s\./, 'the throttle and its wait');
   await shot('7-throttled');
 
+  t.same(notFound.filter((path) => !path.startsWith('/auth/')), [], 'no 404 for anything but the API (no /favicon.ico)');
+  // The browser asks for its icon on its own, outside the page's requests: the gateway's log says.
+  const unmatched = gw.logs.records().filter((r) => r['route'] === 'unmatched');
+  t.same(unmatched, [], 'the browser asked the gateway for nothing it does not serve (no /favicon.ico)');
   t.same(problems, [], 'no console errors');
   t.same([...origins], [gw.publicUrl], 'every request went to the gateway itself');
 });

@@ -75,7 +75,14 @@ t.test('every forwarded request carries an assertion that verifies with the JWKS
   t.equal(published.keys.length, 1);
   t.match(published.keys[0], { kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: protectedHeader.kid });
   t.notOk('d' in published.keys[0]!, 'the public half only');
-  t.equal((await gw.get('/.well-known/jwks.json')).status, 404, 'not on the public port unless asked');
+  // On the public port too by default (issue 27): upstreams fetch it there, never from the ops port
+  // with the admin API; the same body, from the one route (src/routes/jwks.ts).
+  const onPublic = await gw.get('/.well-known/jwks.json');
+  t.equal(onPublic.status, 200, 'on the public port by default, with no credential');
+  t.match(onPublic.headers['content-type'], /^application\/jwk-set\+json/);
+  t.same(onPublic.json(), published, 'the same keys as the ops port');
+  const closed = await startGateway(t, { env: { AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT: 'off' } });
+  t.equal((await closed.get('/.well-known/jwks.json')).status, 404, 'not on the public port when set off');
 });
 
 t.test('no client-sent assertion or x-authgate-* header ever reaches the upstream', async (t) => {

@@ -177,6 +177,7 @@ export const MODEL_INTERFACES: Record<string, { module: string; iface: string }>
     iface: 'IHorizontalPodAutoscaler',
   },
   'networking.k8s.io/v1/NetworkPolicy': { module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy', iface: 'INetworkPolicy' },
+  'networking.k8s.io/v1/Ingress': { module: 'kubernetes-models/networking.k8s.io/v1/Ingress', iface: 'IIngress' },
 };
 
 type TypeIndex = { checker: ts.TypeChecker; types: Map<string, ts.Type> };

@@ -176,9 +176,9 @@ t.test('ops port: the same edges, the same problems', async (t) => {
   assertProblem(t, await ask(requestText('GET', '/admin/organizations/%zz-marker', [admin])), 400, 1200, '%zz-marker', 'bad percent-encoding');
   assertProblem(t, await ask(requestText('GET', '/livez', [['X-Padding', 'p'.repeat(17 * 1024)]])), 431, 1206, 'ppppp', 'oversized headers');
   assertProblem(t, await ask('GET /livez HTTP/1.1\r\nHost: ops\r\nNot a header marker\r\n\r\n'), 400, 1200, 'marker', 'malformed header');
-  const wrongMethod = await ask(requestText('GET', '/admin/organizations', [admin]));
-  assertProblem(t, wrongMethod, 405, 1205, '/admin', 'GET /admin/organizations');
-  t.equal(wrongMethod.headers['allow'], 'POST');
+  const wrongMethod = await ask(requestText('PUT', '/admin/organizations', [admin]));
+  assertProblem(t, wrongMethod, 405, 1205, '/admin', 'PUT /admin/organizations');
+  t.equal(wrongMethod.headers['allow'], 'GET, HEAD, POST');
   const readyz = await ask(requestText('POST', '/readyz', []));
   assertProblem(t, readyz, 405, 1205, '/readyz', 'POST /readyz');
   t.equal(readyz.headers['allow'], 'GET, HEAD');

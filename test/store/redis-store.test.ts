@@ -11,6 +11,7 @@ import { redisCommand, startRedis } from '../helpers/redis.js';
 import { packId } from '../../src/store/redis/packing.js';
 import { SHARD_TAG_LENGTH, shardTagOf } from '../../src/store/shard-tag.js';
 import { found, newApiKey, newOrganization, newSession, pollUntil, storeContract } from './store-contract.js';
+import { organizationIndexKeys } from '../../src/store/redis/organization-index.js';
 
 const PREFIX = 'authgate-test:';
 const server = await startRedis();
@@ -130,9 +131,10 @@ t.test('key names: under the organization\'s or the e-mail\'s shard tag, the doc
   const ours = async () =>
     ((await redisCommand(server.port, 'KEYS', `*${environment}*`)) as string[]).sort();
   const emailClaim = keys.shard(shardTagOf(org.email)).emailClaim(org.email);
+  const listing = organizationIndexKeys(keys);
   t.strictSame(
     await ours(),
-    [shard.organization(packed), emailClaim, shard.apiKeys, shard.sessions, shard.organizationSessions(packed)].sort(),
+    [shard.organization(packed), emailClaim, shard.apiKeys, shard.sessions, shard.organizationSessions(packed), listing.byEmail, listing.byName].sort(),
   );
   for (const name of await ours()) t.match(name, new RegExp(`^${PREFIX}\\{${environment}:[0-9a-z]{3}\\}:`), name);
   const types = Object.fromEntries(
@@ -144,6 +146,8 @@ t.test('key names: under the organization\'s or the e-mail\'s shard tag, the doc
     [shard.apiKeys]: 'hash',
     [shard.sessions]: 'hash',
     [shard.organizationSessions(packed)]: 'zset',
+    [listing.byEmail]: 'zset',
+    [listing.byName]: 'zset',
   });
   t.equal(await redisCommand(server.port, 'OBJECT', 'ENCODING', shard.apiKeys), 'listpack', 'small hashes stay in the compact encoding');
   t.match(await redisCommand(server.port, 'HGET', shard.organization(packed), `k:${packId(key.id)}`), new RegExp(`^${key.hash.slice(SHARD_TAG_LENGTH + 1)}[0-9a-z]+ ${key.displayPrefix}$`), 'the key\'s index entry is a field of its organization\'s record');

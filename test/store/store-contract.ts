@@ -9,6 +9,7 @@ import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
 import type { AuditEvent, AuditPage } from '../../src/store/audit.js';
 import type { RateGrant, RateLease } from '../../src/store/rate-limits.js';
 import type { ApiKeyRecord, ApiKeySummary, FoundApiKey, GatewayStore, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
+import { organizationListingContract } from './organization-listing-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -23,6 +24,8 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.teardown(close);
     return store;
   }
+
+  organizationListingContract(t, open);
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

@@ -154,8 +154,9 @@ Checks across values that the schema cannot express. Included by the Deployment.
 {{- fail "identity.existingSecretPublishedKeys counts keys in existingSecret: without it, list the keys in secrets.identityPublishedKeys" }}
 {{- end }}
 {{- $identity := .Values.identity }}
-{{- if and (not $identity.enabled) (or $identity.audience $identity.ttlSeconds $identity.jwksOnPublicPort $identity.existingSecretPublishedKeys .Values.secrets.identityKey .Values.secrets.identityPublishedKeys) }}
-{{- fail "identity.enabled=false: leave identity.audience, ttlSeconds, jwksOnPublicPort, existingSecretPublishedKeys and secrets.identityKey / identityPublishedKeys unset" }}
+{{- /* jwksOnPublicPort is on by default: with identity off it is simply not rendered. */}}
+{{- if and (not $identity.enabled) (or $identity.audience $identity.ttlSeconds $identity.existingSecretPublishedKeys .Values.secrets.identityKey .Values.secrets.identityPublishedKeys) }}
+{{- fail "identity.enabled=false: leave identity.audience, ttlSeconds, existingSecretPublishedKeys and secrets.identityKey / identityPublishedKeys unset" }}
 {{- end }}
 {{- if and .Values.secrets.jwtSecret (lt (len .Values.secrets.jwtSecret) 32) }}
 {{- fail "secrets.jwtSecret must be at least 32 bytes" }}
@@ -171,4 +172,85 @@ Checks across values that the schema cannot express. Included by the Deployment.
 {{- if eq (int .Values.ports.http) (int .Values.ports.ops) }}
 {{- fail "ports.http and ports.ops must differ" }}
 {{- end }}
+{{- end }}
+
+{{- /*
+What the gateway container and the config-check init container share: the settings (ConfigMap and
+Secret), the hardening and the mounted files, so the check sees exactly what the start will see.
+*/}}
+{{- define "authgate.containerEnv" -}}
+envFrom:
+  - configMapRef:
+      name: {{ include "authgate.fullname" . }}
+env:
+  - name: AUTHGATE_JWT_SECRET
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_JWT_SECRET
+  - name: AUTHGATE_JWT_PREVIOUS_SECRETS
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_JWT_PREVIOUS_SECRETS
+        optional: true
+  - name: AUTHGATE_ADMIN_TOKEN
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_ADMIN_TOKEN
+  {{- if eq .Values.store.type "redis" }}
+  - name: AUTHGATE_REDIS_URL
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_REDIS_URL
+        optional: true
+  - name: AUTHGATE_REDIS_PASSWORD
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_REDIS_PASSWORD
+        optional: true
+  - name: AUTHGATE_REDIS_SENTINEL_PASSWORD
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_REDIS_SENTINEL_PASSWORD
+        optional: true
+  {{- end }}
+  {{- with .Values.extraEnv }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+
+{{- define "authgate.containerHardening" -}}
+{{- $redisCa := "" }}
+{{- if and (eq .Values.store.type "redis") (or .Values.store.redis.tls.ca.secretName .Values.store.redis.tls.ca.configMapName) }}
+{{- $redisCa = .Values.store.redis.tls.ca }}
+{{- end -}}
+securityContext:
+  runAsNonRoot: true
+  runAsUser: 10001
+  runAsGroup: 10001
+  readOnlyRootFilesystem: true
+  allowPrivilegeEscalation: false
+  privileged: false
+  capabilities:
+    drop: ["ALL"]
+  seccompProfile:
+    type: RuntimeDefault
+volumeMounts:
+  - name: tmp
+    mountPath: /tmp
+  {{- if $redisCa }}
+  - name: redis-ca
+    mountPath: /etc/authgate/redis-ca
+    readOnly: true
+  {{- end }}
+  {{- if .Values.identity.enabled }}
+  - name: identity-keys
+    mountPath: {{ include "authgate.identityDir" . }}
+    readOnly: true
+  {{- end }}
 {{- end }}

@@ -47,6 +47,7 @@ import { replicationWait } from './durability.js';
 import { WriteNotReplicated } from '../durability.js';
 import { redisAudit } from './audit.js';
 import { describe, withDeadline, type Logger } from './support.js';
+import { createOrganizationIndex } from './organization-index.js';
 
 export type { RedisConnectionOptions };
 
@@ -166,6 +167,15 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
 
   /** The e-mail → organization claim lives under the e-mail's own tag: any shard. */
   const emailClaim = (email: string) => keys.shard(shardTagOf(email)).emailClaim(email);
+  const organizationIndex = createOrganizationIndex({
+    client,
+    keys,
+    readOrganization,
+    findOrganizationByEmail: async (email) => {
+      const orgId: unknown = await client.get(emailClaim(email));
+      return typeof orgId === 'string' ? readOrganization(orgId) : undefined;
+    },
+  });
 
   /**
    * A credential's handle (`<tag>.<rest>`, an API key's lookup hash or a session id) and the
@@ -216,6 +226,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
       guard('createOrganizationIfEmailFree', () => durably([organizationRecord(org.id), emailClaim(org.email)], async () => {
         const { shard, packed } = organizationPlace(org.id);
         const record = shard.organization(packed);
+        // Listed before written (organization-index.ts): the index never lacks an organization.
+        await organizationIndex.add(org);
         const written = await run.createOrganization([record], [org.name, org.email, org.passwordHash, org.createdAt]);
         // Ids are 128 random bits: a clash is a bug, not a taken e-mail.
         if (written === 'exists') throw new Error('an organization with this id exists');
@@ -255,6 +267,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
      */
     deleteOrganization: (orgId) =>
       announced((channel, head) => guard('deleteOrganization', () => durably([organizationRecord(orgId)], async () => {
+        // Its listing entries are named by its name and e-mail: read before they are gone.
+        const listed = await readOrganization(orgId);
         const { shard, packed } = organizationPlace(orgId);
         const tag = shardTagOf(orgId);
         const reply = await run.deleteOrganization(
@@ -263,6 +277,12 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         );
         const deleted = organizationRevocations(reply);
         if (deleted === undefined) return undefined;
+        if (listed !== undefined) {
+          // Committed already: an entry left behind is removed by the next listing that meets it.
+          await organizationIndex.remove(listed).catch((error: unknown) => {
+            options.logger?.warn({ event: 'redis_organization_index_failed', error: describe(error) }, 'the deleted organization stays in the listing index until a listing meets it');
+          });
+        }
         if (deleted.email !== '') {
           // The deletion is committed and announced: a claim left behind is repaired by the next
           // sign-up with the e-mail, so a failure here must not turn the answer into an error.
@@ -542,6 +562,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
         );
         return rateGrant(reply, wanted);
       }),
+
+    listOrganizations: (query) => guard('listOrganizations', () => organizationIndex.list(query)),
 
     ping: () =>
       guard('ping', async () => {
