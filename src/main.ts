@@ -3,6 +3,7 @@ import { checkConfig, startWarnings } from './config/check.js';
 import { startExampleUpstream } from './example-upstream.js';
 import { buildGateway } from './gateway.js';
 import { createLogSink } from './observability/log-sink.js';
+import { createPrettySink, wantsPrettyLogs } from './observability/pretty-sink.js';
 import { JWKS_PATH } from './routes/jwks.js';
 
 /** Process entry: the only module that reads process.env, listens, and handles signals. */
@@ -19,7 +20,8 @@ async function main(): Promise<void> {
   }
   const { config } = loaded;
 
-  const logSink = createLogSink(1);
+  // Readable lines for a person at a terminal in development; JSON everywhere else.
+  const logSink = (wantsPrettyLogs(config.production, process.stdout) ? await createPrettySink(1) : undefined) ?? createLogSink(1);
   // Whatever way the process ends, the lines of its last turn still reach stdout.
   process.on('exit', () => logSink.flushSync());
 
