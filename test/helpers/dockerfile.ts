@@ -7,7 +7,11 @@
  */
 import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import ignore from '@balena/dockerignore';
+import dockerignore from '@balena/dockerignore';
+
+// A CommonJS module (module.exports = factory) whose types declare an ES default export: under
+// NodeNext the import is the factory itself at run time.
+const ignore = dockerignore as unknown as typeof dockerignore.default;
 
 export type Instruction = { keyword: string; args: string };
 export type Stage = { base: string; name: string | undefined; instructions: Instruction[] };

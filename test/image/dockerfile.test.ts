@@ -104,7 +104,7 @@ t.test('built from the .dockerignore context by the Dockerfile, the image starts
   t.equal(cmd[0], 'node');
   const port = await freePort();
   const opsPort = await freePort();
-  const settings = {
+  const settings: Record<string, string> = {
     PATH: process.env['PATH'] ?? '',
     ...env,
     AUTHGATE_HOST: '127.0.0.1',
@@ -118,7 +118,7 @@ t.test('built from the .dockerignore context by the Dockerfile, the image starts
     AUTHGATE_TLS: 'offloaded',
     AUTHGATE_IDENTITY_ASSERTION: 'off',
   };
-  t.equal(settings.NODE_ENV, 'production', 'the image runs in production mode');
+  t.equal(settings['NODE_ENV'], 'production', 'the image runs in production mode');
   let output = '';
   const child = spawn(process.execPath, cmd.slice(1), { cwd: app, env: settings, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
