@@ -1,12 +1,18 @@
 import { loadConfig } from './config/load.js';
-import { unknownSettings } from './config/settings.js';
+import { checkConfig, startWarnings } from './config/check.js';
 import { startExampleUpstream } from './example-upstream.js';
 import { buildGateway } from './gateway.js';
 import { createLogSink } from './observability/log-sink.js';
+import { createPrettySink, wantsPrettyLogs } from './observability/pretty-sink.js';
 import { JWKS_PATH } from './routes/jwks.js';
 
 /** Process entry: the only module that reads process.env, listens, and handles signals. */
 async function main(): Promise<void> {
+  // `--check`: validate the environment as below, print the outcome, exit; never listen or connect.
+  if (process.argv.slice(2).includes('--check')) {
+    process.exitCode = checkConfig(process.env, { stdout: (line) => console.log(line), stderr: (line) => console.error(line) });
+    return;
+  }
   const loaded = loadConfig(process.env);
   if (!loaded.ok) {
     for (const line of loaded.errors) console.error(`authgate: ${line}`);
@@ -14,7 +20,8 @@ async function main(): Promise<void> {
   }
   const { config } = loaded;
 
-  const logSink = createLogSink(1);
+  // Readable lines for a person at a terminal in development; JSON everywhere else.
+  const logSink = (wantsPrettyLogs(config.production, process.stdout) ? await createPrettySink(1) : undefined) ?? createLogSink(1);
   // Whatever way the process ends, the lines of its last turn still reach stdout.
   process.on('exit', () => logSink.flushSync());
 
@@ -38,23 +45,9 @@ async function main(): Promise<void> {
     },
     'authgate started',
   );
-  if (example && config.identity.mode === 'off') {
-    logger.warn(
-      { event: 'example_upstream_needs_identity' },
-      'AUTHGATE_IDENTITY_ASSERTION=off: the bundled example upstream refuses every request without the x-authgate-identity assertion (401)',
-    );
+  for (const { event, message, fields } of startWarnings(config, process.env)) {
+    logger.warn({ event, ...fields }, message);
   }
-  if (config.store.kind === 'memory' && config.production) {
-    logger.warn({ event: 'memory_store' }, 'AUTHGATE_STORE=memory in production: one replica only, and everything is lost on restart');
-  }
-  if (config.production && config.tls.mode === 'off') {
-    logger.warn({ event: 'tls_off' }, 'TLS is off: the interface is HTTPS only; terminate TLS here (AUTHGATE_TLS_CERT_FILE/KEY_FILE) or set AUTHGATE_TLS=offloaded behind an ingress that does');
-  }
-  for (const name of unknownSettings(process.env)) {
-    // The name only: a value could be a secret set under a misspelt name.
-    logger.warn({ event: 'unknown_setting', name }, `${name} is not an authgate setting and is ignored: check its spelling`);
-  }
-  if (config.jwt.generated) logger.warn({ event: 'generated_jwt_secret' }, 'no AUTHGATE_JWT_SECRET: generated one for this process; tokens end with it');
   if (config.admin.generated) {
     // Printed once, to the terminal only, never to the log stream: development convenience.
     process.stderr.write(`\nauthgate: development admin token (set AUTHGATE_ADMIN_TOKEN to choose one):\n  ${config.admin.token}\n\n`);

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { checkConfig } from '../config/check.js';
 import { settingsText } from '../config/settings-doc.js';
 import { PasswordInputError, PromptInterrupted, promptNewPassword, readFirstLine } from './password-input.js';
 
@@ -48,6 +49,10 @@ Commands:
                           ones every 2 seconds until interrupted.
   config                  Print every setting the gateway reads: its default, what it
                           accepts and what it does. No value is read or shown.
+  config check            Check this environment's settings as a gateway start would
+                          (the same code: node dist/main.js --check), without listening
+                          or connecting: every problem named by its setting, never its
+                          value. Exit 0 valid, 1 not.
   help                    Print this help.
 
 Options:
@@ -379,6 +384,11 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (group === undefined) throw usageError('missing command', true);
+  if (group === 'config' && action === 'check') {
+    if (rest.length > 0) throw usageError('config check takes no arguments');
+    // The gateway's own check (config/check.ts), on this process's environment: exit 0 or 1.
+    return checkConfig(process.env, { stdout: (line) => process.stdout.write(`${line}\n`), stderr: (line) => process.stderr.write(`${line}\n`) });
+  }
   if (group === 'config') {
     if (action !== undefined || values.name !== undefined || values.email !== undefined || values.org !== undefined || values.key !== undefined || values.session !== undefined || values.all !== undefined || values.follow !== undefined) {
       throw usageError('config takes no arguments');

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Config, Environment, RedisTlsConfig, StoreConfig } from './config.js';
 import { keyProblem } from '../identity/signing-keys.js';
 import { forwardedRoutes } from './forwarded-routes.js';
+import { parseCertificates, readText, tlsKeyPairProblems } from './pem.js';
 import { parseKind } from './setting-kinds.js';
 import { settingSpec, type SettingName, type SettingSpec, type SettingValue, type SpecOf } from './settings.js';
 
@@ -208,14 +209,13 @@ export function loadConfig(env: Env): LoadResult {
     const caFile = setting('AUTHGATE_REDIS_TLS_CA_FILE');
     let ca: string | undefined;
     if (caFile !== undefined) {
-      try {
-        ca = readFileSync(caFile, 'utf8');
-      } catch {
-        fail('AUTHGATE_REDIS_TLS_CA_FILE', 'cannot be read');
-      }
-      if (ca !== undefined && !ca.includes('-----BEGIN CERTIFICATE-----')) {
+      // Parsed now (config/pem.ts): a corrupt bundle would otherwise fail every handshake, unnamed.
+      ca = readText(caFile);
+      const parsed = ca === undefined ? undefined : parseCertificates(ca);
+      if (parsed === undefined) fail('AUTHGATE_REDIS_TLS_CA_FILE', 'cannot be read');
+      else if (!parsed.ok) {
         ca = undefined;
-        fail('AUTHGATE_REDIS_TLS_CA_FILE', 'holds no PEM certificate');
+        fail('AUTHGATE_REDIS_TLS_CA_FILE', parsed.problem);
       }
     }
     return { ...(ca === undefined ? {} : { ca }), ...(serverName === undefined ? {} : { serverName }) };
@@ -269,6 +269,8 @@ export function loadConfig(env: Env): LoadResult {
     }
     if (certFile !== undefined && keyFile !== undefined) {
       if (mode === 'off' || mode === 'offloaded') fail('AUTHGATE_TLS', 'cannot be off or offloaded while TLS files are set');
+      const pair = tlsKeyPairProblems({ name: 'AUTHGATE_TLS_CERT_FILE', file: certFile }, { name: 'AUTHGATE_TLS_KEY_FILE', file: keyFile });
+      for (const { name, problem } of pair) fail(name, problem);
       return { mode: 'on', certFile, keyFile };
     }
     if (mode === 'on') fail('AUTHGATE_TLS_CERT_FILE', 'and AUTHGATE_TLS_KEY_FILE are required when AUTHGATE_TLS=on');

@@ -1,11 +1,12 @@
 import t from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Env, type LoadResult } from '../../src/config/load.js';
 import type { Config } from '../../src/config/config.js';
 import { identityKeyFile, pemBegin } from '../helpers/identity-key.js';
+import { makeCertificate } from '../helpers/tls.js';
 
 const SECRET = 'a-jwt-secret-of-at-least-32-bytes-0123456789';
 const ADMIN = 'admin-token-0123456789';
@@ -247,9 +248,9 @@ t.test('redis settings', async (t) => {
   t.test('TLS and the Sentinels\' own credentials', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'authgate-load-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const caFile = join(dir, 'ca.pem');
-    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-    writeFileSync(caFile, pem);
+    // A real certificate: the CA file is parsed at load (config/pem.ts), not only looked at.
+    const caFile = makeCertificate(dir, 'ca').certFile;
+    const pem = readFileSync(caFile, 'utf8');
     const notPem = join(dir, 'not.pem');
     writeFileSync(notPem, 'hello');
     const sentinels = { AUTHGATE_REDIS_SENTINELS: 's1:26379' };

@@ -5,6 +5,7 @@
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisConnectionConfig } from '../../config/config.js';
+import { createOutageLog, redisAddress } from './outage-log.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
 /** The connection settings, as the config defines them (config/config.ts). */
@@ -96,7 +97,7 @@ export function connect(options: RedisConnectionOptions, scriptNames: readonly s
   return new Redis(options.url ?? '', { ...connection, ...auth, retryStrategy, ...(tls === undefined ? {} : { tls }) });
 }
 
-export type WatchOptions = {
+export type WatchOptions = Pick<RedisConnectionOptions, 'url' | 'sentinels' | 'clusterNodes' | 'sentinelName'> & {
   /** Called on each (re)connect whose maxmemory-policy may evict credentials, after the warning is logged. */
   onEvictionRisk?: (policy: string) => void;
   logger?: Logger;
@@ -107,8 +108,10 @@ export function watchConnection(client: Client, options: WatchOptions): void {
   const { logger } = options;
   let up = false;
   let lastPolicy: string | undefined;
+  const outage = createOutageLog(logger, redisAddress(options));
   client.on('ready', () => {
     up = true;
+    outage.ready();
     logger?.info({}, 'redis connection ready');
     void checkSettings(client)
       .then((settings) => {
@@ -126,8 +129,12 @@ export function watchConnection(client: Client, options: WatchOptions): void {
       .catch((error: unknown) => logger?.warn({ err: describe(error) }, 'onEvictionRisk failed'));
   });
   client.on('error', (error: unknown) => {
-    if (!up) return;
+    if (!up) {
+      outage.failed(error); // never connected yet, or still down: at once, then at a bounded rate
+      return;
+    }
     up = false;
+    outage.lost();
     logger?.warn({ err: describe(error) }, 'redis connection lost; retrying');
   });
   client.on('close', () => {
