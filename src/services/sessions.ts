@@ -11,6 +11,17 @@ import type { NormalizedEmail } from './organizations.js';
 
 export type LoginOutcome = Readonly<{ token: string; orgId: string }>;
 
+/**
+ * The one answer to a failed login (401 loginFailed, the same for an unknown e-mail and a wrong
+ * password) carrying, for the audit trail only, the organization whose e-mail it was: the
+ * organization sees attempts on its own account. The client never sees `orgId`.
+ */
+export class LoginRefused extends Problem {
+  constructor(readonly orgId: string | undefined) {
+    super('loginFailed', undefined, 'bad_password');
+  }
+}
+
 /** Who logged in, as the session listing will describe it (services/client-description.ts). */
 export type LoginClient = Readonly<{ userAgent: string | undefined; address: string | undefined }>;
 
@@ -32,7 +43,7 @@ export async function createSessionService(deps: {
     async login(email: NormalizedEmail, password: string, client?: LoginClient): Promise<LoginOutcome> {
       const org = await store.findOrganizationByEmail(email);
       const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
-      if (!valid || org === undefined) throw new Problem('loginFailed', undefined, 'bad_password');
+      if (!valid || org === undefined) throw new LoginRefused(org?.id);
       // `<shard tag>.<128 random bits>`: the tag routes the session to its organization's shard.
       const sessionId = tagged(shardTagOf(org.id), randomBytes(16).toString('base64url'));
       const { token, expiresAtMs } = await tokens.sign(sessionId, now());
@@ -44,7 +55,7 @@ export async function createSessionService(deps: {
         ...(client !== undefined && { client: describeClient(client.userAgent, client.address) }),
       });
       // The organization was deleted between the read and the write.
-      if (created === 'no-organization') throw new Problem('loginFailed', undefined, 'bad_password');
+      if (created === 'no-organization') throw new LoginRefused(undefined);
       return { token, orgId: org.id };
     },
 
