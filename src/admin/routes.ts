@@ -186,7 +186,7 @@ export async function adminRoutes(
       operationId: 'listAllAuditEvents',
       tags: ['organizations'],
       summary: 'The audit trail of every organization, newest first.',
-      description: 'Filterable by organization (`org`) and type (`type`); paged as GET /auth/audit. Failed logins by an e-mail no organization has appear here only (their `orgId` is null, the e-mail a digest); those on an organization's e-mail are that organization's. Refused admin requests (`admin.refused`) have no organization.',
+      description: 'Filterable by organization (`org`) and type (`type`); paged as GET /auth/audit. Failed logins by an e-mail no organization has appear here only (their `orgId` is null, the e-mail a digest); those on an organization\'s e-mail are that organization\'s. Refused admin requests (`admin.refused`) have no organization.',
       querystring: AdminAuditQuerySchema,
       response: { 200: AuditPageSchema, 400: ProblemSchema, 401: ProblemSchema },
     },
