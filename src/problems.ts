@@ -22,6 +22,8 @@ export const problems = {
   tooManyLeakReports: { status: 429, code: 1109, title: 'Too many leak reports' },
   // The credential's rate limit on forwarded routes (limits/).
   rateLimited: { status: 429, code: 1110, title: 'Rate limit exceeded' },
+  // Too many refused admin requests from one client address (guards/admin-refusal-throttle.ts).
+  tooManyAdminRefusals: { status: 429, code: 1113, title: 'Too many refused admin requests' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },

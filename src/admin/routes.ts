@@ -9,6 +9,7 @@ import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
 import { AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import { createAdminTokenCheck } from './admin-token.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
@@ -22,12 +23,16 @@ export async function adminRoutes(
     trail: AuditTrail;
     auditLog: Pick<AuditStore, 'readAuditEvents'>;
     adminToken: string;
+    /** Refused admin requests per client address (guards/admin-refusal-throttle.ts). */
+    refusals: AdminRefusalThrottle;
+    /** authgate_admin_refusals_total. */
+    countRefusal: (reason: string) => void;
     audit: Logger;
   },
 ) {
   const { organizations, apiKeys, sessions, trail, audit } = opts;
   const admin = (request: { ip?: string | undefined }) => ({ actor: 'admin' as const, network: addressPrefix(request.ip) });
-  app.addHook('onRequest', createAdminTokenCheck(opts.adminToken));
+  app.addHook('onRequest', createAdminTokenCheck({ adminToken: opts.adminToken, throttle: opts.refusals, countRefusal: opts.countRefusal, trail }));
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {
