@@ -8,6 +8,7 @@ import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
+import { refuseSpoofingName } from '../routes/display-names.js';
 import { AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import { createAdminTokenCheck } from './admin-token.js';
@@ -44,6 +45,7 @@ export async function adminRoutes(
       response: { 201: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 409: problemOf('emailTaken') },
     },
     handler: async (request, reply) => {
+      refuseSpoofingName('name', request.body.name);
       const org = await organizations.create(request.body);
       audit.info({ event: 'organization.created', orgId: org.id }, 'organization created');
       trail.record({ type: 'organization.created', orgId: org.id, ...admin(request) });
