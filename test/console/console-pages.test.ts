@@ -28,9 +28,9 @@ t.test('inherited names in the fragment show the keys page, no crash', { skip: c
   t.same(errors, [], 'no page error after sign-in on #constructor');
 
   for (const name of ['toString', '__proto__', 'hasOwnProperty', 'valueOf', 'sessions', 'constructor']) {
-    await page.evaluate((fragment) => (location.hash = fragment), name);
+    await page.evaluate(`location.hash = ${JSON.stringify(name)}`);
     const expected = name === 'sessions' ? 'Sessions' : 'API keys';
-    await page.waitForFunction((title) => document.title.startsWith(title), expected, { timeout: 20_000 });
+    await page.waitForFunction(`document.title.startsWith(${JSON.stringify(expected)})`, undefined, { timeout: 20_000 });
     await page.getByRole('heading', { name: expected }).waitFor({ timeout: 20_000 });
     t.same(errors, [], `#${name}: ${expected}, no page error`);
   }
