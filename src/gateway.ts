@@ -10,6 +10,7 @@ import { createResolver } from './credentials/resolver.js';
 import { createAuditTrail, type AuditTrail } from './audit/trail.js';
 import { createIdentityAsserter } from './identity/assertion.js';
 import { loadIdentityKeys } from './identity/signing-keys.js';
+import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { createRateLimitCheck } from './limits/enforce.js';
@@ -99,11 +100,12 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
   const identity = await buildIdentity(config, upstreamUrl, store, now);
 
+  const accessLog = createAccessLog(logger, logDestination);
   const publicServer = await buildPublicServer({
     config,
     upstreamUrl,
     logger,
-    accessLog: createAccessLog(logger, logDestination),
+    accessLog,
     metrics,
     resolver,
     recordDecision,
@@ -121,6 +123,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   });
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,
+    adminRefusals: createAdminRefusalThrottle(store),
+    accessLog,
     logger,
     metrics,
     health,

@@ -25,6 +25,8 @@ export const problems = {
   // One organization's growth (issue 26): keys and sessions made per window, across replicas.
   tooManyKeyCreations: { status: 429, code: 1111, title: 'Too many API keys created' },
   tooManyLogins: { status: 429, code: 1112, title: 'Too many logins' },
+  // Too many refused admin requests from one client address (guards/admin-refusal-throttle.ts).
+  tooManyAdminRefusals: { status: 429, code: 1113, title: 'Too many refused admin requests' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },

@@ -22,7 +22,9 @@ const nav = document.getElementById('nav')!;
 
 function current(): PageName {
   const name = location.hash.replace(/^#/, '');
-  return name in PAGES ? (name as PageName) : 'keys';
+  // Own names only: `in` also finds what every object inherits (#constructor, #toString), and
+  // rendering one of those crashed the console after sign-in.
+  return Object.hasOwn(PAGES, name) ? (name as PageName) : 'keys';
 }
 
 function showSignIn(message?: string): void {

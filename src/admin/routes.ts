@@ -8,7 +8,9 @@ import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
+import { refuseSpoofingName } from '../routes/display-names.js';
 import { AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import { createAdminTokenCheck } from './admin-token.js';
 import { organizationListRoute } from './organization-list.js';
 
@@ -23,12 +25,16 @@ export async function adminRoutes(
     trail: AuditTrail;
     auditLog: Pick<AuditStore, 'readAuditEvents'>;
     adminToken: string;
+    /** Refused admin requests per client address (guards/admin-refusal-throttle.ts). */
+    refusals: AdminRefusalThrottle;
+    /** authgate_admin_refusals_total. */
+    countRefusal: (reason: string) => void;
     audit: Logger;
   },
 ) {
   const { organizations, apiKeys, sessions, trail, audit } = opts;
   const admin = (request: { ip?: string | undefined }) => ({ actor: 'admin' as const, network: addressPrefix(request.ip) });
-  app.addHook('onRequest', createAdminTokenCheck(opts.adminToken));
+  app.addHook('onRequest', createAdminTokenCheck({ adminToken: opts.adminToken, throttle: opts.refusals, countRefusal: opts.countRefusal, trail }));
   organizationListRoute(app, organizations);
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
@@ -41,6 +47,7 @@ export async function adminRoutes(
       response: { 201: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 409: problemOf('emailTaken') },
     },
     handler: async (request, reply) => {
+      refuseSpoofingName('name', request.body.name);
       const org = await organizations.create(request.body);
       audit.info({ event: 'organization.created', orgId: org.id }, 'organization created');
       trail.record({ type: 'organization.created', orgId: org.id, ...admin(request) });
@@ -191,7 +198,7 @@ export async function adminRoutes(
       operationId: 'listAllAuditEvents',
       tags: ['organizations'],
       summary: 'The audit trail of every organization, newest first.',
-      description: 'Filterable by organization (`org`) and type (`type`); paged as GET /auth/audit. Failed logins by an e-mail no organization has appear here only (their `orgId` is null, the e-mail a digest).',
+      description: 'Filterable by organization (`org`) and type (`type`); paged as GET /auth/audit. Failed logins by an e-mail no organization has appear here only (their `orgId` is null, the e-mail a digest); those on an organization\'s e-mail are that organization\'s. Refused admin requests (`admin.refused`) have no organization.',
       querystring: AdminAuditQuerySchema,
       response: { 200: AuditPageSchema, 400: ProblemSchema, 401: ProblemSchema },
     },

@@ -12,6 +12,7 @@ import { keyProblem } from '../identity/signing-keys.js';
 import { forwardedRoutes } from './forwarded-routes.js';
 import { parseCertificates, readText, tlsKeyPairProblems } from './pem.js';
 import { parseKind } from './setting-kinds.js';
+import { isShippedSecret, redisUrlPassword, weakSecretProblem } from './shipped-secrets.js';
 import { settingSpec, type SettingName, type SettingSpec, type SettingValue, type SpecOf } from './settings.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -76,6 +77,7 @@ export function loadConfig(env: Env): LoadResult {
   if (!given('AUTHGATE_UPSTREAM_URL') && production) fail('AUTHGATE_UPSTREAM_URL', 'is required in production');
 
   const store = readStore();
+  if (production) refuseShippedAndWeakSecrets();
   const logLevel = setting('LOG_LEVEL');
 
   const config: Config = {
@@ -124,6 +126,31 @@ export function loadConfig(env: Env): LoadResult {
     forwardedRoutes,
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };
+
+  /**
+   * Production runs on no secret the repository shows (config/shipped-secrets.ts), and on no weak
+   * one of its own (the JWT secrets, the admin token). A setting already refused for its form is
+   * not named twice.
+   */
+  function refuseShippedAndWeakSecrets(): void {
+    const refused = new Set(errors.map((e) => e.split(' ', 1)[0]));
+    const check = (name: SettingName, values: readonly (string | undefined)[], own: boolean) => {
+      if (refused.has(name)) return;
+      if (values.some((value) => value !== undefined && isShippedSecret(value))) {
+        fail(name, 'is a value shipped in the repository\'s examples or docs, public to anyone: set a secret of your own');
+        return;
+      }
+      const weak = own ? values.map((value) => (value === undefined ? undefined : weakSecretProblem(value))).find((p) => p !== undefined) : undefined;
+      if (weak !== undefined) fail(name, weak);
+    };
+    check('AUTHGATE_JWT_SECRET', [read('AUTHGATE_JWT_SECRET')], true);
+    check('AUTHGATE_JWT_PREVIOUS_SECRETS', setting('AUTHGATE_JWT_PREVIOUS_SECRETS') ?? [], true);
+    check('AUTHGATE_ADMIN_TOKEN', [read('AUTHGATE_ADMIN_TOKEN')], true);
+    const url = read('AUTHGATE_REDIS_URL');
+    check('AUTHGATE_REDIS_URL', [url === undefined ? undefined : redisUrlPassword(url)], false);
+    check('AUTHGATE_REDIS_PASSWORD', [read('AUTHGATE_REDIS_PASSWORD')], false);
+    check('AUTHGATE_REDIS_SENTINEL_PASSWORD', [read('AUTHGATE_REDIS_SENTINEL_PASSWORD')], false);
+  }
 
   /** Each an origin as browsers send it (scheme, host, optional port; no path), or `*` alone. */
   function readCorsOrigins(): readonly string[] | '*' {

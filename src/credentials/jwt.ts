@@ -64,10 +64,12 @@ export async function createTokenService(settings: TokenSettings): Promise<Token
     ttlSeconds: settings.ttlSeconds,
 
     async sign(sessionId, nowMs) {
-      const iat = Math.floor(nowMs / 1000);
-      // exp is in whole seconds: rounded up, a token lives at least ttlSeconds. Rounded down,
-      // a 1-second token issued late in a second would be expired before its first use.
-      const exp = Math.ceil(nowMs / 1000) + settings.ttlSeconds;
+      // Whole seconds, and exp - iat is exactly ttlSeconds (the interface promises that lifetime).
+      // Both from the issue time rounded up: a token lives at least ttlSeconds (rounded down, a
+      // 1-second token issued late in a second would be expired before its first use), and iat is
+      // at most 999 ms ahead, which nothing checks (jose looks at iat only with maxTokenAge).
+      const iat = Math.ceil(nowMs / 1000);
+      const exp = iat + settings.ttlSeconds;
       const token = await new SignJWT({})
         .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: signingKid })
         .setSubject(sessionId)

@@ -1,7 +1,10 @@
 // The ops port's server: metrics, health, the admin API and the OpenAPI documents (buildOpsServer).
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
+import { adminOutcomeOf } from '../admin/admin-token.js';
 import { adminRoutes } from '../admin/routes.js';
+import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
+import type { AccessLog } from '../observability/access-log.js';
 import type { AuditTrail } from '../audit/trail.js';
 import type { AuditStore } from '../store/audit.js';
 import type { Jwks } from '../identity/signing-keys.js';
@@ -21,6 +24,10 @@ import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 
 export type OpsServerDeps = Readonly<{
   adminToken: string;
+  /** Refused admin requests per client address, shared by replicas through the store. */
+  adminRefusals: AdminRefusalThrottle;
+  /** The same access line as the public port's, one per request (never a header, so never the token). */
+  accessLog: AccessLog;
   logger: Logger;
   metrics: Metrics;
   health: Health;
@@ -75,6 +82,21 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   });
   // An unknown route or method: refused from the head, before its body would be parsed.
   app.addHook('onRequest', refuseUnrouted);
+  app.addHook('onResponse', (request, reply, done) => {
+    const admin = adminOutcomeOf(request);
+    deps.accessLog({
+      reqId: request.id,
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
+      orgId: undefined,
+      credentialKind: admin?.accepted === true ? 'admin' : undefined,
+      keyId: undefined,
+      authReason: admin?.accepted === false ? admin.reason : undefined,
+    });
+    done();
+  });
   useStrictJsonBodies(app);
   await app.register(swagger, adminDocumentOptions());
 
@@ -94,6 +116,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/openapi/admin.json', hidden, async () => app.swagger());
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
   return app;
 }

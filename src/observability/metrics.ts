@@ -95,6 +95,12 @@ export function createMetrics(environment: string) {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
+    adminRefusals: new Counter({
+      name: 'authgate_admin_refusals_total',
+      help: 'Admin requests refused on the ops port, by reason: bad_admin_token, a malformed or missing credential (missing, malformed, not_bearer, duplicate), or throttled (429: too many refusals from the address).',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     rateLimitRefusals: new Counter({
       name: 'authgate_rate_limit_refusals_total',
       help: 'Forwarded requests refused with 429 because their credential reached its rate limit.',

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
 import type { ApiKeyService } from '../services/api-keys.js';
+import { refuseSpoofingName } from './display-names.js';
 import {
   ApiKeyChangeBody,
   ApiKeyCreated,
@@ -40,6 +41,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
+      refuseSpoofingName('name', request.body?.name);
       const created = await apiKeys.create(orgId, request.body ?? {});
       request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
       audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt, rateLimit: created.rateLimit } });
@@ -91,6 +93,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
+      refuseSpoofingName('name', request.body.name);
       const changed = await apiKeys.change(orgId, request.params.id, request.body);
       request.log.info({ event: 'api_key.changed', orgId, keyId: changed.id, changed: Object.keys(request.body), scopes: changed.scopes, expiresAt: changed.expiresAt }, 'API key changed');
       audit.record({ type: 'api_key.changed', orgId, ...actorOf(request), details: { keyId: changed.id, changed: Object.keys(request.body), name: changed.name, scopes: changed.scopes, expiresAt: changed.expiresAt, rateLimit: changed.rateLimit } });

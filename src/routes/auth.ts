@@ -4,7 +4,7 @@ import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
 import { normalizeEmail } from '../services/organizations.js';
-import type { SessionService } from '../services/sessions.js';
+import { LoginRefused, type SessionService } from '../services/sessions.js';
 import { LoginBody, LoginResponse, LogoutBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
 /** POST /auth/login and POST /auth/logout. */
@@ -43,11 +43,15 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
         // session: nothing to count against the e-mail or the address.
         if (error instanceof Problem && (error.problem === 'overloaded' || error.problem === 'tooManyLogins' || error.problem === 'sessionLimitReached')) await attempt.notJudged();
         if (error instanceof Problem && error.problem === 'loginFailed') {
+          // The organization whose e-mail it was sees the attempt in its own trail; an unknown
+          // e-mail's stays the operator's (no orgId). The answer is the same either way, and the
+          // record is queued off the request path, so neither tells the client which it was.
+          const orgOf = error instanceof LoginRefused && error.orgId !== undefined ? { orgId: error.orgId } : {};
           // The e-mail only as a digest: the trail must not become a list of who tried what.
-          audit.record({ type: 'login.failed', ...actorOf(request), details: { reason: 'bad_password', emailDigest: emailDigest(email) } });
+          audit.record({ type: 'login.failed', ...orgOf, ...actorOf(request), details: { reason: 'bad_password', emailDigest: emailDigest(email) } });
           if (attempt.exhausted) {
             request.log.warn({ event: 'login.throttled', address }, 'repeated failed logins');
-            audit.record({ type: 'login.throttled', ...actorOf(request), details: { emailDigest: emailDigest(email) } });
+            audit.record({ type: 'login.throttled', ...orgOf, ...actorOf(request), details: { emailDigest: emailDigest(email) } });
           }
         }
         throw error;

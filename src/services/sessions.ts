@@ -1,6 +1,7 @@
 // Login sessions: a password checked against the organization's hash gives a token; logout revokes it.
 import { randomBytes } from 'node:crypto';
 import type { PasswordHasher } from '../credentials/passwords.js';
+import { sha256Base64url } from '../credentials/digest.js';
 import type { TokenService } from '../credentials/jwt.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
@@ -12,10 +13,32 @@ import type { NormalizedEmail } from './organizations.js';
 
 export type LoginOutcome = Readonly<{ token: string; orgId: string }>;
 
+/**
+ * How a session is named outside the gateway (listings, DELETE /auth/sessions/:id, the audit
+ * trail): a digest of its id, never the id. The id is a login token's `sub`, so handing it to
+ * every `keys:read` API key meant that whoever also had the JWT secret could sign a working login
+ * token for a live session (issue 26). The handle ends the session through the API and is
+ * useless in a token. 22 base64url characters of SHA-256: 132 bits, no collisions to fear.
+ */
+export function sessionHandle(sessionId: string): string {
+  return `ses_${sha256Base64url(`authgate-session-handle:${sessionId}`).slice(0, 22)}`;
+}
+
+/**
+ * The one answer to a failed login (401 loginFailed, the same for an unknown e-mail and a wrong
+ * password) carrying, for the audit trail only, the organization whose e-mail it was: the
+ * organization sees attempts on its own account. The client never sees `orgId`.
+ */
+export class LoginRefused extends Problem {
+  constructor(readonly orgId: string | undefined) {
+    super('loginFailed', undefined, 'bad_password');
+  }
+}
+
 /** Who logged in, as the session listing will describe it (services/client-description.ts). */
 export type LoginClient = Readonly<{ userAgent: string | undefined; address: string | undefined }>;
 
-/** A live session as its organization sees it: never the token. */
+/** A live session as its organization sees it: never the token, nor its id (`id` is its handle). */
 export type SessionView = Readonly<{ id: string; createdAt: string | null; expiresAt: string; client: string | null; current: boolean }>;
 
 export async function createSessionService(deps: {
@@ -35,7 +58,7 @@ export async function createSessionService(deps: {
     async login(email: NormalizedEmail, password: string, client?: LoginClient): Promise<LoginOutcome> {
       const org = await store.findOrganizationByEmail(email);
       const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
-      if (!valid || org === undefined) throw new Problem('loginFailed', undefined, 'bad_password');
+      if (!valid || org === undefined) throw new LoginRefused(org?.id);
       // Counted only once the password is right: nobody else can spend an organization's logins.
       await growth?.admitLogin(org.id);
       // `<shard tag>.<128 random bits>`: the tag routes the session to its organization's shard.
@@ -52,7 +75,7 @@ export async function createSessionService(deps: {
         throw new Problem('sessionLimitReached', `This organization has ${growth?.maxSessions ?? 0} live sessions: end one (DELETE /auth/sessions/{id}) or wait for one to expire.`, 'session_limit');
       }
       // The organization was deleted between the read and the write.
-      if (created === 'no-organization') throw new Problem('loginFailed', undefined, 'bad_password');
+      if (created === 'no-organization') throw new LoginRefused(undefined);
       return { token, orgId: org.id };
     },
 
@@ -64,7 +87,7 @@ export async function createSessionService(deps: {
     /** The organization's live sessions, the latest login first; `current` marks the caller's own. */
     async list(orgId: string, callerSessionId?: string): Promise<SessionView[]> {
       return (await store.listSessions(orgId)).map((session) => ({
-        id: session.id,
+        id: sessionHandle(session.id),
         createdAt: session.createdAt === undefined ? null : new Date(session.createdAt).toISOString(),
         expiresAt: new Date(session.expiresAt).toISOString(),
         client: session.client ?? null,
@@ -73,8 +96,10 @@ export async function createSessionService(deps: {
     },
 
     /** Ends one of the organization's sessions: its token is 401 at once, on every replica. 404 otherwise. */
-    async end(orgId: string, sessionId: string): Promise<void> {
-      const revoked = await store.deleteSessionIfOwned(orgId, sessionId);
+    async end(orgId: string, handle: string): Promise<void> {
+      // The organization's own sessions only, so another's handle is not found either.
+      const session = (await store.listSessions(orgId)).find((listed) => sessionHandle(listed.id) === handle);
+      const revoked = session === undefined ? undefined : await store.deleteSessionIfOwned(orgId, session.id);
       if (revoked === undefined) throw new Problem('sessionNotFound');
       bus.applyLocally([revoked]);
     },

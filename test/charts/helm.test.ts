@@ -850,7 +850,7 @@ t.test('rate limit, console, CORS and audit retention: rendered from config, che
   });
   // What the chart renders, the gateway takes (with the secrets the Secret would add).
   const { AUTHGATE_IDENTITY_KEY_FILE: _keyFile, AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT: _jwks, ...settingsOnly } = set;
-  const loaded = loadConfig({ ...settingsOnly, AUTHGATE_JWT_SECRET: 'x'.repeat(32), AUTHGATE_ADMIN_TOKEN: 'y'.repeat(16), AUTHGATE_UPSTREAM_URL: 'http://svc', AUTHGATE_STORE: 'memory', AUTHGATE_IDENTITY_ASSERTION: 'off', AUTHGATE_TLS: 'offloaded' });
+  const loaded = loadConfig({ ...settingsOnly, AUTHGATE_JWT_SECRET: 'chart-test-jwt-secret-0123456789abcdef', AUTHGATE_ADMIN_TOKEN: 'chart-test-admin-token-0123', AUTHGATE_UPSTREAM_URL: 'http://svc', AUTHGATE_STORE: 'memory', AUTHGATE_IDENTITY_ASSERTION: 'off', AUTHGATE_TLS: 'offloaded' });
   t.ok(loaded.ok, loaded.ok ? 'loaded' : loaded.errors.join('; '));
   if (loaded.ok) {
     t.same(loaded.config.rateLimit.default, { count: 600, windowSeconds: 60 });

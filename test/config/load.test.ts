@@ -355,7 +355,7 @@ t.test('upstream URL: a base path is accepted, a query or fragment refused in on
 });
 
 t.test('the returned config is deep-frozen', async (t) => {
-  const config = ok(t, loadConfig({ ...PRODUCTION, AUTHGATE_REDIS_URL: undefined, AUTHGATE_REDIS_SENTINELS: 'a:1,b:2', AUTHGATE_JWT_PREVIOUS_SECRETS: 'p'.repeat(32) }));
+  const config = ok(t, loadConfig({ ...PRODUCTION, AUTHGATE_REDIS_URL: undefined, AUTHGATE_REDIS_SENTINELS: 'a:1,b:2', AUTHGATE_JWT_PREVIOUS_SECRETS: 'previous-jwt-secret-0123456789abcdef' }));
   // Every object reachable from the config, including any added later.
   const walk = (value: unknown, path: string): number => {
     if (value === null || typeof value !== 'object') return 0;

@@ -60,6 +60,19 @@ t.test('a token lives at least its TTL, whatever the millisecond it was issued a
   }
 });
 
+t.test('exp - iat is exactly the TTL, whatever the millisecond it was issued at (issue 26)', async (t) => {
+  for (const ttlSeconds of [1, 3600]) {
+    const tokens = await createTokenService(settings({ ttlSeconds }));
+    for (const issuedAt of [NOW, NOW + 1, NOW + 500, NOW + 999]) {
+      const { token, expiresAtMs } = await tokens.sign('sess_exact', issuedAt);
+      const payload = decode(token.split('.')[1]!);
+      t.equal(payload.exp - payload.iat, ttlSeconds, `ttl ${ttlSeconds}, issued at +${issuedAt - NOW} ms`);
+      t.equal(expiresAtMs, payload.exp * 1000);
+      t.ok(payload.iat * 1000 - issuedAt < 1000 && payload.iat * 1000 >= issuedAt, 'iat is the issue time rounded up to its second');
+    }
+  }
+});
+
 t.test('the token carries only sub, jti, iss, aud, iat, exp; HS256 with a kid', async (t) => {
   const tokens = await createTokenService(settings({ ttlSeconds: 600 }));
   const { token } = await tokens.sign('sess_abc', NOW);

@@ -35,7 +35,7 @@ t.test("the organization reads its own trail, newest first, paged and filtered; 
 
   const page = (await gw.pub({ url: '/auth/audit', headers: bearer(token) })).json<Page>();
   t.same(page.events.map((e) => e.type), [
-    'login.succeeded', 'logout', 'api_key.deleted', 'api_key.created', 'api_key.leaked', 'api_key.rolled', 'api_key.changed', 'api_key.created', 'login.succeeded', 'organization.created',
+    'login.succeeded', 'logout', 'api_key.deleted', 'api_key.created', 'api_key.leaked', 'api_key.rolled', 'api_key.changed', 'api_key.created', 'login.succeeded', 'login.failed', 'organization.created',
   ], 'its own events, newest first');
   t.equal(page.nextCursor, null);
   t.ok(page.events.every((e) => e.orgId === org.id), 'only its own');

@@ -29,3 +29,15 @@ t.test('a 1-second token expires on the real clock', async (t) => {
   t.ok(await eventually(async () => (last = await gw.get('/accounts', auth)).status === 401, 15_000, 50), 'turns 401');
   t.match(last.json().detail, /expired/, 'because it expired');
 });
+
+t.test('a login token\'s exp - iat is exactly AUTHGATE_TOKEN_TTL_SECONDS (issue 26: it was 3601)', async (t) => {
+  let now = Math.floor(Date.now() / 1000) * 1000 + 400; // mid-second, where rounding iat down and exp up differ
+  const gw = await startGateway(t, { deps: { now: () => now } });
+  const org = await gw.createOrganization();
+  for (const ms of [400, 999, 1000]) {
+    now = Math.floor(now / 1000) * 1000 + ms;
+    const token = await gw.login(org.email, org.password);
+    const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { iat: number; exp: number };
+    t.equal(payload.exp - payload.iat, 3600, `issued at ms ${ms} of a second`);
+  }
+});
