@@ -81,7 +81,9 @@ t.test('the session limit holds under a parallel burst across two replicas (Redi
   const a = await injectGateway(t, { env });
   const b = await injectGateway(t, { env });
   const org = await a.createOrganization();
-  const burst = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? a : b).pub({ method: 'POST', url: '/auth/login', payload: { email: org.email, password: org.password } })));
+  // 10 in flight at once: the login limits count an attempt before its password is judged, and
+  // allow 10 per (e-mail, address) pair, so a larger burst from one address would also meet 1108.
+  const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).pub({ method: 'POST', url: '/auth/login', payload: { email: org.email, password: org.password } })));
   t.equal(burst.filter((res) => res.statusCode === 200).length, 5, 'exactly the limit');
-  assertProblem(t, burst.find((res) => res.statusCode !== 200)!, 409, 1306);
+  for (const refused of burst.filter((res) => res.statusCode !== 200)) assertProblem(t, refused, 409, 1306);
 });
