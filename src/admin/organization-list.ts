@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { Problem } from '../problems.js';
 import type { OrganizationService } from '../services/organizations.js';
-import { OrganizationResponse, Problem as ProblemSchema } from '../routes/schemas.js';
+import { OrganizationResponse, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 
 const OrganizationListQuery = Type.Object(
   {
@@ -33,7 +33,7 @@ export function organizationListRoute(app: FastifyInstance, organizations: Organ
       summary: 'List organizations, a page at a time; search by e-mail or name prefix.',
       description: 'Ordered by e-mail, or by name with namePrefix; never a password hash. `email` and `namePrefix` do not combine.',
       querystring: OrganizationListQuery,
-      response: { 200: OrganizationList, 400: ProblemSchema, 401: ProblemSchema },
+      response: { 200: OrganizationList, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals') },
     },
     handler: async (request) => {
       const { limit, cursor, email, namePrefix } = request.query;

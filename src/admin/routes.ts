@@ -44,7 +44,7 @@ export async function adminRoutes(
       summary: 'Create an organization; its e-mail must be free.',
       description: 'The password (12 characters or more) is stored as an argon2id hash; the organization then logs in with POST /auth/login on the public port.',
       body: NewOrganizationBody,
-      response: { 201: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 409: problemOf('emailTaken') },
+      response: { 201: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 409: problemOf('emailTaken') },
     },
     handler: async (request, reply) => {
       refuseSpoofingName('name', request.body.name);
@@ -62,7 +62,7 @@ export async function adminRoutes(
       summary: 'Read an organization.',
       description: 'Its id, name, e-mail and creation time; never its password hash.',
       params: IdParams,
-      response: { 200: OrganizationResponse, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+      response: { 200: OrganizationResponse, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
     },
     handler: async (request) => organizations.get(request.params.id),
   });
@@ -75,7 +75,7 @@ export async function adminRoutes(
       description: 'The limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound. `keyLimit`: how many API keys it may hold, instead of AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
       params: IdParams,
       body: OrganizationChangeBody,
-      response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+      response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
     },
     handler: async (request) => {
       const { rateLimit, keyLimit } = request.body;
@@ -95,7 +95,7 @@ export async function adminRoutes(
       summary: 'Delete an organization with all its keys and sessions.',
       description: 'Its API keys and login tokens are refused from then on, on every replica.',
       params: IdParams,
-      response: { 204: NoContent, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+      response: { 204: NoContent, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
     },
     handler: async (request, reply) => {
       const { revoked } = await organizations.delete(request.params.id);
@@ -113,7 +113,7 @@ export async function adminRoutes(
       description: 'The same view and pages as GET /auth/api-key on the public port: id, prefix, name, scopes, creation, expiry and last use, newest first; never a secret or a hash.',
       params: IdParams,
       querystring: ApiKeyListQuery,
-      response: { 200: ApiKeyList, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+      response: { 200: ApiKeyList, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
     },
     handler: async (request, reply) => {
       await organizations.get(request.params.id); // 404 for an unknown organization, not an empty list
@@ -128,7 +128,7 @@ export async function adminRoutes(
       summary: 'Revoke one API key of an organization.',
       description: "The key is refused at once, on every replica. Another organization's key is not found.",
       params: OrgKeyParams,
-      response: { 204: NoContent, 401: ProblemSchema, 404: problemOf('organizationNotFound', 'apiKeyNotFound') },
+      response: { 204: NoContent, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound', 'apiKeyNotFound') },
     },
     handler: async (request, reply) => {
       const { id: orgId, keyId } = request.params;
@@ -147,7 +147,7 @@ export async function adminRoutes(
       summary: "List an organization's live login sessions, never their tokens.",
       description: 'The same view as GET /auth/sessions on the public port (`current` is always false here).',
       params: IdParams,
-      response: { 200: SessionList, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+      response: { 200: SessionList, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
     },
     handler: async (request, reply) => {
       await organizations.get(request.params.id); // 404 for an unknown organization, not an empty list
@@ -162,7 +162,7 @@ export async function adminRoutes(
       summary: 'End one login session of an organization.',
       description: "Its token is refused at once, on every replica. Another organization's session is not found.",
       params: OrgSessionParams,
-      response: { 204: NoContent, 401: ProblemSchema, 404: problemOf('organizationNotFound', 'sessionNotFound') },
+      response: { 204: NoContent, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound', 'sessionNotFound') },
     },
     handler: async (request, reply) => {
       const { id: orgId, sessionId } = request.params;
@@ -181,7 +181,7 @@ export async function adminRoutes(
       summary: 'End every login session of an organization.',
       description: 'Every login token of the organization is refused at once, on every replica; its API keys stay.',
       params: IdParams,
-      response: { 200: SessionsEnded, 401: ProblemSchema, 404: problemOf('organizationNotFound') },
+      response: { 200: SessionsEnded, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
     },
     handler: async (request, reply) => {
       const orgId = request.params.id;
@@ -200,7 +200,7 @@ export async function adminRoutes(
       summary: 'The audit trail of every organization, newest first.',
       description: 'Filterable by organization (`org`) and type (`type`); paged as GET /auth/audit. Failed logins by an e-mail no organization has appear here only (their `orgId` is null, the e-mail a digest); those on an organization\'s e-mail are that organization\'s. Refused admin requests (`admin.refused`) have no organization.',
       querystring: AdminAuditQuerySchema,
-      response: { 200: AuditPageSchema, 400: ProblemSchema, 401: ProblemSchema },
+      response: { 200: AuditPageSchema, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals') },
     },
     handler: async (request, reply) => {
       const { org, ...query } = request.query;

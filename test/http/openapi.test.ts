@@ -86,6 +86,10 @@ t.test('the OpenAPI documents lint clean under Redocly\'s recommended rules', as
     t.same(deleteKey?.parameters?.map((p) => [p.in, p.name]).sort(), [['path', 'id'], ['path', 'keyId']], 'both path parameters');
     t.ok(deleteKey?.responses['204'], 'revoked: 204');
     for (const status of ['401', '404']) t.ok(deleteKey?.responses[status]?.content?.['application/problem+json'], `revoke: ${status} is a problem`);
+    // The admin token's refusal limit (guards/admin-refusal-throttle.ts) can answer any admin route.
+    for (const { path, method, operation } of operations(admin)) {
+      if (path.startsWith('/admin/')) t.ok(operation.responses['429']?.content?.['application/problem+json'], `${method} ${path}: 429 is a problem`);
+    }
     const oneKey = pub.paths['/auth/api-key/{id}'];
     t.same(Object.keys(oneKey ?? {}).sort(), ['delete', 'get', 'patch'], 'GET, PATCH and DELETE /auth/api-key/{id}');
     t.equal(oneKey?.get?.operationId, 'getApiKey', 'GET /auth/api-key/{id}');
