@@ -68,6 +68,22 @@ export type StartedGateway = {
 
 let orgCounter = 0;
 
+/**
+ * A gateway on Redis answers every store call 503 until its connection is up (commands are never
+ * queued), and since the admin token's refusal limit counts in the store, the first admin call
+ * can meet that before its first argon2 hash would have hidden it. So a test waits for the
+ * connection's first word: up, or (for tests of a Redis that is down on purpose) unreachable;
+ * bounded, and then it goes on either way.
+ */
+export async function storeSettled(config: Config, logs: ReturnType<typeof captureLogs>): Promise<void> {
+  if (config.store.kind !== 'redis') return;
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    const text = logs.text();
+    if (text.includes('"redis connection ready"') || text.includes('"redis_unreachable"')) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** An isolated gateway on free ports with its own recording upstream, closed at teardown. */
 export async function startGateway(
   t: Test,
@@ -77,6 +93,7 @@ export async function startGateway(
   const logs = captureLogs();
   const config = testConfig({ AUTHGATE_UPSTREAM_URL: upstream.url, ...options.env });
   const gateway = await buildGateway(config, { logDestination: logs.destination, ...options.deps });
+  await storeSettled(config, logs);
   await gateway.publicServer.listen({ host: '127.0.0.1', port: 0 });
   await gateway.opsServer.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(async () => {

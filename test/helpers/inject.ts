@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { Test } from 'tap';
 import type { Env } from '../../src/config/load.js';
 import { buildGateway, type Gateway, type GatewayDeps } from '../../src/gateway.js';
-import { ADMIN_TOKEN, testConfig, UA } from './gateway.js';
+import { ADMIN_TOKEN, storeSettled, testConfig, UA } from './gateway.js';
 import { captureLogs } from './log-capture.js';
 
 /**
@@ -47,6 +47,7 @@ export async function injectGateway(t: Test, options: { env?: Env; deps?: Partia
   const logs = captureLogs();
   const config = testConfig({ AUTHGATE_UPSTREAM_URL: UNREACHABLE_UPSTREAM, ...options.env });
   const gateway = await buildGateway(config, { logDestination: logs.destination, ...options.deps });
+  await storeSettled(config, logs);
   await Promise.all([gateway.publicServer.ready(), gateway.opsServer.ready()]);
   t.teardown(() => gateway.close());
 
