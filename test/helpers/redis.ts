@@ -81,7 +81,23 @@ function requireRedis(): void {
 }
 
 /** A port nothing listens on right now: the OS picks one, we close it and hand it out. */
+/**
+ * Ports this process handed out lately: the kernel may give the port just closed to the next
+ * probe, so two calls in a row (a gateway's public and ops ports) could otherwise get the same one.
+ */
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await probePort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    if (handedOut.size > 1024) handedOut.delete(handedOut.values().next().value!);
+    return port;
+  }
+}
+
+function probePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
