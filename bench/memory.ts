@@ -3,7 +3,7 @@
  * gateway runs) filled with 100 000 principals, each with strings of its own as a Redis reply
  * would give them, measured after gc. Run with --expose-gc; prints one JSON line.
  */
-import { ALL_SCOPES } from '../src/authz/scopes.js';
+import { ALL_SCOPES_GRANT } from '../src/authz/scopes.js';
 import { createHash, randomBytes } from 'node:crypto';
 import type * as Cache from '../src/credentials/cache.js';
 
@@ -29,13 +29,13 @@ async function measure(kind: 'api_key' | 'jwt'): Promise<{ heapBytesPerCredentia
   for (let i = 0; i < COUNT; i++) {
     if (kind === 'api_key') {
       const hash = createHash('sha256').update(`agk_live_${hex()}`).digest('hex');
-      const principal = { orgId: fresh(`org_${hex()}`), via: 'api_key' as const, credentialId: fresh(`key_${hex()}`), scopes: ALL_SCOPES };
+      const principal = { orgId: fresh(`org_${hex()}`), via: 'api_key' as const, credentialId: fresh(`key_${hex()}`), scopes: ALL_SCOPES_GRANT };
       await cache.principal(cacheModule.apiKeyCacheKey(hash), async () => ({ principal }));
     } else {
       const digest = createHash('sha256').update(`eyJ${hex()}${hex()}`).digest('base64url');
       const sessionId = fresh(randomBytes(18).toString('base64url'));
       cache.rememberVerifiedToken(digest, { sessionId, expiresAtMs: Date.now() + 3_600_000 }, 3_600_000);
-      const principal = { orgId: fresh(`org_${hex()}`), via: 'jwt' as const, credentialId: fresh(sessionId), scopes: ALL_SCOPES };
+      const principal = { orgId: fresh(`org_${hex()}`), via: 'jwt' as const, credentialId: fresh(sessionId), scopes: ALL_SCOPES_GRANT };
       await cache.principal(cacheModule.sessionCacheKey(sessionId), async () => ({ principal, ttlMs: 3_600_000 }));
     }
   }

@@ -1,4 +1,5 @@
 // The composition root: builds the gateway's parts from its config and wires them (buildGateway).
+import { BUILTIN_SCOPE_TABLE } from './route-table/builtin.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -184,6 +185,7 @@ async function buildIdentity(config: Config, upstreamUrl: string, store: Store, 
       return org && { name: org.name, email: org.email };
     },
     max: config.cache.max,
+    scopes: () => BUILTIN_SCOPE_TABLE,
   });
   return { keys, asserter };
 }

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { CredentialRequirement } from '../config/forwarded-routes.js';
 import { Problem } from '../problems.js';
-import { scopeBit, type Scope } from './scopes.js';
+import { BUILTIN_SCOPE_TABLE } from '../route-table/builtin.js';
+import type { Scope } from './scopes.js';
 
 export type AuthorizeHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 
@@ -22,11 +23,12 @@ export function createAuthorize(requirement: Exclude<CredentialRequirement, 'non
     };
   }
   if (scope === undefined) throw new Error('a route open to API keys must name its scope');
-  const bit = scopeBit(scope);
+  // The gateway's own keys:* by name (every table declares them); a forwarded route's through its table's rule.
+  const rule = BUILTIN_SCOPE_TABLE.rule(scope);
   const detail = `This operation needs the scope ${scope}.`;
   return function authorizeScope(request, _reply, done) {
     const principal = request.principal;
-    if (principal !== null && (principal.scopes & bit) !== 0) return done();
+    if (principal !== null && principal.scopes.holds(rule)) return done();
     done(new Problem('insufficientScope', detail, 'insufficient_scope', undefined, scope));
   };
 }

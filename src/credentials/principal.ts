@@ -2,7 +2,7 @@
  * Who a request acts for, produced once by credential resolution and read by every later stage
  * (authorization, identity injection, the log line). The principal is always an organization.
  */
-import type { ScopeSet } from '../authz/scopes.js';
+import type { ScopeGrant } from '../authz/scopes.js';
 
 export type CredentialKind = 'jwt' | 'api_key';
 
@@ -12,7 +12,7 @@ export type Principal = Readonly<{
   /** The API key's id, or the login session's id: never a secret. */
   credentialId: string;
   /** What it may do (authz/scopes.ts): every scope for a login token, the key's own for an API key. */
-  scopes: ScopeSet;
+  scopes: ScopeGrant;
   /**
    * Epoch ms from which the credential is refused, for an API key that expires (absent
    * otherwise). The resolver compares it with its clock on every lookup, cache hits too.

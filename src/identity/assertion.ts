@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { growingLru } from '../credentials/growing-lru.js';
-import { scopeHeaderValue, type ScopeSet } from '../authz/scopes.js';
+import type { ScopeGrant, ScopeTable } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import type { Principal } from '../credentials/principal.js';
 import type { SigningKey } from './signing-keys.js';
@@ -44,7 +44,7 @@ export type IdentityAsserter = {
   sign(principal: Principal): Promise<string | undefined>;
 };
 
-type Memo = { token: string; scopes: ScopeSet; refreshAt: number };
+type Memo = { token: string; scopes: ScopeGrant; table: ScopeTable; refreshAt: number };
 
 /**
  * Signing costs about as much as forwarding a request, so an assertion is kept per credential (an
@@ -66,6 +66,8 @@ export function createIdentityAsserter(deps: {
   organization: (orgId: string) => Promise<OrganizationProfile | undefined>;
   /** How many credentials' assertions are kept (the credential cache's size). */
   max: number;
+  /** The live table's scopes: the `scope` claim lists the held ones it declares. */
+  scopes: () => ScopeTable;
 }): IdentityAsserter {
   const { key, issuer, audience, ttlSeconds, environment, now } = deps;
   const memos = new LRUCache<string, Memo>(growingLru(Math.max(1, deps.max)));
@@ -80,6 +82,7 @@ export function createIdentityAsserter(deps: {
       if (profile === undefined) return undefined;
       profiles.set(principal.orgId, profile);
     }
+    const table = deps.scopes();
     const t = now();
     const iat = Math.floor(t / 1000);
     const claims: Omit<IdentityClaims, 'iss' | 'aud' | 'sub' | 'iat' | 'exp' | 'jti'> = {
@@ -88,7 +91,7 @@ export function createIdentityAsserter(deps: {
       environment,
       kind: principal.via,
       ...(principal.via === 'api_key' && { key_id: principal.credentialId }),
-      scope: scopeHeaderValue(principal.scopes),
+      scope: principal.scopes.headerIn(table),
     };
     const token = await new SignJWT(claims)
       .setProtectedHeader(header)
@@ -99,14 +102,14 @@ export function createIdentityAsserter(deps: {
       .setExpirationTime(iat + ttlSeconds)
       .setJti(randomUUID())
       .sign(key.privateKey);
-    memos.set(principal.credentialId, { token, scopes: principal.scopes, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
+    memos.set(principal.credentialId, { token, scopes: principal.scopes, table, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
     return token;
   }
 
   return {
     current(principal) {
       const memo = memos.get(principal.credentialId);
-      return memo !== undefined && memo.scopes === principal.scopes && now() < memo.refreshAt ? memo.token : undefined;
+      return memo !== undefined && memo.scopes === principal.scopes && memo.table === deps.scopes() && now() < memo.refreshAt ? memo.token : undefined;
     },
     sign(principal) {
       const id = principal.credentialId;

@@ -20,7 +20,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { scopeBit } from '../authz/scopes.js';
+import type { ScopeRule } from '../authz/scopes.js';
+import { BUILTIN_SCOPE_TABLE } from '../route-table/builtin.js';
 import type { ForwardedRoute } from '../config/forwarded-routes.js';
 import { readBearer } from '../credentials/bearer.js';
 import { ALLOWED, type DecisionRecorder } from '../credentials/decisions.js';
@@ -46,7 +47,7 @@ import { upstreamProblem } from './upstream-errors.js';
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** A route of the table as the lane reads it: the scope bit each method needs (HEAD takes GET's). */
-type Lane = Readonly<{ label: string; bits: ReadonlyMap<string, number>; loginTokenOnly: boolean; taken: CounterSeries }>;
+type Lane = Readonly<{ label: string; bits: ReadonlyMap<string, ScopeRule>; loginTokenOnly: boolean; taken: CounterSeries }>;
 
 /**
  * Why an upstream request is aborted when its client went. One object for all: an Error made per
@@ -86,8 +87,8 @@ export function createFastPath(deps: {
   const exact = new Map<string, Lane>();
   const subtrees: (Lane & { prefix: string })[] = [];
   for (const route of deps.routes) {
-    const bits = new Map<string, number>();
-    for (const [method, scope] of Object.entries(route.methods)) bits.set(method, scopeBit(scope));
+    const bits = new Map<string, ScopeRule>();
+    for (const [method, scope] of Object.entries(route.methods)) bits.set(method, BUILTIN_SCOPE_TABLE.rule(scope));
     const get = bits.get('GET');
     if (get !== undefined) bits.set('HEAD', get);
     // The label the metrics and the access line use: the route's, as forward.ts names it.
@@ -186,7 +187,7 @@ export function createFastPath(deps: {
     request: IncomingMessage,
     response: ServerResponse,
     lane: Lane,
-    bit: number,
+    bit: ScopeRule,
     method: string,
     url: string,
     hasBody: boolean,
@@ -195,7 +196,7 @@ export function createFastPath(deps: {
   ): boolean {
     if (!resolved.ok) return false;
     const principal = resolved.principal;
-    if ((principal.scopes & bit) === 0 || (lane.loginTokenOnly && principal.via !== 'jwt')) return false;
+    if (!principal.scopes.holds(bit) || (lane.loginTokenOnly && principal.via !== 'jwt')) return false;
     let assertion: string | null = null;
     if (deps.identity !== undefined) {
       const kept = deps.identity.current(principal);
@@ -235,7 +236,7 @@ export function createFastPath(deps: {
       deps.record(requestId, method, lane.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, ALLOWED[via]);
     });
 
-    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, deps.forwardedInfo(request), assertion);
+    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, deps.forwardedInfo(request), assertion, BUILTIN_SCOPE_TABLE);
     outgoing['host'] = host;
     const fail = (error: Error & { code?: string }) => {
       // The abort above (the client went, its body cut short or not): nobody is waiting for an answer.

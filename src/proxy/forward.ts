@@ -6,6 +6,7 @@ import type { Scope } from '../authz/scopes.js';
 import type { ForwardedRoute, HttpMethod } from '../config/forwarded-routes.js';
 import { HOP_BY_HOP, namedBy, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
+import { BUILTIN_SCOPE_TABLE } from '../route-table/builtin.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -48,7 +49,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     // route-policy guarantees a principal on every forwarded route; this is the last fence.
     if (request.principal === null) throw new Error('forwarded request without a principal');
     request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
-    return rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion);
+    return rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, BUILTIN_SCOPE_TABLE);
   };
   const onError = (reply: FastifyReply, { error }: { error: Error & { statusCode?: number; code?: string } }) => {
     const problem = upstreamProblem(error);

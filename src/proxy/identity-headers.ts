@@ -1,5 +1,5 @@
 // The upstream request's headers: credentials and client identity claims out, the gateway's identity and X-Forwarded-* in.
-import { scopeHeaderValue } from '../authz/scopes.js';
+import type { ScopeTable } from '../authz/scopes.js';
 import type { Principal } from '../credentials/principal.js';
 
 export type OutgoingHeaders = Record<string, string | string[] | number | undefined>;
@@ -50,7 +50,9 @@ export function rewriteIdentityHeaders(
   requestId: string,
   forwarded: ForwardedInfo,
   /** The signed identity (identity/assertion.ts), when the gateway sends one. */
-  identityAssertion: string | null = null,
+  identityAssertion: string | null,
+  /** The live table's scopes: `x-organization-scopes` lists the held ones it declares. */
+  scopes: ScopeTable,
 ): OutgoingHeaders {
   const out: OutgoingHeaders = {};
   for (const name in headers) {
@@ -62,7 +64,7 @@ export function rewriteIdentityHeaders(
   out['x-forwarded-proto'] = forwarded.proto;
   if (forwarded.host !== undefined) out['x-forwarded-host'] = forwarded.host;
   out['x-organization-id'] = principal.orgId;
-  out['x-organization-scopes'] = scopeHeaderValue(principal.scopes);
+  out['x-organization-scopes'] = principal.scopes.headerIn(scopes);
   if (identityAssertion !== null) out['x-authgate-identity'] = identityAssertion;
   out['x-request-id'] = requestId;
   return out;

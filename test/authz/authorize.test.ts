@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import t from 'tap';
 import { createAuthorize } from '../../src/authz/authorize.js';
-import { ALL_SCOPES, scopeBit, scopeSetOf, SCOPES } from '../../src/authz/scopes.js';
+import { SCOPES, ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
 import type { Principal } from '../../src/credentials/principal.js';
 import { Problem } from '../../src/problems.js';
 import '../../src/http/request-context.js';
@@ -9,8 +9,8 @@ import '../../src/http/request-context.js';
 /** authz/authorize.ts: a route's requirement against the principal authentication produced. */
 
 const requestOf = (principal: Principal | null) => ({ principal }) as FastifyRequest;
-const jwt: Principal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES };
-const apiKey: Principal = { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES };
+const jwt: Principal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES_GRANT };
+const apiKey: Principal = { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES_GRANT };
 
 /** Runs a callback hook and gives what it passed to done(): undefined when it let the request on. */
 function run(hook: ReturnType<typeof createAuthorize>, principal: Principal | null): unknown {
@@ -40,12 +40,12 @@ t.test("'any' with a scope: every credential holding it passes, any other is ins
     const authorize = createAuthorize('any', scope);
     t.equal(run(authorize, jwt), undefined, `a login token holds ${scope}`);
     t.equal(run(authorize, apiKey), undefined, `a key with every scope holds ${scope}`);
-    t.equal(run(authorize, { ...apiKey, scopes: scopeBit(scope) }), undefined, `a key with only ${scope}`);
-    const without = { ...apiKey, scopes: ALL_SCOPES & ~scopeBit(scope) };
+    t.equal(run(authorize, { ...apiKey, scopes: grantOf([scope]) }), undefined, `a key with only ${scope}`);
+    const without = { ...apiKey, scopes: grantOf(SCOPES.filter((other) => other !== scope)) };
     const error = run(authorize, without);
     t.type(error, Problem, `a key with every scope but ${scope}`);
     t.match(error, { problem: 'insufficientScope', reason: 'insufficient_scope', requiredScope: scope, detail: `This operation needs the scope ${scope}.` });
     t.type(run(authorize, null), Problem, 'no principal');
   }
-  t.type(run(createAuthorize('any', 'accounts:write'), { ...apiKey, scopes: scopeSetOf(['accounts:read', 'keys:write']) }), Problem, 'read does not imply write');
+  t.type(run(createAuthorize('any', 'accounts:write'), { ...apiKey, scopes: grantOf(['accounts:read', 'keys:write']) }), Problem, 'read does not imply write');
 });

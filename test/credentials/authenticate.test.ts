@@ -1,4 +1,4 @@
-import { ALL_SCOPES } from '../../src/authz/scopes.js';
+import { ALL_SCOPES_GRANT } from '../../src/authz/scopes.js';
 import type { FastifyRequest } from 'fastify';
 import t from 'tap';
 import { createAuthenticate } from '../../src/credentials/authenticate.js';
@@ -35,8 +35,8 @@ function setup(answers: Record<string, Resolution | 'store-down'>) {
   return { run, decisions };
 }
 
-const jwtPrincipal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES } as const;
-const keyPrincipal = { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES } as const;
+const jwtPrincipal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES_GRANT } as const;
+const keyPrincipal = { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES_GRANT } as const;
 
 t.test('a valid credential, synchronous or not: the principal, the allowed decision', async (t) => {
   const { run, decisions } = setup({ 'jwt-ok': { ok: true, principal: jwtPrincipal }, 'async-key': { ok: true, principal: keyPrincipal } });

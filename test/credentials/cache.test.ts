@@ -1,4 +1,4 @@
-import { ALL_SCOPES } from '../../src/authz/scopes.js';
+import { ALL_SCOPES_GRANT } from '../../src/authz/scopes.js';
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSettings, type Loaded } from '../../src/credentials/cache.js';
@@ -25,9 +25,9 @@ async function fixture(t: Pick<Tap, 'teardown' | 'equal'>) {
   const loaderFor = (hash: string) => async (): Promise<Loaded> => {
     counter.calls++;
     const record = await store.findApiKeyByHash(hash);
-    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES } };
+    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES_GRANT } };
   };
-  const expected: Principal = { orgId: 'org_1', via: 'api_key', credentialId: key.id, scopes: ALL_SCOPES };
+  const expected: Principal = { orgId: 'org_1', via: 'api_key', credentialId: key.id, scopes: ALL_SCOPES_GRANT };
   return { store, key, counter, loaderFor, expected };
 }
 
@@ -98,7 +98,7 @@ t.test('an unknown credential is undefined and remembered until the negative TTL
   t.ok(reloaded, 'loaded again after the negative TTL');
   t.ok(elapsed >= 950, `not before ~1 s (${elapsed} ms)`);
   t.equal(counter.calls, 2);
-  t.same(found, { orgId: 'org_1', via: 'api_key', credentialId: ghost.id, scopes: ALL_SCOPES });
+  t.same(found, { orgId: 'org_1', via: 'api_key', credentialId: ghost.id, scopes: ALL_SCOPES_GRANT });
 });
 
 t.test('negative TTL 0: unknown is not remembered', async (t) => {
@@ -139,7 +139,7 @@ t.test('invalidate of a session uses the session key space', async (t) => {
   let calls = 0;
   const load = async (): Promise<Loaded> => {
     calls++;
-    return { principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES } };
+    return { principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES_GRANT } };
   };
   await cache.principal(sessionCacheKey('sess_1'), load);
   await cache.principal(apiKeyCacheKey('sess_1'), load);
@@ -179,7 +179,7 @@ t.test('a revocation during a load in flight wins', async (t) => {
       firstRead.resolve();
       await gate.promise; // …answered after it
     }
-    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES } };
+    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES_GRANT } };
   };
   const pending = cache.principal(apiKeyCacheKey(key.hash), load);
   await firstRead.promise;
@@ -204,7 +204,7 @@ t.test('a revocation during a load in flight wins', async (t) => {
       read2.resolve();
       await gate2.promise;
     }
-    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES } };
+    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES_GRANT } };
   };
   const pending2 = cache2.principal(apiKeyCacheKey(key2.hash), load2);
   await read2.promise;
@@ -277,7 +277,7 @@ t.test('a read begun before caching was switched never fills the cache after the
     const record = await store.findApiKeyByHash(key.hash);
     read.resolve();
     await gate.promise;
-    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES } };
+    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES_GRANT } };
   };
   const pending = cache.principal(k, slow);
   await read.promise;
@@ -301,7 +301,7 @@ t.test('a read begun before caching was switched never fills the cache after the
       read2.resolve();
       await gate2.promise;
     }
-    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES } };
+    return record && { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes: ALL_SCOPES_GRANT } };
   };
   const pending2 = cache2.principal(k2, slow2);
   await read2.promise;
@@ -345,7 +345,7 @@ t.test('StoreUnavailable from the loader propagates and is not cached', async (t
 t.test("the loader's ttlMs is honoured, and capped by the cache TTL", async (t) => {
   const cache = createCredentialCache(SETTINGS);
   let calls = 0;
-  const principal: Principal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_short', scopes: ALL_SCOPES };
+  const principal: Principal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_short', scopes: ALL_SCOPES_GRANT };
   const load = async (): Promise<Loaded> => {
     calls++;
     return { principal, ttlMs: 1500 };
@@ -390,7 +390,7 @@ t.test('a cache with max 0 (or TTL 0) loads every time', async (t) => {
 
 t.test('stats count hits, misses and evictions', async (t) => {
   const cache = createCredentialCache({ ...SETTINGS, max: 2 });
-  const load = (id: string) => async (): Promise<Loaded> => ({ principal: { orgId: 'org', via: 'api_key', credentialId: id, scopes: ALL_SCOPES } });
+  const load = (id: string) => async (): Promise<Loaded> => ({ principal: { orgId: 'org', via: 'api_key', credentialId: id, scopes: ALL_SCOPES_GRANT } });
   t.same(cache.stats, { hits: 0, misses: 0, evictions: 0 });
   await cache.principal('a1', load('1'));
   await cache.principal('a1', load('1'));
@@ -402,7 +402,7 @@ t.test('stats count hits, misses and evictions', async (t) => {
   t.equal(cache.size(), 2);
   // The least recently used (a1) went.
   let reloaded = false;
-  await cache.principal('a1', async () => ((reloaded = true), { principal: { orgId: 'org', via: 'api_key', credentialId: '1', scopes: ALL_SCOPES } }));
+  await cache.principal('a1', async () => ((reloaded = true), { principal: { orgId: 'org', via: 'api_key', credentialId: '1', scopes: ALL_SCOPES_GRANT } }));
   t.ok(reloaded);
   t.same(cache.stats, { hits: 2, misses: 4, evictions: 2 });
   // Unknown answers count the same way.

@@ -1,4 +1,4 @@
-import { ALL_SCOPES } from '../../src/authz/scopes.js';
+import { ALL_SCOPES_GRANT } from '../../src/authz/scopes.js';
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { generateApiKey } from '../../src/credentials/api-keys.js';
@@ -46,7 +46,7 @@ t.test('an API key: the first resolution reads the store, later ones are synchro
   const { key, reads, resolver, cache } = await fixture(t);
   const first = resolver.resolve(key.secret);
   t.ok(isPromise(first), 'a miss is asynchronous');
-  t.same(await first, { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: key.id, scopes: ALL_SCOPES } });
+  t.same(await first, { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: key.id, scopes: ALL_SCOPES_GRANT } });
   const second = resolver.resolve(key.secret);
   t.notOk(isPromise(second), 'a hit is not');
   t.same(second, await first);
@@ -93,7 +93,7 @@ t.test('a revocation reaches the next resolution at once', async (t) => {
 
 t.test('a JWT is verified once, then answered from its memo and the session cache', async (t) => {
   const { token, reads, resolver, cache } = await fixture(t);
-  const expected: Resolution = { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: SESSION_ID, scopes: ALL_SCOPES } };
+  const expected: Resolution = { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: SESSION_ID, scopes: ALL_SCOPES_GRANT } };
   t.same(await resolver.resolve(token), expected);
   for (let i = 0; i < 5; i++) {
     const hit = resolver.resolve(token);
@@ -148,9 +148,9 @@ t.test('a key with an expiry: refused from its expiresAt on by the resolver\'s c
   const resolver = createResolver({ store, cache, tokens: undefined as never, environment: 'production', now });
 
   const first = await resolver.resolve(expiring.secret);
-  t.same(first, { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: expiring.id, scopes: ALL_SCOPES, expiresAt } });
+  t.same(first, { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: expiring.id, scopes: ALL_SCOPES_GRANT, expiresAt } });
   t.same(ttls, [60_000], 'cached for what is left of its life (under the 60 s cache TTL, it would be capped by it)');
-  t.same(await resolver.resolve(lasting.secret), { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: lasting.id, scopes: ALL_SCOPES } });
+  t.same(await resolver.resolve(lasting.secret), { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: lasting.id, scopes: ALL_SCOPES_GRANT } });
   t.same(ttls, [60_000, undefined], 'a key without expiry: the cache\'s own TTL');
 
   clock = expiresAt - 1;

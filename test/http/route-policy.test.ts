@@ -1,11 +1,10 @@
-import { ALL_SCOPES } from '../../src/authz/scopes.js';
+import { ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import type { CredentialResolver, Resolution } from '../../src/credentials/resolver.js';
 import { createErrorHandler } from '../../src/http/error-handler.js';
 import '../../src/http/request-context.js';
 import routePolicy from '../../src/http/route-policy.js';
-import { scopeBit } from '../../src/authz/scopes.js';
 
 /**
  * http/route-policy.ts on a small fastify app: each route's `config.auth` fixes its stages, they
@@ -14,8 +13,8 @@ import { scopeBit } from '../../src/authz/scopes.js';
  */
 
 const PRINCIPALS: Record<string, Resolution> = {
-  'jwt-token': { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES } },
-  'agk_test_key': { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES } },
+  'jwt-token': { ok: true, principal: { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES_GRANT } },
+  'agk_test_key': { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES_GRANT } },
 };
 /** Answers from a table: the stage under test is the policy, not credential resolution. */
 const resolver: Pick<CredentialResolver, 'resolve'> = { resolve: (token) => PRINCIPALS[token] ?? { ok: false, kind: 'jwt', reason: 'invalid_token' } };
@@ -70,7 +69,7 @@ t.test("'any' without a scope is refused at start: no route is open to every key
 });
 
 t.test("'any' with a scope: a key without it is 403 1106 with the scope in WWW-Authenticate, and the handler never runs", async (t) => {
-  const narrow: Resolution = { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_2', scopes: scopeBit('accounts:read') } };
+  const narrow: Resolution = { ok: true, principal: { orgId: 'org_1', via: 'api_key', credentialId: 'key_2', scopes: grantOf(['accounts:read']) } };
   const app = Fastify();
   app.decorateRequest('principal', null);
   app.decorateRequest('authDecision', null);

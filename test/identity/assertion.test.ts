@@ -1,7 +1,8 @@
+import { BUILTIN_SCOPE_TABLE } from '../../src/route-table/builtin.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import t from 'tap';
-import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
+import { ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
 import type { Principal } from '../../src/credentials/principal.js';
 import { createIdentityAsserter } from '../../src/identity/assertion.js';
 import { keyProblem, loadIdentityKeys } from '../../src/identity/signing-keys.js';
@@ -54,8 +55,9 @@ t.test('the signer: one signing for concurrent requests of a credential, the org
       return orgId === 'org_gone' ? undefined : { name: 'Acme', email: 'owner@acme.test' };
     },
     max: 100,
+    scopes: () => BUILTIN_SCOPE_TABLE,
   });
-  const key: Principal = { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: scopeSetOf(['accounts:read']) };
+  const key: Principal = { orgId: 'org_1', via: 'api_key', credentialId: 'key_1', scopes: grantOf(['accounts:read']) };
   t.equal(asserter.current(key), undefined, 'nothing kept yet');
   const tokens = await Promise.all(Array.from({ length: 20 }, () => asserter.sign(key)));
   t.equal(new Set(tokens).size, 1, 'one assertion for 20 concurrent requests');
@@ -64,12 +66,12 @@ t.test('the signer: one signing for concurrent requests of a credential, the org
   const { payload } = await jwtVerify(tokens[0]!, createLocalJWKSet(keys.jwks as { keys: import('jose').JWK[] }), { issuer: 'authgate', audience: 'http://svc', currentDate: new Date(now) });
   t.match(payload, { sub: 'org_1', name: 'Acme', email: 'owner@acme.test', environment: 'production', kind: 'api_key', key_id: 'key_1', scope: 'accounts:read' });
 
-  t.equal(asserter.current({ ...key, scopes: ALL_SCOPES }), undefined, 'other scopes: not the kept one');
-  const session: Principal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES };
+  t.equal(asserter.current({ ...key, scopes: ALL_SCOPES_GRANT }), undefined, 'other scopes: not the kept one');
+  const session: Principal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES_GRANT };
   await asserter.sign(session);
   t.equal(reads, 1, "the organization's name and e-mail are kept for its other credentials");
   now += 30_000;
   t.equal(asserter.current(key), undefined, 'half the lifetime gone: sign again');
-  t.equal(await asserter.sign({ orgId: 'org_gone', via: 'api_key', credentialId: 'key_9', scopes: ALL_SCOPES }), undefined, 'an organization that is gone');
-  t.equal(asserter.current({ orgId: 'org_gone', via: 'api_key', credentialId: 'key_9', scopes: ALL_SCOPES }), undefined);
+  t.equal(await asserter.sign({ orgId: 'org_gone', via: 'api_key', credentialId: 'key_9', scopes: ALL_SCOPES_GRANT }), undefined, 'an organization that is gone');
+  t.equal(asserter.current({ orgId: 'org_gone', via: 'api_key', credentialId: 'key_9', scopes: ALL_SCOPES_GRANT }), undefined);
 });

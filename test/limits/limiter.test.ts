@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { ALL_SCOPES } from '../../src/authz/scopes.js';
+import { ALL_SCOPES_GRANT } from '../../src/authz/scopes.js';
 import type { Principal } from '../../src/credentials/principal.js';
 import { createRateLimiter, sliceOf, type RateVerdict } from '../../src/limits/limiter.js';
 import { createRateLimitPolicy, type AppliedLimit } from '../../src/limits/policy.js';
@@ -10,7 +10,7 @@ import type { RateLease } from '../../src/store/rate-limits.js';
 
 /** limits/limiter.ts over the memory store, on a clock the test moves: budget leased in slices, spent locally. */
 
-const key = (credentialId: string, orgId = 'org_a'): Principal => ({ orgId, via: 'api_key', credentialId, scopes: ALL_SCOPES });
+const key = (credentialId: string, orgId = 'org_a'): Principal => ({ orgId, via: 'api_key', credentialId, scopes: ALL_SCOPES_GRANT });
 
 async function fixture(t: Test, defaultLimit: string) {
   let clock = Date.parse('2026-05-06T07:08:09Z');

@@ -1,11 +1,12 @@
-import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
+import { BUILTIN_SCOPE_TABLE } from '../../src/route-table/builtin.js';
+import { ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
 import t from 'tap';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from '../../src/proxy/identity-headers.js';
 import { upstreamProblem } from '../../src/proxy/upstream-errors.js';
 import { Problem } from '../../src/problems.js';
 import type { Principal } from '../../src/credentials/principal.js';
 
-const principal: Principal = { orgId: 'org_real', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES };
+const principal: Principal = { orgId: 'org_real', via: 'api_key', credentialId: 'key_1', scopes: ALL_SCOPES_GRANT };
 const direct: ForwardedInfo = { for: '192.0.2.10', proto: 'http', host: 'gateway.example' };
 
 /** What node hands over for a request whose client tried everything. */
@@ -74,7 +75,7 @@ const REMOVED_ALWAYS = [
 
 t.test('rewriteIdentityHeaders', async (t) => {
   const input = hostile();
-  const out = rewriteIdentityHeaders(input, principal, 'req-123', direct);
+  const out = rewriteIdentityHeaders(input, principal, 'req-123', direct, null, BUILTIN_SCOPE_TABLE);
   t.not(out, input, 'a new object');
   t.ok('authorization' in input, 'the request\'s own headers are left as they were');
   for (const name of REMOVED_ALWAYS) t.notOk(name in out, `${name} removed`);
@@ -82,7 +83,7 @@ t.test('rewriteIdentityHeaders', async (t) => {
   t.equal(out['x-request-id'], 'req-123');
   t.equal(out['x-organization-scopes'], 'accounts:read accounts:write organization:read keys:read keys:write', 'every scope, space-separated');
   t.equal(
-    rewriteIdentityHeaders(hostile(), { ...principal, scopes: scopeSetOf(['keys:read', 'accounts:read']) }, 'r', direct)['x-organization-scopes'],
+    rewriteIdentityHeaders(hostile(), { ...principal, scopes: grantOf(['keys:read', 'accounts:read']) }, 'r', direct, null, BUILTIN_SCOPE_TABLE)['x-organization-scopes'],
     'accounts:read keys:read',
     "a narrow key's own, in the documented order (the client's x-organization-scopes was dropped)",
   );
@@ -103,18 +104,18 @@ t.test('rewriteIdentityHeaders', async (t) => {
 });
 
 t.test('X-Forwarded-* are the gateway’s, never the client’s', async (t) => {
-  const out = rewriteIdentityHeaders(hostile(), principal, 'req-9', { for: '6.6.6.6, 10.0.0.2', proto: 'https', host: 'api.example' });
+  const out = rewriteIdentityHeaders(hostile(), principal, 'req-9', { for: '6.6.6.6, 10.0.0.2', proto: 'https', host: 'api.example' }, null, BUILTIN_SCOPE_TABLE);
   t.equal(out['x-forwarded-for'], '6.6.6.6, 10.0.0.2');
   t.equal(out['x-forwarded-proto'], 'https');
   t.equal(out['x-forwarded-host'], 'api.example');
   t.notOk('forwarded' in out, 'Forwarded is not rewritten, only dropped');
   t.notOk('x-forwarded-prefix' in out);
-  const noHost = rewriteIdentityHeaders({ 'x-forwarded-host': 'evil.example' }, principal, 'r', { for: '192.0.2.1', proto: 'http', host: undefined });
+  const noHost = rewriteIdentityHeaders({ 'x-forwarded-host': 'evil.example' }, principal, 'r', { for: '192.0.2.1', proto: 'http', host: undefined }, null, BUILTIN_SCOPE_TABLE);
   t.notOk('x-forwarded-host' in noHost, 'no Host received: no X-Forwarded-Host, and not the client’s');
 });
 
 t.test('identity headers are set even when the client sent none', async (t) => {
-  const out = rewriteIdentityHeaders({ accept: '*/*' }, { orgId: 'org_2', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES }, 'r', direct);
+  const out = rewriteIdentityHeaders({ accept: '*/*' }, { orgId: 'org_2', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES_GRANT }, 'r', direct, null, BUILTIN_SCOPE_TABLE);
   t.same(out, { accept: '*/*', 'x-forwarded-for': '192.0.2.10', 'x-forwarded-proto': 'http', 'x-forwarded-host': 'gateway.example', 'x-organization-id': 'org_2', 'x-organization-scopes': 'accounts:read accounts:write organization:read keys:read keys:write', 'x-request-id': 'r' });
 });
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ALL_SCOPES } from '../../src/authz/scopes.js';
+import { ALL_SCOPES_GRANT } from '../../src/authz/scopes.js';
 import type { Principal } from '../../src/credentials/principal.js';
 import { createKeyUsageTracker } from '../../src/services/key-usage.js';
 import { StoreUnavailable, type ApiKeyUse } from '../../src/store/store.js';
@@ -11,7 +11,7 @@ import { StoreUnavailable, type ApiKeyUse } from '../../src/store/store.js';
  * store contract's (test/store/store-contract.ts, on both stores).
  */
 
-const key = (id: string, orgId = 'org_1'): Principal => ({ orgId, via: 'api_key', credentialId: id, scopes: ALL_SCOPES });
+const key = (id: string, orgId = 'org_1'): Principal => ({ orgId, via: 'api_key', credentialId: id, scopes: ALL_SCOPES_GRANT });
 const warnings: unknown[] = [];
 const logger = { warn: (...args: unknown[]) => void warnings.push(args) };
 
