@@ -1,5 +1,4 @@
 // The composition root: builds the gateway's parts from its config and wires them (buildGateway).
-import { BUILTIN_SCOPE_TABLE } from './route-table/builtin.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -35,6 +34,10 @@ import { createTenantGrowth } from './guards/tenant-growth.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
 import type { GatewayStore, Store } from './store/store.js';
+import { BUILTIN_ROUTES_FILE } from './route-table/builtin.js';
+import { compileRoutes } from './route-table/compile.js';
+import { createLiveRouteTable, type LiveRouteTable } from './route-table/live.js';
+import type { RouteTable } from './route-table/types.js';
 
 export type Storage = Readonly<{ store: GatewayStore; bus: InvalidationBus }>;
 
@@ -60,6 +63,8 @@ export type Gateway = Readonly<{
   keyUsage: KeyUsageTracker;
   /** Security events, written to the store's audit log in batches. */
   audit: AuditTrail;
+  /** The route table the request paths read; a reload swaps it. */
+  routes: LiveRouteTable;
   /** Readiness fails from now on; in-flight requests go on. */
   startDraining(): void;
   /** Closes the servers (waiting for in-flight requests), then the store. */
@@ -99,7 +104,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
-  const identity = await buildIdentity(config, upstreamUrl, store, now);
+  const routes = createLiveRouteTable(builtinTable(config, upstreamUrl));
+  const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
 
   const accessLog = createAccessLog(logger, logDestination);
   const publicServer = await buildPublicServer({
@@ -148,6 +154,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     storage,
     keyUsage,
     audit,
+    routes,
     startDraining: () => health.startDraining(),
     close: () =>
       (closing ??= (async () => {
@@ -170,7 +177,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
  * origin, `iss` is the login tokens' issuer, and the organization's name and e-mail come from the
  * (instrumented) store.
  */
-async function buildIdentity(config: Config, upstreamUrl: string, store: Store, now: () => number) {
+async function buildIdentity(config: Config, upstreamUrl: string, store: Store, now: () => number, routes: LiveRouteTable) {
   if (config.identity.mode === 'off') return undefined;
   const keys = await loadIdentityKeys(config.identity.signingKey, config.identity.publishedKeys);
   const asserter = createIdentityAsserter({
@@ -185,7 +192,7 @@ async function buildIdentity(config: Config, upstreamUrl: string, store: Store, 
       return org && { name: org.name, email: org.email };
     },
     max: config.cache.max,
-    scopes: () => BUILTIN_SCOPE_TABLE,
+    scopes: () => routes.current().scopes,
   });
   return { keys, asserter };
 }
@@ -197,4 +204,16 @@ async function openStorage(config: Config, logger: Logger, now: () => number): P
   const { kind: _kind, ...connection } = config.store;
   // The store logs what it finds (redis_eviction_risk, invalidation_subscription_lost) itself.
   return openRedisStorage({ ...connection, environment: config.environment, now, logger });
+}
+
+/** The built-in table (no AUTHGATE_ROUTES_FILE): today's two routes to the one upstream. */
+function builtinTable(config: Config, upstreamUrl: string): RouteTable {
+  const compiled = compileRoutes(BUILTIN_ROUTES_FILE, {
+    defaultUpstreamUrl: upstreamUrl,
+    upstreamTimeoutMs: config.upstream.timeoutMs,
+    defaultAudience: config.identity.mode === 'on' ? config.identity.audience : undefined,
+    source: undefined,
+  });
+  if (!compiled.ok) throw new Error(`the built-in route table does not compile: ${JSON.stringify(compiled.errors)}`);
+  return compiled.table;
 }
