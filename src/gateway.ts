@@ -1,4 +1,5 @@
 // The composition root: builds the gateway's parts from its config and wires them (buildGateway).
+import { createScopedDocument } from './http/openapi-scopes.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -98,13 +99,13 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
   const limiter = createRateLimiter({ store, replica: randomUUID(), now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
-  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth });
   const organizations = createOrganizationService({ store, bus, passwords, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
   const routes = createLiveRouteTable(builtinTable(config, upstreamUrl));
+  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes });
   const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
 
   const accessLog = createAccessLog(logger, logDestination);
@@ -127,6 +128,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
     rateLimits: { policy: rateLimits, limiter },
+    routes,
   });
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,
@@ -140,7 +142,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     sessions,
     audit,
     auditLog: store,
-    publicOpenApi: () => publicServer.swagger(),
+    publicOpenApi: createScopedDocument(() => publicServer.swagger(), () => routes.current().scopes),
     jwks: identity?.keys.jwks,
   });
 

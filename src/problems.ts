@@ -42,6 +42,8 @@ export const problems = {
   duplicateHost: { status: 400, code: 1209, title: 'More than one Host header' },
   missingHost: { status: 400, code: 1210, title: 'Host header required' },
   invalidHost: { status: 400, code: 1211, title: 'Invalid Host header' },
+  // Scopes a credential is given must be ones the live route table declares (issue 28).
+  unknownScope: { status: 400, code: 1212, title: 'Unknown scope' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

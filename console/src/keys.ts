@@ -9,8 +9,8 @@ type Key = Readonly<{ id: string; prefix: string; name: string | null; scopes: s
 type Page = Readonly<{ keys: Key[]; nextCursor: string | null }>;
 type Created = Readonly<{ id: string; apiKey: string }>;
 
-/** The scopes a key may hold (README "Scopes"), in the documented order. */
-const SCOPES = ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'] as const;
+/** The scopes a key may hold, as GET /auth/scopes lists them: the route table's, in its order. */
+type Scopes = Readonly<{ scopes: ReadonlyArray<Readonly<{ name: string; description: string }>> }>;
 const LIFETIMES: readonly (readonly [string, string])[] = [['', 'Never'], ['604800', '7 days'], ['2592000', '30 days'], ['7776000', '90 days'], ['31536000', '365 days']];
 const GRACES: readonly (readonly [string, string])[] = [['86400', '24 hours (default)'], ['3600', '1 hour'], ['604800', '7 days'], ['0', 'None: revoke it now']];
 
@@ -90,14 +90,28 @@ export function keysPage(): HTMLElement {
   const name = h('input', { id: 'key-name', name: 'name', maxlength: 100, autocomplete: 'off' });
   const lifetime = h('select', { id: 'key-lifetime' }, ...options(LIFETIMES));
   const rateLimit = h('input', { id: 'key-rate-limit', placeholder: 'e.g. 100/1m', pattern: '[1-9][0-9]{0,9}/[1-9][0-9]{0,5}[smh]', autocomplete: 'off' });
-  const scopeBoxes = SCOPES.map((scope) => h('input', { type: 'checkbox', id: `scope-${scope}`, value: scope, checked: true }));
+  // The picker offers what the gateway's route table declares now (GET /auth/scopes), every one
+  // checked: a key created with all of them checked is given no list, so it also holds scopes the
+  // operator declares later, as a key created without `scopes` does.
+  let scopeBoxes: HTMLInputElement[] = [];
+  const scopeStatus = statusArea();
+  const scopePicker = h('fieldset', { class: 'scopes' }, h('legend', {}, 'Scopes'), scopeStatus);
+  async function loadScopes(): Promise<void> {
+    const declared = await run(scopePicker, scopeStatus, () => call<Scopes>('GET', '/auth/scopes'));
+    if (declared === undefined) return;
+    scopeBoxes = declared.scopes.map((scope) => h('input', { type: 'checkbox', id: `scope-${scope.name}`, value: scope.name, checked: true }));
+    const labels = scopeBoxes.map((box, i) =>
+      h('label', { class: 'check', title: declared.scopes[i]!.description }, box, ` ${box.value}`),
+    );
+    scopePicker.replaceChildren(h('legend', {}, 'Scopes'), ...labels, scopeStatus);
+  }
   const fields = h(
     'fieldset',
     {},
     h('legend', {}, 'Create a key'),
     h('label', { for: name.id }, 'Name (optional)'),
     name,
-    h('fieldset', { class: 'scopes' }, h('legend', {}, 'Scopes'), ...scopeBoxes.map((box) => h('label', { class: 'check' }, box, ` ${box.value}`))),
+    scopePicker,
     h('label', { for: lifetime.id }, 'Expires after'),
     lifetime,
     h('label', { for: rateLimit.id }, 'Rate limit (optional; at most the organization’s)'),
@@ -110,7 +124,7 @@ export function keysPage(): HTMLElement {
     const scopes = scopeBoxes.filter((box) => box.checked).map((box) => box.value);
     const body = {
       ...(name.value.trim() !== '' && { name: name.value.trim() }),
-      ...(scopes.length < SCOPES.length && { scopes }),
+      ...(scopes.length < scopeBoxes.length && { scopes }),
       ...(lifetime.value !== '' && { expiresIn: Number(lifetime.value) }),
       ...(rateLimit.value.trim() !== '' && { rateLimit: rateLimit.value.trim() }),
     };
@@ -121,6 +135,7 @@ export function keysPage(): HTMLElement {
     await load(true);
   });
 
+  void loadScopes();
   void load(true);
   return h(
     'section',

@@ -160,22 +160,8 @@ export function namesOfLegacySet(set: number): string[] {
   return LEGACY_SCOPES.filter((_scope, i) => (set & (1 << i)) !== 0);
 }
 
-// ---- Transitional: the stores still keep scopes as a legacy bit set until they move to names. ----
-export const SCOPES = LEGACY_SCOPES;
-export type Scope = (typeof SCOPES)[number];
-export type ScopeSet = number;
-export const ALL_SCOPES: ScopeSet = (1 << SCOPES.length) - 1;
-export function scopeSetOf(scopes: readonly string[]): ScopeSet {
-  let set = 0;
-  for (const scope of scopes) {
-    const i = (SCOPES as readonly string[]).indexOf(scope);
-    if (i >= 0) set |= 1 << i;
-  }
-  return set;
-}
-export function scopesIn(set: ScopeSet): Scope[] {
-  return SCOPES.filter((_scope, i) => (set & (1 << i)) !== 0);
-}
-export function isSubset(narrower: ScopeSet, wider: ScopeSet): boolean {
-  return (narrower & ~wider) === 0;
-}
+/**
+ * @deprecated A scope is a name (a string). Kept only while config/forwarded-routes.ts and
+ * proxy/forward.ts (the proxy lane removes them) still name this type.
+ */
+export type Scope = string;

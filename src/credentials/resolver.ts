@@ -1,4 +1,4 @@
-import { ALL_SCOPES_GRANT, grantOf, namesOfLegacySet } from '../authz/scopes.js';
+import { ALL_SCOPES_GRANT, grantOf } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from './cache.js';
 import type { Store } from '../store/store.js';
@@ -72,7 +72,7 @@ export function createResolver(deps: {
     const principal = await cache.principal(key, async () => {
       const record = await store.findApiKeyByHash(hash);
       if (record === undefined) return undefined;
-      const scopes = record.scopes === undefined ? ALL_SCOPES_GRANT : grantOf(namesOfLegacySet(record.scopes));
+      const scopes = grantOf(record.scopes);
       if (record.expiresAt === undefined) return { principal: { orgId: record.orgId, via: 'api_key', credentialId: record.id, scopes } };
       // Cached no longer than the key lives (an expired key for a millisecond: the cache's least).
       return {

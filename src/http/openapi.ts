@@ -37,7 +37,7 @@ function pipelineProblems(kind: DocumentKind, route: RouteOptions, forwarded: bo
     const auth = route.config?.auth;
     if (auth !== undefined && auth !== 'none') names.push('credentialMissing', 'credentialInvalid', 'wrongEnvironment', 'storeUnavailable');
     if (auth === 'login-token') names.push('loginTokenRequired');
-    if (auth === 'any') names.push('insufficientScope');
+    if (auth === 'any' && route.config?.scope !== null) names.push('insufficientScope');
   }
   if (forwarded) {
     // Dot segments are refused as unknown paths, before authentication (proxy/path-guard.ts);

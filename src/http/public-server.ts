@@ -16,6 +16,7 @@ import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
 import { auditRoutes } from '../routes/audit.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
+import { scopeRoutes } from '../routes/scopes.js';
 import { sessionRoutes } from '../routes/sessions.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { AuditTrail } from '../audit/trail.js';
@@ -46,6 +47,7 @@ import routePolicy from './route-policy.js';
 import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 import type { Server as HttpsServer } from 'node:https';
 import './request-context.js';
+import type { RouteTableSource } from '../route-table/types.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
 import { trustProxyOption } from './trust-proxy.js';
 
@@ -76,6 +78,8 @@ export type PublicServerDeps = Readonly<{
   rateLimit: RateLimitCheck;
   /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
+  /** The live route table (GET /auth/scopes lists its scopes). */
+  routes: RouteTableSource;
 }>;
 
 /** The public port. The order of work reads top to bottom, as a request meets it. */
@@ -173,6 +177,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });
     await auth.register(auditRoutes, { auditLog: deps.auditLog });
+    await auth.register(scopeRoutes, { routes: deps.routes });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
   // The self-service console: static files that call the routes above, like any client.

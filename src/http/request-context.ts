@@ -18,8 +18,11 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     auth?: CredentialRequirement;
-    /** The scope an 'any' route needs (authz/scopes.ts); required there, refused at start if missing. */
-    scope?: Scope;
+    /**
+     * The scope an 'any' route needs (authz/scopes.ts); required there, refused at start if
+     * missing. null says, on purpose, that any credential will do (GET /auth/scopes).
+     */
+    scope?: Scope | null;
     /** The template used in metrics and logs: never the raw path. */
     routeLabel?: string;
   }

@@ -11,7 +11,7 @@ import type { CredentialResolver } from '../credentials/resolver.js';
  * `config.scope`, which a route open to API keys must name), the authenticate and authorize
  * stages as onRequest hooks (so a refused request's body is never read). A route without
  * `config.auth`, or open to API keys without a scope, is refused at start: nothing is public, or
- * open to every key, by accident.
+ * open to every key, by accident; `scope: null` opens an 'any' route to every credential on purpose.
  */
 async function routePolicy(app: FastifyInstance, opts: { resolver: Pick<CredentialResolver, 'resolve'>; record: DecisionRecorder; noteKeyUse: (principal: Principal) => void }) {
   const authenticate = createAuthenticate(opts.resolver, opts.record, opts.noteKeyUse);
@@ -19,14 +19,18 @@ async function routePolicy(app: FastifyInstance, opts: { resolver: Pick<Credenti
     const auth = route.config?.auth;
     if (auth === undefined) throw new Error(`route ${route.method} ${route.url} declares no config.auth`);
     if (auth === 'none') return;
+    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    if (auth === 'any' && route.config?.scope === null) {
+      route.onRequest = [authenticate, ...existing] as typeof route.onRequest;
+      return;
+    }
     let authorize;
     try {
-      authorize = createAuthorize(auth, route.config?.scope);
+      authorize = createAuthorize(auth, route.config?.scope ?? undefined);
     } catch (error) {
       throw new Error(`route ${String(route.method)} ${route.url}: ${(error as Error).message}`);
     }
     const stages: (onRequestAsyncHookHandler | AuthorizeHook)[] = [authenticate, authorize];
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     route.onRequest = [...stages, ...existing] as typeof route.onRequest;
   });
 }

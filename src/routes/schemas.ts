@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { SCOPES } from '../authz/scopes.js';
+import { MAX_SCOPE_NAME_LENGTH, SCOPE_NAME_PATTERN } from '../authz/scopes.js';
 import { MAX_ROLL_GRACE_SECONDS } from '../services/api-keys.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../credentials/passwords.js';
 import { problems, type ProblemName } from '../problems.js';
@@ -51,11 +51,18 @@ export type OrgSessionParams = Static<typeof OrgSessionParams>;
 export const MAX_API_KEY_EXPIRES_IN = 31_622_400;
 
 const KeyNameText = Type.String({ minLength: 1, maxLength: 100, description: 'A label for people; shown in listings.' });
-const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), {
+/** The most scopes one request may name (a bound on the request, not on the table). */
+export const MAX_SCOPES_PER_KEY = 256;
+/**
+ * Scope names as a request gives them: shaped as names here; whether the live route table
+ * declares them is the service's check (400, code 1212, naming the unknown ones), since a reload
+ * changes the table and a route's schema is compiled once.
+ */
+const ScopeList = Type.Array(Type.String({ pattern: SCOPE_NAME_PATTERN, maxLength: MAX_SCOPE_NAME_LENGTH }), {
   minItems: 1,
-  maxItems: SCOPES.length,
+  maxItems: MAX_SCOPES_PER_KEY,
   uniqueItems: true,
-  description: `Scopes from the closed set: ${SCOPES.join(', ')}.`,
+  description: 'Scopes the route table declares (GET /auth/scopes lists them; an unknown one is 400, code 1212).',
 });
 const ExpiresAtInput = Type.String({ format: 'date-time', description: 'When the key stops working (RFC 3339): in the future, at most 366 days ahead. Not with expiresIn.' });
 const ExpiresInInput = Type.Integer({ minimum: 60, maximum: MAX_API_KEY_EXPIRES_IN, description: 'Seconds from now until the key stops working (60 to 366 days). Not with expiresAt.' });
@@ -81,7 +88,7 @@ export const NewApiKeyBody = Type.Object(
 export type NewApiKeyBody = Static<typeof NewApiKeyBody>;
 
 const KeyName = Type.Union([Type.String(), Type.Null()], { description: 'Its name; null when it was given none.' });
-const KeyScopes = Type.Array(Type.String(), { description: 'The scopes it holds, in the documented order.' });
+const KeyScopes = Type.Array(Type.String(), { description: 'The scopes it holds that the route table declares, in the table\'s order (GET /auth/scopes).' });
 const KeyExpiry = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
   description: 'When the key stops working (401 from then on, on every replica); null when it does not expire.',
 });

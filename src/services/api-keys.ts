@@ -1,7 +1,7 @@
 // API keys of an organization: create (the secret shown once, only its hash stored), list, get,
 // rename, delete
 // (revoked everywhere); and leak reports, which revoke whatever reported key is real.
-import { ALL_SCOPES, scopeSetOf, scopesIn, type Scope } from '../authz/scopes.js';
+import type { ScopeTable } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import { generateApiKey, parseApiKey } from '../credentials/api-keys.js';
 import { Problem } from '../problems.js';
@@ -9,13 +9,14 @@ import type { TenantGrowth } from '../guards/tenant-growth.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf } from '../store/shard-tag.js';
 import type { RateLimitService } from './rate-limits.js';
-import { storedScopes, type ApiKeyChangeRefusal, type ApiKeySummary, type Store } from '../store/store.js';
+import type { RouteTableSource } from '../route-table/types.js';
+import { storedScopes, type ApiKeyChangeRefusal, type ApiKeySummary, type ScopeNames, type Store } from '../store/store.js';
 
 export type ApiKeyView = Readonly<{
   id: string;
   prefix: string;
   name: string | null;
-  scopes: Scope[];
+  scopes: string[];
   createdAt: string;
   expiresAt: string | null;
   lastUsedAt: string | null;
@@ -27,13 +28,13 @@ export type ApiKeyView = Readonly<{
 export type KeyEnd = Readonly<{ expiresAt?: string; expiresIn?: number }>;
 
 /** What a new key may be given: a name, scopes (default: every one), an end and its own rate limit. */
-export type NewApiKeyOptions = KeyEnd & Readonly<{ name?: string; scopes?: readonly Scope[]; rateLimit?: string }>;
+export type NewApiKeyOptions = KeyEnd & Readonly<{ name?: string; scopes?: readonly string[]; rateLimit?: string }>;
 
 /**
  * What a key's owner may change: its name (null removes it), fewer scopes, an earlier end, its own
  * rate limit (never above its organization's; null removes it).
  */
-export type ApiKeyChangeOptions = KeyEnd & Readonly<{ name?: string | null; scopes?: readonly Scope[]; rateLimit?: string | null }>;
+export type ApiKeyChangeOptions = KeyEnd & Readonly<{ name?: string | null; scopes?: readonly string[]; rateLimit?: string | null }>;
 
 /** A roll: how long the rolled key keeps working, and optionally the successor's own end. */
 export type RollOptions = KeyEnd & Readonly<{ graceSeconds?: number }>;
@@ -42,7 +43,7 @@ export type CreatedApiKey = Readonly<{
   id: string;
   apiKey: string;
   name: string | null;
-  scopes: Scope[];
+  scopes: string[];
   createdAt: string;
   expiresAt: string | null;
   rateLimit: string | null;
@@ -70,6 +71,24 @@ const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).
 
 /** A key a leak report revoked: for the audit line, never the key or its hash. */
 export type LeakedKeyRevoked = Readonly<{ orgId: string; keyId: string }>;
+
+/**
+ * What a key's scopes show as under a table: the names it holds that the table declares, in the
+ * table's order; every declared name for a key holding every scope. A name the file no longer
+ * declares is not shown (and holds nothing), though the store keeps it.
+ */
+export function scopesShown(scopes: ScopeNames | undefined, table: ScopeTable): string[] {
+  return scopes === undefined ? [...table.names] : table.declaredOf(scopes);
+}
+
+/** The names given, if the table declares every one; otherwise 400 (1212) naming those it does not. */
+export function declaredScopes(names: readonly string[], table: ScopeTable): readonly string[] {
+  const unknown = [...new Set(names)].filter((name) => !table.has(name));
+  if (unknown.length > 0) {
+    throw new Problem('unknownScope', `The route table declares no scope ${unknown.join(', ')} (GET /auth/scopes lists those it does).`, 'unknown_scope');
+  }
+  return names;
+}
 
 const REFUSALS: Record<Exclude<ApiKeyChangeRefusal, 'not-found'>, string> = {
   'scopes-wider': 'A key\'s scopes can only be narrowed; create a new key for more.',
@@ -108,8 +127,11 @@ export function createApiKeyService(deps: {
   rateLimits: RateLimitService;
   /** Keys made per organization and window, and held per organization (guards/tenant-growth.ts). */
   growth?: Pick<TenantGrowth, 'admitKeyCreation' | 'maxKeys'>;
+  /** The live route table: its scopes are what keys may be given, and the order they are shown in. */
+  routes: RouteTableSource;
 }) {
-  const { store, bus, environment, now, rateLimits, growth } = deps;
+  const { store, bus, environment, now, rateLimits, growth, routes } = deps;
+  const table = () => routes.current().scopes;
   const pendingUse = deps.pendingUse ?? (() => undefined);
   const view = (key: ApiKeySummary): ApiKeyView => {
     const pending = pendingUse(key.id);
@@ -118,7 +140,7 @@ export function createApiKeyService(deps: {
       id: key.id,
       prefix: key.displayPrefix,
       name: key.name ?? null,
-      scopes: scopesIn(key.scopes ?? ALL_SCOPES),
+      scopes: scopesShown(key.scopes, table()),
       createdAt: key.createdAt,
       expiresAt: iso(key.expiresAt),
       lastUsedAt: iso(lastUsedAt),
@@ -148,7 +170,7 @@ export function createApiKeyService(deps: {
     async create(orgId: string, options: NewApiKeyOptions = {}): Promise<CreatedApiKey> {
       const t = now();
       const expiresAt = expiryOf(options, t);
-      const scopes = storedScopes(options.scopes === undefined ? undefined : scopeSetOf(options.scopes));
+      const scopes = storedScopes(options.scopes === undefined ? undefined : declaredScopes(options.scopes, table()));
       const rateLimit = options.rateLimit === undefined ? undefined : rateLimits.keyLimitFor(orgId, options.rateLimit);
       const key = generateApiKey(environment, shardTagOf(orgId));
       const createdAt = new Date(t).toISOString();
@@ -175,7 +197,7 @@ export function createApiKeyService(deps: {
         id: key.id,
         apiKey: key.secret,
         name: options.name ?? null,
-        scopes: scopesIn(scopes ?? ALL_SCOPES),
+        scopes: scopesShown(scopes, table()),
         createdAt,
         expiresAt: iso(expiresAt),
         rateLimit: rateLimit ?? null,
@@ -219,7 +241,7 @@ export function createApiKeyService(deps: {
       const rateLimit = options.rateLimit == null ? options.rateLimit : rateLimits.keyLimitFor(orgId, options.rateLimit);
       const changed = await store.changeApiKey(orgId, keyId, {
         ...(options.name !== undefined && { name: options.name }),
-        ...(options.scopes !== undefined && { scopes: scopeSetOf(options.scopes) }),
+        ...(options.scopes !== undefined && { scopes: declaredScopes(options.scopes, table()) }),
         ...(expiresAt !== undefined && { expiresAt }),
       });
       if (changed === 'not-found') throw new Problem('apiKeyNotFound');
@@ -276,7 +298,7 @@ export function createApiKeyService(deps: {
         id: key.id,
         apiKey: key.secret,
         name: result.successor.name ?? null,
-        scopes: scopesIn(result.successor.scopes ?? ALL_SCOPES),
+        scopes: scopesShown(result.successor.scopes, table()),
         createdAt,
         expiresAt: iso(expiresAt),
         rateLimit,

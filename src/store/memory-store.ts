@@ -2,6 +2,7 @@ import {
   changedTerms,
   latestLoginFirst,
   newestFirst,
+  sameScopes,
   storedScopes,
   type AttemptVerdict,
   type CounterState,
@@ -199,7 +200,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
       const { name: _name, expiresAt: _expiresAt, scopes: _scopes, ...rest } = key;
       const changed: ApiKeyRecord = { ...rest, ...terms };
       keysByHash.set(key.hash, changed);
-      const termsChanged = changed.scopes !== key.scopes || changed.expiresAt !== key.expiresAt;
+      const termsChanged = !sameScopes(changed.scopes, key.scopes) || changed.expiresAt !== key.expiresAt;
       return { key: summaryOf(changed), revoked: termsChanged ? { kind: 'api_key', cacheKey: key.hash } : undefined };
     },
 
@@ -418,10 +419,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
   };
 }
 
-/** Every scope is kept as no list (storedScopes). */
+/** Scope names as a store keeps them: sorted, without duplicates (storedScopes). */
 function withStoredScopes(key: ApiKeyRecord): ApiKeyRecord {
   const scopes = storedScopes(key.scopes);
-  if (scopes === key.scopes) return key;
-  const { scopes: _all, ...rest } = key;
-  return rest;
+  return scopes === undefined ? key : { ...key, scopes };
 }

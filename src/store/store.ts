@@ -16,7 +16,7 @@ export type Organization = Readonly<{
 
 export type NewOrganization = Organization;
 
-import { ALL_SCOPES, isSubset, type ScopeSet } from '../authz/scopes.js';
+import { isScopeName } from '../authz/scopes.js';
 
 export type ApiKeyRecord = Readonly<{
   id: string;
@@ -39,10 +39,12 @@ export type ApiKeyRecord = Readonly<{
    */
   expiresAt?: number;
   /**
-   * The scopes it holds (authz/scopes.ts), absent for every scope (the default, which also holds
-   * scopes added later). Never empty.
+   * The names of the scopes it holds (authz/scopes.ts), absent for every scope (the default, which
+   * also holds scopes declared later). By name, never by position in a table: editing the routes
+   * file never changes what a key holds; a name the table no longer declares simply holds nothing.
+   * Never empty; stores keep it sorted and without duplicates (storedScopes).
    */
-  scopes?: ScopeSet;
+  scopes?: ScopeNames;
 }>;
 
 /** A key as its owner sees it: no hash, no organization. lastUsedAt as the stores last heard of it. */
@@ -52,7 +54,7 @@ export type ApiKeySummary = Readonly<{
   createdAt: string;
   name?: string;
   expiresAt?: number;
-  scopes?: ScopeSet;
+  scopes?: ScopeNames;
   /** Epoch ms of its last recorded use (recordApiKeyUse); absent when never recorded. */
   lastUsedAt?: number;
 }>;
@@ -62,14 +64,14 @@ export type ApiKeySummary = Readonly<{
  * expires (epoch ms; absent when never) and its scopes (absent: all). An expired key is still
  * found: the resolver refuses it.
  */
-export type FoundApiKey = Readonly<{ id: string; orgId: string; hash: string; expiresAt?: number; scopes?: ScopeSet }>;
+export type FoundApiKey = Readonly<{ id: string; orgId: string; hash: string; expiresAt?: number; scopes?: ScopeNames }>;
 
 /** What a key's owner may change of it (changeApiKey): each part absent stays as it is. */
 export type ApiKeyChange = Readonly<{
   /** null removes the name. */
   name?: string | null;
-  /** Must hold nothing the key does not hold already: narrowing only. */
-  scopes?: ScopeSet;
+  /** Must name nothing the key does not hold already (by name): narrowing only. */
+  scopes?: ScopeNames;
   /** Must be no later than the key's present end (any, for a key without one): earlier only. */
   expiresAt?: number;
 }>;
@@ -95,14 +97,14 @@ export type RolledApiKey = Readonly<{
 }>;
 
 /** What changeApiKey may change of a key, as a store keeps it. */
-export type ApiKeyTerms = Readonly<{ name?: string; expiresAt?: number; scopes?: ScopeSet }>;
+export type ApiKeyTerms = Readonly<{ name?: string; expiresAt?: number; scopes?: ScopeNames }>;
 
 /**
  * The one rule of a change, for both stores: the key's terms after it, or why it is refused
  * (scopes it does not hold, or an end later than its own). A key without an end may be given one.
  */
 export function changedTerms(key: ApiKeyTerms, change: ApiKeyChange): ApiKeyTerms | 'scopes-wider' | 'expiry-later' {
-  if (change.scopes !== undefined && !isSubset(change.scopes, key.scopes ?? ALL_SCOPES)) return 'scopes-wider';
+  if (change.scopes !== undefined && !namesWithin(change.scopes, key.scopes)) return 'scopes-wider';
   if (change.expiresAt !== undefined && key.expiresAt !== undefined && change.expiresAt > key.expiresAt) return 'expiry-later';
   const name = change.name === undefined ? key.name : change.name ?? undefined;
   const expiresAt = change.expiresAt ?? key.expiresAt;
@@ -114,9 +116,31 @@ export function changedTerms(key: ApiKeyTerms, change: ApiKeyChange): ApiKeyTerm
   };
 }
 
-/** How a store keeps a key's scopes: every scope (ALL_SCOPES) as no list, so it holds later ones too. */
-export function storedScopes(scopes: ScopeSet | undefined): ScopeSet | undefined {
-  return scopes === ALL_SCOPES ? undefined : scopes;
+/** A key's scope names: what a store keeps (sorted, no duplicates); undefined is every scope. */
+export type ScopeNames = readonly string[];
+
+/**
+ * How a store keeps a key's scopes: sorted and without duplicates, so equal sets are equal values
+ * (the Redis store compares them as text); undefined (every scope, present and future) stays so.
+ */
+export function storedScopes(scopes: ScopeNames | undefined): ScopeNames | undefined {
+  if (scopes === undefined) return undefined;
+  // A caller's mistake (the services check names against the route table first): refused, never stored.
+  if (scopes.length === 0 || !scopes.every(isScopeName)) throw new Error('an API key\'s scopes are one or more scope names');
+  return [...new Set(scopes)].sort();
+}
+
+/** Whether two stored scope lists (storedScopes) are the same: both every scope, or the same names. */
+export function sameScopes(a: ScopeNames | undefined, b: ScopeNames | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((name, i) => name === b[i]);
+}
+
+/** Whether every name of `narrower` is held by `held` (undefined: every scope). */
+export function namesWithin(narrower: ScopeNames, held: ScopeNames | undefined): boolean {
+  if (held === undefined) return true;
+  const holding = new Set(held);
+  return narrower.every((name) => holding.has(name));
 }
 
 /** The order every store lists an organization's keys in: newest first, ties by id (descending). */

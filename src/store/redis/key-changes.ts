@@ -8,15 +8,16 @@
  *
  * The rule is store.ts#changedTerms, written again here in Lua over the stored text (replies.ts:
  * the index entry `<digest><created> <prefix>[ <terms or -> [<name>]]`, the terms
- * `<expiry or ->[/<scopes, base 36>]`, the hot-path value `<org> <key>[ <terms>]`); the contract
+ * `<expiry or ->[<scopes>]` (scopes `~<names, sorted, by ,>` or, for the five original names, the
+legacy `/<bit set, base 36>`), the hot-path value `<org> <key>[ <terms>]`); the contract
  * suite (test/store/store-contract.ts) holds both stores to the same answers.
  */
-import { ALL_SCOPES } from '../../authz/scopes.js';
+import { LEGACY_SCOPES } from '../../authz/scopes.js';
 import { restAfterOrganizationTag, shardTagOf } from '../shard-tag.js';
 import { storedScopes, type ApiKeyChange, type ApiKeyChangeRefusal, type ApiKeyRoll, type ApiKeySummary, type RolledApiKey, type Revoked } from '../store.js';
 import type { ShardKeys } from './keys.js';
 import { DIGEST, DIGEST_LENGTH, packId, packMs, packTime } from './packing.js';
-import { apiKeySummaryReply, keyIndexField, keyUseField, unexpected } from './replies.js';
+import { apiKeySummaryReply, keyIndexField, keyUseField, scopesPart, unexpected } from './replies.js';
 import { announce, readMs } from './lua.js';
 import type { Script } from './scripts.js';
 
@@ -32,16 +33,31 @@ local function parseEntry(entry)
   if s3 then terms, name = string.sub(tail, 1, s3 - 1), string.sub(tail, s3 + 1) end
   local expiry, scopes = nil, nil
   if terms ~= '-' then
-    local slash = string.find(terms, '/', 1, true)
-    expiry = slash and string.sub(terms, 1, slash - 1) or terms
-    if slash then scopes = string.sub(terms, slash + 1) end
+    local mark = string.find(terms, '[/~]')
+    expiry = mark and string.sub(terms, 1, mark - 1) or terms
+    if mark then scopes = string.sub(terms, mark) end
     if expiry == '-' then expiry = nil end
   end
   return string.sub(entry, 1, s2 - 1), expiry, scopes, name
 end
 local function termsOf(expiry, scopes)
   if not expiry and not scopes then return nil end
-  return (expiry or '-') .. (scopes and ('/' .. scopes) or '')
+  return (expiry or '-') .. (scopes or '')
+end
+-- The names a stored scopes part holds (replies.ts scopesPart): '~' and names by ',', or '/' and
+-- the legacy bit set, bit i the i-th of LEGACY_SCOPES (read forever).
+local LEGACY = {${LEGACY_SCOPES.map((name) => `'${name}'`).join(', ')}}
+local function heldNames(scopes)
+  local held = {}
+  if string.sub(scopes, 1, 1) == '/' then
+    local set = tonumber(string.sub(scopes, 2), 36)
+    for i, name in ipairs(LEGACY) do
+      if bit.band(set, bit.lshift(1, i - 1)) ~= 0 then held[name] = true end
+    end
+  else
+    for name in string.gmatch(string.sub(scopes, 2), '[^,]+') do held[name] = true end
+  end
+  return held
 end
 local function entryOf(head, terms, name)
   if name then return head .. ' ' .. (terms or '-') .. ' ' .. name end
@@ -53,8 +69,8 @@ end`;
 
 export const keyChangeScripts = {
   // KEYS: org (its key index), the tag's API keys. ARGV: 1 index field, 2 use field, 3 name
-  // ('keep', 'drop' or 'set'), 4 the name to set, 5 new scopes (decimal; '' keeps them), 6 the
-  // same as stored (base 36; '' for every scope), 7 every scope (decimal), 8 new end (decimal ms;
+  // ('keep', 'drop' or 'set'), 4 the name to set, 5 new scopes (names joined by ','; '' keeps
+  // them), 6 the same as stored (replies.ts scopesPart), 7 unused, 8 new end (decimal ms;
   // '' keeps it), 9 the same packed (packMs), 10 tag, 11 packed org id, 12 packed key id, 13
   // channel, 14 message head. Reply: {refusal} ('not-found', 'scopes-wider', 'expiry-later'), or
   // {'changed', new entry, last use or '', 1 when its terms changed (announced) else 0}.
@@ -67,11 +83,13 @@ if not entry then
   return {'not-found'}
 end
 local head, expiry, scopes, name = parseEntry(entry)
-if ARGV[5] ~= '' then
-  local held = scopes and tonumber(scopes, 36) or tonumber(ARGV[7])
-  if bit.band(tonumber(ARGV[5]), bit.bnot(held)) ~= 0 then
-    announce(ARGV[13], ARGV[14], {})
-    return {'scopes-wider'}
+if ARGV[5] ~= '' and scopes then
+  local held = heldNames(scopes)
+  for name in string.gmatch(ARGV[5], '[^,]+') do
+    if not held[name] then
+      announce(ARGV[13], ARGV[14], {})
+      return {'scopes-wider'}
+    end
   end
 end
 if ARGV[8] ~= '' and expiry and tonumber(ARGV[8]) > readMs(expiry) then
@@ -170,9 +188,9 @@ export async function changeApiKey(
     keyUseField(packedKeyId),
     change.name === undefined ? 'keep' : change.name === null ? 'drop' : 'set',
     change.name ?? '',
-    change.scopes === undefined ? '' : change.scopes,
-    scopes === undefined ? '' : scopes.toString(36),
-    ALL_SCOPES,
+    scopes === undefined ? '' : scopes.join(','),
+    scopes === undefined ? '' : scopesPart(scopes),
+    '',
     change.expiresAt === undefined ? '' : change.expiresAt,
     change.expiresAt === undefined ? '' : packMs(change.expiresAt),
     tag,

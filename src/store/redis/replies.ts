@@ -18,6 +18,7 @@ import type {
 import type { AuditEvent, StoredAuditEvent } from '../audit.js';
 import type { RateGrant, RateLimitTable, RateLimitTarget, StoredLimit } from '../rate-limits.js';
 import { DIGEST_LENGTH, packMs, packTime, unpackId, unpackMs, unpackTime } from './packing.js';
+import { isScopeName, LEGACY_SCOPES, namesOfLegacySet } from '../../authz/scopes.js';
 
 /** The organization's own fields in its record (the rest is its key index). */
 export const ORGANIZATION_FIELDS = ['name', 'email', 'passwordHash', 'createdAt'] as const;
@@ -39,30 +40,70 @@ export function keyIndexField(packedKeyId: string): string {
 }
 
 /**
- * A key's terms, in one space-free part: `<expiresAt (packMs) or ->`, then `/<scopes, base 36>`
- * for a key with fewer than every scope; undefined for a key with neither (no part at all).
+ * A key's terms, in one space-free part: `<expiresAt (packMs) or ->`, then its scopes for a key
+ * with a list of them (scopesPart); undefined for a key with neither (no part at all).
  */
-export function termsPart(expiresAt: number | undefined, scopes: number | undefined): string | undefined {
+export function termsPart(expiresAt: number | undefined, scopes: readonly string[] | undefined): string | undefined {
   if (expiresAt === undefined && scopes === undefined) return undefined;
   const expiry = expiresAt === undefined ? NO_EXPIRY : packMs(expiresAt);
-  return scopes === undefined ? expiry : `${expiry}/${scopes.toString(36)}`;
+  return scopes === undefined ? expiry : `${expiry}${scopesPart(scopes)}`;
 }
 
-function readTerms(part: string): { expiresAt?: number; scopes?: number } {
-  const slash = part.indexOf('/');
-  const expiry = slash < 0 ? part : part.slice(0, slash);
-  const scopes = slash < 0 ? undefined : parseInt(part.slice(slash + 1), 36);
-  if (expiry === '' || (scopes !== undefined && !(Number.isSafeInteger(scopes) && scopes > 0))) throw new Error('malformed API key terms in Redis');
+/**
+ * A key's scope names as stored, by name (docs/redis-layout.md, "Scopes"): `~` and the names,
+ * sorted, joined by `,`; or, when every name is one of the five scopes keys had before scopes were
+ * the operator's, `/` and their bit set in base 36 (bit i = LEGACY_SCOPES[i], a list frozen
+ * forever, never the routes file's): the encoding keys were always written with, and 2 bytes
+ * where names take up to 80, so such a key's value stays within a listpack's 64 bytes. Either
+ * way the file's order never enters the store. Scope names hold none of ` `, `,`, `~`, `/`
+ * (isScopeName), and an expiry never holds `/` or `~`.
+ */
+export function scopesPart(scopes: readonly string[]): string {
+  const names = [...new Set(scopes)].sort();
+  if (names.length === 0 || !names.every(isScopeName)) throw new Error('an API key\'s scopes are one or more scope names');
+  let legacy = 0;
+  for (const name of names) {
+    const bit = (LEGACY_SCOPES as readonly string[]).indexOf(name);
+    if (bit < 0) return `${NAMED_SCOPES}${names.join(',')}`;
+    legacy |= 1 << bit;
+  }
+  return `${LEGACY_SCOPE_BITS}${legacy.toString(36)}`;
+}
+
+/** What starts a terms part's scopes: the names, or the five original scopes' bit set. */
+const NAMED_SCOPES = '~';
+const LEGACY_SCOPE_BITS = '/';
+
+function readTerms(part: string): { expiresAt?: number; scopes?: string[] } {
+  const mark = part.search(/[~/]/);
+  const expiry = mark < 0 ? part : part.slice(0, mark);
+  const scopes = mark < 0 ? undefined : readScopes(part.slice(mark));
+  if (expiry === '') throw new Error('malformed API key terms in Redis');
   return {
     ...(expiry !== NO_EXPIRY && { expiresAt: unpackMs(expiry) }),
     ...(scopes !== undefined && { scopes }),
   };
 }
 
+/** scopesPart read back: sorted names (a legacy bit set by LEGACY_SCOPES, read forever). */
+function readScopes(part: string): string[] {
+  const body = part.slice(1);
+  if (part.startsWith(LEGACY_SCOPE_BITS)) {
+    const set = parseInt(body, 36);
+    if (!/^[0-9a-z]+$/.test(body) || !(Number.isSafeInteger(set) && set > 0)) throw new Error('malformed API key scopes in Redis');
+    return namesOfLegacySet(set).sort();
+  }
+  const names = body.split(',');
+  if (!names.every(isScopeName)) throw new Error('malformed API key scopes in Redis');
+  return names;
+}
+
 /**
  * A key's value in its tag's hash: `<packed org id> <packed key id>`, then ` <terms>` (termsPart)
- * only for a key that expires or holds fewer scopes. Short, so the hash stays a listpack (values
- * up to 64 bytes: the longest, with an expiry and scopes, is exactly 64).
+ * only for a key that expires or holds a list of scopes. Short, so the hash stays a listpack
+ * (values up to 64 bytes): 53 bytes, 55 to 64 with an expiry and scopes among the five original
+ * ones; a key holding other names spells them out, 55 + their length with `,` between them, and
+ * past 64 bytes its tag's hash becomes a hash table (docs/redis-layout.md, "Memory").
  */
 export function apiKeyValue(packedOrgId: string, packedKeyId: string, key: Pick<ApiKeyRecord, 'expiresAt' | 'scopes'>): string {
   const terms = termsPart(key.expiresAt, key.scopes);
@@ -82,7 +123,7 @@ const NO_EXPIRY = '-';
 
 /**
  * An entry of an organization's key index: `<digest><packed createdAt> <displayPrefix>`, then, for
- * a key with a name, an expiry or fewer scopes, ` <terms or -> <name>` (the name last, and only
+ * a key with a name, an expiry or a list of scopes, ` <terms or -> <name>` (the name last, and only
  * when there is one: a name may hold spaces). The scripts read the first 22 characters (the
  * digest) and the terms (the third part).
  */
