@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import t from 'tap';
 import { createAuthorize } from '../../src/authz/authorize.js';
-import { SCOPES, ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
+import { LEGACY_SCOPES as SCOPES, ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
 import type { Principal } from '../../src/credentials/principal.js';
 import { Problem } from '../../src/problems.js';
 import '../../src/http/request-context.js';

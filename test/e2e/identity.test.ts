@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import t from 'tap';
-import { SCOPES } from '../../src/authz/scopes.js';
+import { LEGACY_SCOPES as SCOPES } from '../../src/authz/scopes.js';
 import { send, startGateway, UA, type StartedGateway } from '../helpers/gateway.js';
 import { rawRequest, requestText } from '../helpers/raw-http.js';
 import { startRedis } from '../helpers/redis.js';

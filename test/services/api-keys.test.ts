@@ -1,4 +1,5 @@
-import { SCOPES } from '../../src/authz/scopes.js';
+import { LEGACY_SCOPES } from '../../src/authz/scopes.js';
+import { liveTable } from '../helpers/route-tables.js';
 import t, { type Test } from 'tap';
 import { parseApiKey } from '../../src/credentials/api-keys.js';
 import { Problem } from '../../src/problems.js';
@@ -23,7 +24,7 @@ async function fixture(t: Test) {
   }
   const announced: Revoked[][] = [];
   const rateLimits = await rateLimitServiceOver(store);
-  const apiKeys = createApiKeyService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, environment: 'production', now: () => NOW, rateLimits });
+  const apiKeys = createApiKeyService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, environment: 'production', now: () => NOW, rateLimits, routes: liveTable() });
   return { store, apiKeys, announced };
 }
 
@@ -62,7 +63,7 @@ t.test('list: views of the organization\'s own keys, never a hash', async (t) =>
   t.same(listed.map((key) => key.id).sort(), [a1.id, a2.id].sort());
   t.equal(nextCursor, null, 'one page');
   for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'rateLimit', 'scopes']);
-  for (const key of listed) t.match(key, { name: null, expiresAt: null, lastUsedAt: null, scopes: [...SCOPES] });
+  for (const key of listed) t.match(key, { name: null, expiresAt: null, lastUsedAt: null, scopes: [...LEGACY_SCOPES] });
   t.same(await apiKeys.list('org_none'), { keys: [], nextCursor: null });
 });
 

@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
-import { scopeSetOf } from '../../src/authz/scopes.js';
 import type { Invalidation } from '../../src/store/invalidation.js';
 import { redisKeys } from '../../src/store/redis/keys.js';
 import type { RedisInvalidationBus } from '../../src/store/redis/invalidation.js';
@@ -196,7 +195,7 @@ t.test('a key with a name and an expiry: expiresAt appended to the hot-path valu
   t.equal(await value(onlyName), null);
 });
 
-t.test('a key with fewer scopes: the set in base 36 after its terms (the longest value is exactly 64 bytes, still a listpack); its last use a field of the record', async (t) => {
+t.test('a key with a list of scopes: the five original names as their bit set in base 36 (the longest value exactly 64 bytes, still a listpack), any other names spelled out after ~; its last use a field of the record', async (t) => {
   const environment = `env-${randomUUID()}`;
   const { store } = await open(t, { environment });
   const org = newOrganization();
@@ -204,23 +203,77 @@ t.test('a key with fewer scopes: the set in base 36 after its terms (the longest
   const packed = packId(org.id);
   await store.createOrganizationIfEmailFree(org);
   const expiresAt = Date.parse('2027-03-01T12:00:00.000Z');
-  const longest = { ...newApiKey(org.id), name: 'ops', expiresAt, scopes: scopeSetOf(['accounts:read', 'keys:write']) };
-  const onlyScopes = { ...newApiKey(org.id), scopes: scopeSetOf(['organization:read']) };
+  // Bits of LEGACY_SCOPES: accounts:read 1, keys:write 16; organization:read 4.
+  const longest = { ...newApiKey(org.id), name: 'ops', expiresAt, scopes: ['keys:write', 'accounts:read'] };
+  const onlyScopes = { ...newApiKey(org.id), scopes: ['organization:read'] };
   for (const k of [longest, onlyScopes]) t.equal(await store.createApiKey(k), 'created');
   const digest = (k: { hash: string }) => k.hash.slice(SHARD_TAG_LENGTH + 1);
   const value = (k: { hash: string }) => redisCommand(server.port, 'HGET', shard.apiKeys, digest(k));
   const entry = (k: { id: string }) => redisCommand(server.port, 'HGET', shard.organization(packed), `k:${packId(k.id)}`);
   const hot = String(await value(longest));
-  t.equal(hot, `${packed} ${packId(longest.id)} ${expiresAt.toString(36)}/${longest.scopes.toString(36)}`);
+  t.equal(hot, `${packed} ${packId(longest.id)} ${expiresAt.toString(36)}/h`);
   t.equal(Buffer.byteLength(hot), 64, 'exactly the listpack limit');
-  t.equal(await value(onlyScopes), `${packed} ${packId(onlyScopes.id)} -/${onlyScopes.scopes.toString(36)}`, 'no expiry: - before the set');
+  t.equal(await value(onlyScopes), `${packed} ${packId(onlyScopes.id)} -/4`, 'no expiry: - before the set');
   t.equal(await redisCommand(server.port, 'OBJECT', 'ENCODING', shard.apiKeys), 'listpack');
-  t.match(await entry(longest), new RegExp(`^${digest(longest)}[0-9a-z]+ ${longest.displayPrefix} ${expiresAt.toString(36)}/${longest.scopes.toString(36)} ops$`));
-  t.match(await entry(onlyScopes), new RegExp(`^${digest(onlyScopes)}[0-9a-z]+ ${onlyScopes.displayPrefix} -/${onlyScopes.scopes.toString(36)}$`));
+  t.match(await entry(longest), new RegExp(`^${digest(longest)}[0-9a-z]+ ${longest.displayPrefix} ${expiresAt.toString(36)}/h ops$`));
+  t.match(await entry(onlyScopes), new RegExp(`^${digest(onlyScopes)}[0-9a-z]+ ${onlyScopes.displayPrefix} -/4$`));
   await store.recordApiKeyUse([{ orgId: org.id, keyId: longest.id, at: 1_800_000_000_000 }]);
   t.equal(await redisCommand(server.port, 'HGET', shard.organization(packed), `u:${packId(longest.id)}`), (1_800_000_000_000).toString(36), 'u:<packed key id> → the use in base 36');
+
+  // The operator's names are spelled out, sorted: 56 bytes and their length (63 with an expiry). Past 64 bytes the
+  // tag's hash is a hash table from then on (docs/redis-layout.md, "Memory").
+  const operators = { ...newApiKey(org.id), name: 'reports', scopes: ['reports:read', 'invoices:read'] };
+  t.equal(await store.createApiKey(operators), 'created');
+  const spelled = String(await value(operators));
+  t.equal(spelled, `${packed} ${packId(operators.id)} -~invoices:read,reports:read`);
+  t.equal(Buffer.byteLength(spelled), 56 + 'invoices:read,reports:read'.length);
+  t.equal(await redisCommand(server.port, 'OBJECT', 'ENCODING', shard.apiKeys), 'hashtable', 'a value over 64 bytes: the hash is a hash table');
+  t.match(await entry(operators), new RegExp(`^${digest(operators)}[0-9a-z]+ ${operators.displayPrefix} -~invoices:read,reports:read reports$`));
+  t.strictSame(await store.findApiKeyByHash(operators.hash), found(operators));
+
   t.strictSame(await store.deleteApiKeyIfOwned(org.id, longest.id), { kind: 'api_key', cacheKey: longest.hash });
   t.equal(await redisCommand(server.port, 'HEXISTS', shard.organization(packed), `u:${packId(longest.id)}`), 0, 'its use went with it');
+  await store.deleteOrganization(org.id);
+});
+
+t.test('a key written before scopes were names (its set of the five original scopes in base 36) is read, listed, narrowed and rolled by name', async (t) => {
+  const environment = `env-${randomUUID()}`;
+  const { store } = await open(t, { environment });
+  const org = newOrganization();
+  const shard = redisKeys(PREFIX, environment).shard(shardTagOf(org.id));
+  const packed = packId(org.id);
+  await store.createOrganizationIfEmailFree(org);
+  // Written as the store before this change wrote it (replies.ts, before issue 28), byte for
+  // byte: accounts:read (1) + accounts:write (2) + keys:read (8) = 11 = 'b'; and one with an expiry.
+  const legacy = newApiKey(org.id, '2024-01-01T00:00:00.000Z');
+  const expiring = newApiKey(org.id, '2024-01-02T00:00:00.000Z');
+  const end = Date.parse('2099-01-01T00:00:00.000Z');
+  const digest = (k: { hash: string }) => k.hash.slice(SHARD_TAG_LENGTH + 1);
+  const head = (k: { hash: string; createdAt: string; displayPrefix: string }) => `${digest(k)}${Date.parse(k.createdAt).toString(36)} ${k.displayPrefix}`;
+  await redisCommand(server.port, 'HSET', shard.apiKeys, digest(legacy), `${packed} ${packId(legacy.id)} -/b`);
+  await redisCommand(server.port, 'HSET', shard.organization(packed), `k:${packId(legacy.id)}`, `${head(legacy)} -/b legacy key`);
+  await redisCommand(server.port, 'HSET', shard.apiKeys, digest(expiring), `${packed} ${packId(expiring.id)} ${end.toString(36)}/4`);
+  await redisCommand(server.port, 'HSET', shard.organization(packed), `k:${packId(expiring.id)}`, `${head(expiring)} ${end.toString(36)}/4`);
+
+  t.strictSame(await store.findApiKeyByHash(legacy.hash), { id: legacy.id, orgId: org.id, hash: legacy.hash, scopes: ['accounts:read', 'accounts:write', 'keys:read'] }, 'the hot path reads the names');
+  t.strictSame(await store.findApiKeyByHash(expiring.hash), { id: expiring.id, orgId: org.id, hash: expiring.hash, expiresAt: end, scopes: ['organization:read'] });
+  t.match(await store.listApiKeys(org.id), [
+    { id: expiring.id, expiresAt: end, scopes: ['organization:read'] },
+    { id: legacy.id, name: 'legacy key', scopes: ['accounts:read', 'accounts:write', 'keys:read'] },
+  ], 'listed by the same names');
+
+  t.equal(await store.changeApiKey(org.id, legacy.id, { scopes: ['keys:write'] }), 'scopes-wider', 'the Lua check reads the bit set by name');
+  t.equal(await store.changeApiKey(org.id, legacy.id, { scopes: ['invoices:read'] }), 'scopes-wider');
+  const changed = await store.changeApiKey(org.id, legacy.id, { scopes: ['keys:read', 'accounts:read'] });
+  t.match(changed, { key: { scopes: ['accounts:read', 'keys:read'], name: 'legacy key' }, revoked: { kind: 'api_key', cacheKey: legacy.hash } }, 'narrowed by name');
+  t.equal(await redisCommand(server.port, 'HGET', shard.apiKeys, digest(legacy)), `${packed} ${packId(legacy.id)} -/9`, 'still the short form: 1 + 8');
+  const renamed = await store.changeApiKey(org.id, expiring.id, { name: 'renamed' });
+  t.match(renamed, { key: { scopes: ['organization:read'], name: 'renamed' }, revoked: undefined }, 'a rename keeps the set as it was written');
+
+  const { orgId: _o, name: _n, scopes: _s, ...successor } = newApiKey(org.id, '2024-02-01T00:00:00.000Z');
+  const rolled = await store.rollApiKey(org.id, legacy.id, { successor, rolledKeyEnds: 'now' });
+  t.match(rolled, { successor: { id: successor.id, name: 'legacy key', scopes: ['accounts:read', 'keys:read'] } }, 'a roll copies the names');
+  t.strictSame((await store.findApiKeyByHash(successor.hash))?.scopes, ['accounts:read', 'keys:read']);
   await store.deleteOrganization(org.id);
 });
 

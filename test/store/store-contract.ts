@@ -5,7 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { shardTagOf, tagged } from '../../src/store/shard-tag.js';
-import { ALL_SCOPES, scopeSetOf } from '../../src/authz/scopes.js';
+import { LEGACY_SCOPES } from '../../src/authz/scopes.js';
 import type { AuditEvent, AuditPage } from '../../src/store/audit.js';
 import type { RateGrant, RateLease } from '../../src/store/rate-limits.js';
 import type { ApiKeyRecord, ApiKeySummary, FoundApiKey, GatewayStore, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
@@ -136,19 +136,29 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.equal(await store.findApiKeySummary(a.id, both.id), undefined, 'is not found');
   });
 
-  t.test('api keys: scopes go through create, find and list; every scope is kept as no list', async (t) => {
+  t.test('api keys: scopes go through create, find and list by name, sorted without duplicates; every scope is kept as no list', async (t) => {
     const store = await open(t);
     const org = await created(store, newOrganization());
-    const read: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), scopes: scopeSetOf(['accounts:read']) };
-    // The longest hot-path value: an expiry and scopes (64 bytes in Redis: still one listpack entry).
-    const all: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-02T00:00:00.000Z'), scopes: ALL_SCOPES, expiresAt: Date.parse('2099-01-01T00:00:00.000Z') };
-    const named: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-03T00:00:00.000Z'), name: 'ci - keys', scopes: scopeSetOf(['keys:read', 'keys:write']), expiresAt: Date.parse('2098-01-01T00:00:00.000Z') };
-    for (const key of [read, all, named]) t.equal(await store.createApiKey(key), 'created');
-    t.strictSame(await store.findApiKeyByHash(read.hash), { id: read.id, orgId: org.id, hash: read.hash, scopes: scopeSetOf(['accounts:read']) });
-    t.strictSame(await store.findApiKeyByHash(all.hash), { id: all.id, orgId: org.id, hash: all.hash, expiresAt: all.expiresAt }, 'every scope: no list');
-    t.strictSame(await store.findApiKeyByHash(named.hash), found(named));
-    t.strictSame(await store.listApiKeys(org.id), [named, all, read].map(summary));
-    t.strictSame(await store.findApiKeySummary(org.id, named.id), summary(named));
+    const read: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), scopes: ['accounts:read'] };
+    // The five original names, with an expiry: the longest value they give (64 bytes in Redis: still a listpack entry).
+    const five: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-02T00:00:00.000Z'), scopes: [...LEGACY_SCOPES], expiresAt: Date.parse('2099-01-01T00:00:00.000Z') };
+    const named: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-03T00:00:00.000Z'), name: 'ci - keys', scopes: ['keys:write', 'keys:read', 'keys:write'], expiresAt: Date.parse('2098-01-01T00:00:00.000Z') };
+    // Names of the operator's file, with one of the five among them.
+    const operators: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-04T00:00:00.000Z'), scopes: ['reports.monthly:read', 'invoices:write', 'keys:read'] };
+    const every: ApiKeyRecord = newApiKey(org.id, '2024-01-05T00:00:00.000Z');
+    for (const key of [read, five, named, operators, every]) t.equal(await store.createApiKey(key), 'created');
+    t.strictSame(await store.findApiKeyByHash(read.hash), { id: read.id, orgId: org.id, hash: read.hash, scopes: ['accounts:read'] });
+    t.strictSame(await store.findApiKeyByHash(five.hash), found(five), 'all five named: exactly those five, not every scope');
+    t.strictSame((await store.findApiKeyByHash(five.hash))?.scopes, [...LEGACY_SCOPES].sort());
+    t.strictSame((await store.findApiKeyByHash(named.hash))?.scopes, ['keys:read', 'keys:write'], 'sorted, once each');
+    t.strictSame((await store.findApiKeyByHash(operators.hash))?.scopes, ['invoices:write', 'keys:read', 'reports.monthly:read']);
+    t.strictSame(await store.findApiKeyByHash(every.hash), { id: every.id, orgId: org.id, hash: every.hash }, 'every scope: no list');
+    t.strictSame(await store.listApiKeys(org.id), [every, operators, named, five, read].map(summary));
+    t.strictSame(await store.findApiKeySummary(org.id, operators.id), summary(operators));
+    for (const scopes of [[], ['not a scope'], ['a,b:c'], ['x:y~z'], ['x/y:z'], ['Accounts:read']]) {
+      await t.rejects(store.createApiKey({ ...newApiKey(org.id), scopes }), `scopes ${JSON.stringify(scopes)} are refused, never stored`);
+    }
+    t.equal((await store.listApiKeys(org.id)).length, 5, 'nothing of them stored');
   });
 
   t.test('api keys: changeApiKey narrows scopes and brings the end closer, refuses to widen, and says when cached copies must go', async (t) => {
@@ -157,15 +167,16 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const other = await created(store, newOrganization());
     const end = Date.parse('2099-01-01T00:00:00.000Z');
     const key: ApiKeyRecord = { ...newApiKey(org.id), name: 'svc' };
-    const expiring: ApiKeyRecord = { ...newApiKey(org.id), scopes: scopeSetOf(['accounts:read', 'keys:read']), expiresAt: end };
+    const expiring: ApiKeyRecord = { ...newApiKey(org.id), scopes: ['accounts:read', 'keys:read'], expiresAt: end };
     for (const k of [key, expiring]) t.equal(await store.createApiKey(k), 'created');
     const revokes = (k: ApiKeyRecord) => ({ kind: 'api_key', cacheKey: k.hash });
 
-    const narrowed: ApiKeyRecord = { ...key, scopes: scopeSetOf(['accounts:read', 'accounts:write']) };
+    const narrowed: ApiKeyRecord = { ...key, scopes: ['accounts:read', 'accounts:write'] };
     t.strictSame(await store.changeApiKey(org.id, key.id, { scopes: narrowed.scopes! }), { key: summary(narrowed), revoked: revokes(key) }, 'narrowed: its cached copies go');
     t.strictSame(await store.findApiKeyByHash(key.hash), found(narrowed), 'the hot path reads the narrower set');
-    t.equal(await store.changeApiKey(org.id, key.id, { scopes: scopeSetOf(['accounts:read', 'keys:read']) }), 'scopes-wider', 'one it does not hold');
-    t.equal(await store.changeApiKey(org.id, key.id, { scopes: ALL_SCOPES, name: 'x' }), 'scopes-wider', 'every scope again');
+    t.equal(await store.changeApiKey(org.id, key.id, { scopes: ['accounts:read', 'keys:read'] }), 'scopes-wider', 'one it does not hold');
+    t.equal(await store.changeApiKey(org.id, key.id, { scopes: ['accounts:read', 'invoices:read'] }), 'scopes-wider', 'a name of the file it does not hold');
+    t.equal(await store.changeApiKey(org.id, key.id, { scopes: [...LEGACY_SCOPES], name: 'x' }), 'scopes-wider', 'every scope again');
     t.strictSame(await store.findApiKeySummary(org.id, key.id), summary(narrowed), 'a refused change changes nothing, its name neither');
     t.strictSame(await store.changeApiKey(org.id, key.id, { scopes: narrowed.scopes! }), { key: summary(narrowed), revoked: undefined }, 'the same set: nothing to drop');
 
@@ -176,11 +187,24 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.strictSame(await store.changeApiKey(org.id, key.id, { expiresAt: end - 60_000, name: 'svc2' }), { key: summary(sooner), revoked: revokes(key) }, 'sooner, renamed at once');
     t.strictSame(await store.findApiKeyByHash(key.hash), found(sooner));
 
-    const both: ApiKeyRecord = { ...expiring, scopes: scopeSetOf(['keys:read']), expiresAt: end - 1 };
+    const both: ApiKeyRecord = { ...expiring, scopes: ['keys:read'], expiresAt: end - 1 };
     t.strictSame(await store.changeApiKey(org.id, expiring.id, { scopes: both.scopes!, expiresAt: end - 1 }), { key: summary(both), revoked: revokes(expiring) });
     t.strictSame(await store.listApiKeys(org.id).then((keys) => keys.map((k) => k.id).sort()), [key.id, expiring.id].sort());
     t.equal(await store.changeApiKey(other.id, key.id, { name: 'mine' }), 'not-found', "another org's key");
-    t.equal(await store.changeApiKey(org.id, randomUUID(), { scopes: 1 }), 'not-found');
+    t.equal(await store.changeApiKey(org.id, randomUUID(), { scopes: ['accounts:read'] }), 'not-found');
+
+    // The operator's names, and between them and the five original ones, both ways.
+    const mixed: ApiKeyRecord = { ...newApiKey(org.id), scopes: ['invoices:read', 'keys:read', 'old:gone', 'reports:read'] };
+    t.equal(await store.createApiKey(mixed), 'created');
+    t.equal(await store.changeApiKey(org.id, mixed.id, { scopes: ['invoices:write'] }), 'scopes-wider', 'a name it does not hold');
+    t.equal(await store.changeApiKey(org.id, mixed.id, { scopes: ['keys:write'] }), 'scopes-wider', 'one of the five it does not hold');
+    const fewer: ApiKeyRecord = { ...mixed, scopes: ['invoices:read', 'keys:read', 'old:gone'] };
+    t.strictSame(await store.changeApiKey(org.id, mixed.id, { scopes: ['old:gone', 'invoices:read', 'keys:read'] }), { key: summary(fewer), revoked: revokes(mixed) }, 'narrowed by name, in any order');
+    t.strictSame(await store.changeApiKey(org.id, mixed.id, { scopes: ['keys:read', 'invoices:read', 'old:gone'] }), { key: summary(fewer), revoked: undefined }, 'the same names: nothing to drop');
+    const onlyKeys: ApiKeyRecord = { ...mixed, scopes: ['keys:read'] };
+    t.strictSame(await store.changeApiKey(org.id, mixed.id, { scopes: ['keys:read'] }), { key: summary(onlyKeys), revoked: revokes(mixed) }, 'down to one of the five');
+    t.equal(await store.changeApiKey(org.id, mixed.id, { scopes: ['invoices:read'] }), 'scopes-wider', 'a name it held before');
+    t.strictSame(await store.findApiKeyByHash(mixed.hash), found(onlyKeys));
   });
 
   t.test('api keys: parallel narrowings never widen a key: it ends inside every change that was applied', async (t) => {
@@ -188,20 +212,22 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const org = await created(store, newOrganization());
     const key = newApiKey(org.id);
     t.equal(await store.createApiKey(key), 'created');
-    const subsets = Array.from({ length: 24 }, (_, i) => 1 + (i * 7) % ALL_SCOPES);
+    // Subsets of six names (the five original ones and one of a file), so both encodings meet.
+    const pool = [...LEGACY_SCOPES, 'invoices:read'];
+    const subsets = Array.from({ length: 24 }, (_, i) => pool.filter((_name, bit) => ((1 + (i * 7) % 63) & (1 << bit)) !== 0));
     const results = await Promise.all(subsets.map((scopes) => store.changeApiKey(org.id, key.id, { scopes })));
-    const applied = results.flatMap((result) => (typeof result === 'string' ? [] : [result.key.scopes ?? ALL_SCOPES]));
+    const applied = results.flatMap((result) => (typeof result === 'string' ? [] : [result.key.scopes ?? pool]));
     t.ok(applied.length >= 1, 'at least one applied');
     for (const result of results) t.ok(typeof result !== 'string' || result === 'scopes-wider', 'each applied or refused as wider');
-    const final = (await store.findApiKeyByHash(key.hash))?.scopes ?? ALL_SCOPES;
-    t.strictSame((await store.findApiKeySummary(org.id, key.id))?.scopes ?? ALL_SCOPES, final, 'index and hot path agree');
-    for (const scopes of applied) t.equal(final & ~scopes, 0, `the final set ${final} is inside the applied ${scopes}`);
+    const final = (await store.findApiKeyByHash(key.hash))?.scopes ?? pool;
+    t.strictSame((await store.findApiKeySummary(org.id, key.id))?.scopes ?? pool, final, 'index and hot path agree');
+    for (const scopes of applied) t.ok(final.every((name) => scopes.includes(name)), `the final set ${final.join(' ')} is inside the applied ${scopes.join(' ')}`);
   });
 
   t.test('api keys: parallel renames and rolls of one key all take effect, one after another; none throws (issue 26)', async (t) => {
     const store = await open(t);
     const org = await created(store, newOrganization());
-    const key: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), scopes: scopeSetOf(['accounts:read']) };
+    const key: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), scopes: ['accounts:read'] };
     t.equal(await store.createApiKey(key), 'created');
     const names = Array.from({ length: 24 }, (_, i) => `name ${i}`);
     const renamed = await Promise.all(names.map((name) => store.changeApiKey(org.id, key.id, { name })));
@@ -237,7 +263,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const org = await created(store, newOrganization());
     const other = await created(store, newOrganization());
     const end = Date.parse('2099-01-01T00:00:00.000Z');
-    const rolled: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), name: 'deploy', scopes: scopeSetOf(['accounts:read']) };
+    const rolled: ApiKeyRecord = { ...newApiKey(org.id, '2024-01-01T00:00:00.000Z'), name: 'deploy', scopes: ['invoices:read', 'accounts:read'] };
     t.equal(await store.createApiKey(rolled), 'created');
     await store.recordApiKeyUse([{ orgId: org.id, keyId: rolled.id, at: 1_700_000_000_000 }]);
     const { orgId: _o, name: _n, scopes: _s, ...successorBase } = { ...newApiKey(org.id, '2024-02-01T00:00:00.000Z'), expiresAt: end };
@@ -271,7 +297,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     const store = await open(t);
     const org = await created(store, newOrganization());
     const old: ApiKeyRecord = { ...newApiKey(org.id), name: 'old', expiresAt: 1_000_000 };
-    const oldScoped: ApiKeyRecord = { ...newApiKey(org.id), scopes: 1, expiresAt: 2_000_000 };
+    const oldScoped: ApiKeyRecord = { ...newApiKey(org.id), scopes: ['accounts:read'], expiresAt: 2_000_000 };
     const recent: ApiKeyRecord = { ...newApiKey(org.id), expiresAt: 5_000_000 };
     const forever = newApiKey(org.id);
     for (const key of [old, oldScoped, recent, forever]) t.equal(await store.createApiKey(key), 'created');
@@ -907,7 +933,7 @@ export function found(key: ApiKeyRecord): FoundApiKey {
     orgId: key.orgId,
     hash: key.hash,
     ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
-    ...(key.scopes !== undefined && key.scopes !== ALL_SCOPES && { scopes: key.scopes }),
+    ...(key.scopes !== undefined && { scopes: [...new Set(key.scopes)].sort() }),
   };
 }
 
@@ -940,7 +966,7 @@ function used(key: ApiKeyRecord, lastUsedAt: number | undefined): ApiKeySummary 
     createdAt: key.createdAt,
     ...(key.name !== undefined && { name: key.name }),
     ...(key.expiresAt !== undefined && { expiresAt: key.expiresAt }),
-    ...(key.scopes !== undefined && key.scopes !== ALL_SCOPES && { scopes: key.scopes }),
+    ...(key.scopes !== undefined && { scopes: [...new Set(key.scopes)].sort() }),
     ...(lastUsedAt !== undefined && { lastUsedAt }),
   };
 }

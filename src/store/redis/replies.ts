@@ -101,9 +101,10 @@ function readScopes(part: string): string[] {
 /**
  * A key's value in its tag's hash: `<packed org id> <packed key id>`, then ` <terms>` (termsPart)
  * only for a key that expires or holds a list of scopes. Short, so the hash stays a listpack
- * (values up to 64 bytes): 53 bytes, 55 to 64 with an expiry and scopes among the five original
- * ones; a key holding other names spells them out, 55 + their length with `,` between them, and
- * past 64 bytes its tag's hash becomes a hash table (docs/redis-layout.md, "Memory").
+ * (values up to 64 bytes): 53 bytes; 62 with an expiry; 57 with scopes among the five original
+ * ones, 64 with both. A key holding other names spells them out: 56 bytes and their length with
+ * `,` between them (63 and theirs with an expiry), and past 64 bytes its tag's hash is a hash
+ * table from then on (docs/redis-layout.md, "Memory").
  */
 export function apiKeyValue(packedOrgId: string, packedKeyId: string, key: Pick<ApiKeyRecord, 'expiresAt' | 'scopes'>): string {
   const terms = termsPart(key.expiresAt, key.scopes);
