@@ -1,4 +1,5 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { SCOPE_NAME_PATTERN } from '../authz/scopes.js';
 
 /**
  * What each pattern of the route schemas (routes/schemas.ts) expects, in words: a value that does
@@ -19,6 +20,7 @@ export const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
   ['^[0-9]{1,20}-[0-9]{1,20}$', 'the nextCursor of the previous page'],
   ['^[a-z_.]{1,64}$', 'an event type, like api_key.created'],
   ['\\S', 'some text, not only spaces'],
+  [SCOPE_NAME_PATTERN, 'a scope name, resource:action in lower case, like invoices:read (GET /auth/scopes lists them)'],
 ]);
 
 const FALLBACK = 'in the expected format (see the interface in the README)';

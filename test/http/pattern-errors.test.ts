@@ -17,6 +17,7 @@ const REGEX = /\^|\$|\[[^\]]*-[^\]]*\]|\\S|\{\d/;
 
 const cases: [string, string, string, Record<string, string>, string | undefined, RegExp][] = [
   ['a key rate limit', 'POST', `${gw.publicUrl}/auth/api-key`, user, JSON.stringify({ rateLimit: '100 per minute' }), /body\/rateLimit must be .*like 100\/1m/],
+  ['a scope', 'POST', `${gw.publicUrl}/auth/api-key`, user, JSON.stringify({ scopes: ['Accounts:Read'] }), /body\/scopes\/0 must be a scope name, resource:action in lower case/],
   ['a page size', 'GET', `${gw.publicUrl}/auth/api-key?limit=9000`, user, undefined, /querystring\/limit must be a whole number from 1 to 500/],
   ['an audit cursor', 'GET', `${gw.publicUrl}/auth/audit?cursor=abc`, user, undefined, /querystring\/cursor must be the nextCursor of the previous page/],
   ['a session id', 'DELETE', `${gw.publicUrl}/auth/sessions/a%20b`, user, undefined, /params\/id must be .*letters, digits/],
