@@ -57,7 +57,7 @@ t.test('it reads in a newcomer\'s order: the two commands, the walk-through, the
   }
 });
 
-type RouteSpec = { id?: unknown; path?: unknown; match?: unknown; credentials?: unknown; methods?: unknown; upstream?: unknown; rateLimit?: unknown };
+type RouteSpec = { id?: unknown; path?: unknown; match?: unknown; credentials?: unknown; methods?: unknown; upstream?: unknown; rateLimit?: unknown; weakens?: unknown };
 type RoutesFile = { version?: unknown; upstreams?: Record<string, unknown>; scopes?: Record<string, unknown>; routes?: RouteSpec[] };
 
 const routesSection = section(ROUTES_SECTION);
@@ -73,7 +73,7 @@ t.test('the routes file it shows is issue 28\'s example API, in the contract\'s 
   t.ok('default' in upstreams, 'the default upstream (AUTHGATE_UPSTREAM_URL)');
   for (const [name, spec] of Object.entries(upstreams)) {
     t.ok(typeof spec === 'object' && spec !== null, `upstream ${name} is an object`);
-    for (const key of Object.keys(spec as object)) t.ok(['url', 'timeoutMs'].includes(key), `upstream ${name}: ${key} is a contract key`);
+    for (const key of Object.keys(spec as object)) t.ok(['url', 'timeoutMs', 'audience'].includes(key), `upstream ${name}: ${key} is a contract key`);
   }
   const scopes = file.scopes ?? {};
   for (const [name, description] of Object.entries(scopes)) {
@@ -86,7 +86,7 @@ t.test('the routes file it shows is issue 28\'s example API, in the contract\'s 
   const ids = new Set<unknown>();
   for (const route of routes) {
     const label = `route ${String(route.id)}`;
-    for (const key of Object.keys(route)) t.ok(['id', 'path', 'match', 'credentials', 'methods', 'upstream', 'rateLimit'].includes(key), `${label}: ${key} is a contract key`);
+    for (const key of Object.keys(route)) t.ok(['id', 'path', 'match', 'credentials', 'methods', 'upstream', 'rateLimit', 'weakens'].includes(key), `${label}: ${key} is a contract key`);
     t.notOk(ids.has(route.id), `${label}: its id is its own`);
     ids.add(route.id);
     t.match(route.path, /^\/\S*$/, `${label}: a path`);
