@@ -129,8 +129,9 @@ export function loadReport(host: Machine, options: Options, run: LoadRun): Repor
       continue;
     }
     if (!has(cost.with) || !has(cost.without)) continue;
-    const value = pairCost(slices, cost.with, cost.without);
-    const clean = summary[cost.with]!.unexpected === 0 && summary[cost.without]!.unexpected === 0;
+    const second = 'second' in cost && has(cost.second[0]) && has(cost.second[1]) ? cost.second : undefined;
+    const value = pairCost(slices, cost.with, cost.without, second);
+    const clean = [cost.with, cost.without, ...(second ?? [])].every((id) => summary[id]!.unexpected === 0);
     rows.push(ratioRow(`${cost.name} ${signed(value)} ${cost.how}`, signed(value), `≥ ${signed(cost.limit)}`, verdict(clean && value >= cost.limit)));
     report[cost.json] = value;
   }
