@@ -41,7 +41,7 @@ import {
   sessionSummaryOf,
   unexpected,
 } from './replies.js';
-import { defineScripts, scripts } from './scripts.js';
+import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { changeApiKey, rollApiKey, type KeyChangeContext } from './key-changes.js';
 import { replicationWait } from './durability.js';
 import { WriteNotReplicated } from '../durability.js';
@@ -75,7 +75,7 @@ export type RedisStorage = { store: GatewayStore; bus: InvalidationBus };
 export async function openRedisStorage(options: OpenRedisStorageOptions): Promise<RedisStorage> {
   const keys = redisKeys(options.prefix, options.environment);
   const now = options.now ?? Date.now;
-  const client = connect(options, Object.keys(scripts));
+  const client = connect(options, SCRIPT_NAMES);
   watchConnection(client, options);
   const run = defineScripts(client);
 
