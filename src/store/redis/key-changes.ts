@@ -16,7 +16,7 @@ import { ALL_SCOPES } from '../../authz/scopes.js';
 import { restAfterOrganizationTag, shardTagOf } from '../shard-tag.js';
 import { storedScopes, type ApiKeyChange, type ApiKeyChangeRefusal, type ApiKeyRoll, type ApiKeySummary, type RolledApiKey, type Revoked } from '../store.js';
 import type { ShardKeys } from './keys.js';
-import { DIGEST, DIGEST_LENGTH, packId, packMs, packTime } from './packing.js';
+import { DIGEST, DIGEST_LENGTH, packedKeyIdOrUndefined, packId, packMs, packTime } from './packing.js';
 import { apiKeySummaryReply, keyIndexField, keyUseField, unexpected } from './replies.js';
 import type { Script } from './scripts.js';
 
@@ -28,15 +28,6 @@ export type KeyChangeContext = Readonly<{
   /** redis/store.ts#announced: the script's message to PUBLISH, settled with the step. */
   announced: <T>(work: (channel: string, head: string) => Promise<T>) => Promise<T>;
 }>;
-
-/** A key id as packed into its index field; undefined for an id no key can have (a space in it). */
-function packedKeyIdOrUndefined(keyId: string): string | undefined {
-  try {
-    return packId(keyId);
-  } catch {
-    return undefined;
-  }
-}
 
 /** One reply of the two scripts: a list whose first item is a word. */
 function replyOf(reply: unknown, what: string): [string, ...unknown[]] {
