@@ -6,7 +6,7 @@
  * script runs alone on its shard, so parallel changes now all take effect one after another,
  * each refused only for what it asks against the key as the ones before it left it.
  *
- * The rule is store.ts#changedTerms, written again in Lua (scripts/changeApiKey.lua and
+ * The rule is api-keys.ts#changedTerms, written again in Lua (scripts/changeApiKey.lua and
  * scripts/rollApiKey.lua, parsing with scripts/lib/entryParts.lua) over the stored text (replies.ts:
  * the index entry `<digest><created> <prefix>[ <terms or -> [<name>]]`, the terms
  * `<expiry or ->[/<scopes, base 36>]`, the hot-path value `<org> <key>[ <terms>]`); the contract
