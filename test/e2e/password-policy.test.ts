@@ -42,18 +42,19 @@ function assertRefused(t: Test, res: Response, code: number, what: string, secre
   const body = res.json() as { code: number; detail?: string; title: string };
   t.equal(body.code, code, `${what}: code ${code}`);
   t.ok((body.detail ?? '').length > 20, `${what}: a detail says why`);
-  for (const secret of secrets) t.notOk(res.body.toLowerCase().includes(secret.toLowerCase()), `${what}: the answer does not repeat it`);
+  for (const secret of secrets.filter((s) => s !== '')) t.notOk(res.body.toLowerCase().includes(secret.toLowerCase()), `${what}: the answer does not repeat it`);
 }
 
 async function policyOverHttp(t: Test, env: Record<string, string>) {
   const gw = await startGateway(t, { env });
   const tried: string[] = [];
-  const refuse = async (body: { name: string; email: string; password: string }, code: number, what: string, words: readonly string[] = []) => {
+  const refuse = async (t: Test, body: { name: string; email: string; password: string }, code: number, what: string, words: readonly string[] = []) => {
     tried.push(body.password);
     assertRefused(t, await create(gw, body), code, what, [body.password, ...words]);
-    t.equal((await login(gw, body.email, body.password)).status, 401, `${what}: nothing was stored`);
+    const found = await send(`${gw.opsUrl}/admin/organizations?email=${encodeURIComponent(body.email)}`, { headers: admin });
+    t.same(found.json().organizations, [], `${what}: nothing was stored`);
   };
-  const accept = async (body: { name: string; email: string; password: string }, what: string) => {
+  const accept = async (t: Test, body: { name: string; email: string; password: string }, what: string) => {
     tried.push(body.password);
     const res = await create(gw, body);
     t.equal(res.status, 201, `${what}: 201 (${res.body.slice(0, 200)})`);
@@ -64,47 +65,47 @@ async function policyOverHttp(t: Test, env: Record<string, string>) {
   t.test('length in code points: 14 with an emoji is too short (1213), 15 is enough', async (t) => {
     t.equal(codePoints(FOURTEEN), 14);
     t.equal(FOURTEEN.length, 16, 'though 16 UTF-16 units');
-    await refuse({ name: 'Ferry', email: freshEmail(), password: FOURTEEN }, 1213, '14 code points');
-    await refuse({ name: 'Ferry', email: freshEmail(), password: '' }, 1213, 'an empty password');
-    await accept({ name: 'Ferry', email: freshEmail(), password: FIFTEEN }, '15 code points');
+    await refuse(t, { name: 'Harbour', email: freshEmail(), password: FOURTEEN }, 1213, '14 code points');
+    assertRefused(t, await create(gw, { name: 'Harbour', email: freshEmail(), password: '' }), 1213, 'an empty password', []);
+    await accept(t, { name: 'Harbour', email: freshEmail(), password: FIFTEEN }, '15 code points');
   });
 
   t.test('at most 128 code points, never truncated: 129 is too long (1214)', async (t) => {
     t.equal(codePoints(MAX), 128);
     t.equal(MAX.length, 192, 'though 192 UTF-16 units');
-    await accept({ name: 'Long', email: freshEmail(), password: MAX }, '128 code points');
-    await refuse({ name: 'Long', email: freshEmail(), password: OVER_MAX }, 1214, '129 code points');
-    await refuse({ name: 'Long', email: freshEmail(), password: 'x'.repeat(20_000) }, 1214, '20,000 characters');
+    await accept(t, { name: 'Long', email: freshEmail(), password: MAX }, '128 code points');
+    await refuse(t, { name: 'Long', email: freshEmail(), password: OVER_MAX }, 1214, '129 code points');
+    await refuse(t, { name: 'Long', email: freshEmail(), password: 'x'.repeat(20_000) }, 1214, '20,000 characters');
     // Not truncated: the 128 code points are the whole password, a prefix of it does not log in.
     const email = freshEmail();
-    await accept({ name: 'Long', email, password: `${'c'.repeat(100)}${'🦊'.repeat(28)}` }, 'another 128');
+    await accept(t, { name: 'Long', email, password: `${'c'.repeat(100)}${'🦊'.repeat(28)}` }, 'another 128');
     t.equal((await login(gw, email, `${'c'.repeat(100)}${'🦊'.repeat(27)}`)).status, 401, 'one code point less is another password');
   });
 
   t.test('a password of the blocklist, in another case: 1215', async (t) => {
-    await refuse({ name: 'Common', email: freshEmail(), password: 'PassWordPassWord' }, 1215, 'passwordpassword in mixed case');
-    await refuse({ name: 'Common', email: freshEmail(), password: '1QAZ2WSX3EDC4RFV' }, 1215, 'a keyboard walk in upper case');
-    await accept({ name: 'Common', email: freshEmail(), password: 'PassWordPassWord!' }, 'the listed one with one more character (whole passwords only)');
+    await refuse(t, { name: 'Common', email: freshEmail(), password: 'PassWordPassWord' }, 1215, 'passwordpassword in mixed case');
+    await refuse(t, { name: 'Common', email: freshEmail(), password: '1QAZ2WSX3EDC4RFV' }, 1215, 'a keyboard walk in upper case');
+    await accept(t, { name: 'Common', email: freshEmail(), password: 'PassWordPassWord!' }, 'the listed one with one more character (whole passwords only)');
   });
 
   t.test("the organization's name or its e-mail's local part inside, in any case: 1216", async (t) => {
-    await refuse({ name: 'Quillfeather', email: freshEmail(), password: 'my-QUILLFEATHER-secret-phrase' }, 1216, 'the name inside', ['quillfeather']);
-    await refuse({ name: '  Quill Feather  ', email: freshEmail(), password: 'ink and quill feather, 1887' }, 1216, 'the name as trimmed, with its space', ['quill feather']);
+    await refuse(t, { name: 'Quillfeather', email: freshEmail(), password: 'my-QUILLFEATHER-secret-phrase' }, 1216, 'the name inside', ['quillfeather']);
+    await refuse(t, { name: '  Quill Feather  ', email: freshEmail(), password: 'ink and quill feather, 1887' }, 1216, 'the name as trimmed, with its space', ['quill feather']);
     const email = `marguerite.${++n}@example.test`;
-    await refuse({ name: 'Acme', email, password: `xx-MARGUERITE.${n}-passphrase` }, 1216, 'the local part inside', [`marguerite.${n}`]);
-    await accept({ name: 'Acme', email, password: 'a passphrase of other words' }, 'and the same e-mail with another password');
+    await refuse(t, { name: 'Acme', email, password: `xx-MARGUERITE.${n}-passphrase` }, 1216, 'the local part inside', [`marguerite.${n}`]);
+    await accept(t, { name: 'Acme', email, password: 'a passphrase of other words' }, 'and the same e-mail with another password');
     // Shorter than 4 code points, a name or local part is not looked for (it would turn up by chance).
-    await accept({ name: 'Bo', email: freshEmail(), password: 'bo-bo-bonbon-passphrase' }, 'a 2-letter name');
-    await accept({ name: 'Ann', email: `ann@${n}.example.test`, password: 'annual report passphrase' }, 'a 3-letter local part');
+    await accept(t, { name: 'Bo', email: freshEmail(), password: 'bo-bo-bonbon-passphrase' }, 'a 2-letter name');
+    await accept(t, { name: 'Ann', email: `ann@${n}.example.test`, password: 'annual report passphrase' }, 'a 3-letter local part');
   });
 
-  t.test('the password is in no log line and no audit entry; the refusals are logged by their code only', async (t) => {
+  t.test('the password is in no log line and no audit entry; the refusals are logged by their status only', async (t) => {
     await gw.gateway.audit.flush();
     const audit = await send(`${gw.opsUrl}/admin/audit?limit=500`, { headers: admin });
     t.equal(audit.status, 200);
     const logs = gw.logs.text();
-    t.match(logs, /1213|password_too_short/, 'the refusals reached the log');
-    for (const password of tried) {
+    t.match(logs, /"route":"\/admin\/organizations","status":400/, 'the refusals reached the log, by their status');
+    for (const password of tried.filter((p) => p !== '')) {
       t.notOk(logs.includes(password), 'not in a log line');
       t.notOk(audit.body.includes(password), 'not in the audit trail');
     }
@@ -117,7 +118,7 @@ async function policyOverHttp(t: Test, env: Record<string, string>) {
     t.not(written, 'email-taken');
     t.equal((await login(gw, email, 'hunter2')).status, 200, 'the old password logs in');
     t.equal((await login(gw, email, 'HUNTER2')).status, 401, 'and only it');
-    await refuse({ name: 'Legacy', email: freshEmail('legacy'), password: 'hunter2' }, 1213, 'the same password for a new organization');
+    await refuse(t, { name: 'Legacy', email: freshEmail('legacy'), password: 'hunter2' }, 1213, 'the same password for a new organization');
   });
 }
 
