@@ -42,6 +42,11 @@ export const problems = {
   duplicateHost: { status: 400, code: 1209, title: 'More than one Host header' },
   missingHost: { status: 400, code: 1210, title: 'Host header required' },
   invalidHost: { status: 400, code: 1211, title: 'Invalid Host header' },
+  // A password being set that the policy refuses (credentials/password-policy.ts), one code per reason.
+  passwordTooShort: { status: 400, code: 1213, title: 'Password too short' },
+  passwordTooLong: { status: 400, code: 1214, title: 'Password too long' },
+  passwordBlocklisted: { status: 400, code: 1215, title: 'Common or breached password' },
+  passwordContainsContext: { status: 400, code: 1216, title: "Password contains the organization's name or e-mail" },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },
