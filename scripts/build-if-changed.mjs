@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const INPUTS = ['src', 'console', 'scripts/build-console.mjs', 'tsconfig.json', 'package.json', 'package-lock.json'];
+const INPUTS = ['src', 'console', 'scripts/build-console.mjs', 'scripts/copy-lua.mjs', 'tsconfig.json', 'package.json', 'package-lock.json'];
 
 /** The input's files (a directory's, recursively), relative to the root; none if it is absent. */
 function files(root, input) {

@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import type { Config } from './config/config.js';
 import { createCredentialCache, followRevocations } from './credentials/cache.js';
 import { createTokenService } from './credentials/jwt.js';
+import { createPasswordPolicy } from './credentials/password-policy.js';
 import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
 import { createAuditTrail, type AuditTrail } from './audit/trail.js';
@@ -99,7 +100,9 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
   const limiter = createRateLimiter({ store, replica: randomUUID(), now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
-  const organizations = createOrganizationService({ store, bus, passwords, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
+  // Built here, at start: the blocklist is read once, and a missing one stops the start.
+  const policy = createPasswordPolicy(config.passwords);
+  const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;

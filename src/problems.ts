@@ -44,6 +44,11 @@ export const problems = {
   invalidHost: { status: 400, code: 1211, title: 'Invalid Host header' },
   // Scopes a credential is given must be ones the live route table declares (issue 28).
   unknownScope: { status: 400, code: 1212, title: 'Unknown scope' },
+  // A password being set that the policy refuses (credentials/password-policy.ts), one code per reason.
+  passwordTooShort: { status: 400, code: 1213, title: 'Password too short' },
+  passwordTooLong: { status: 400, code: 1214, title: 'Password too long' },
+  passwordBlocklisted: { status: 400, code: 1215, title: 'Common or breached password' },
+  passwordContainsContext: { status: 400, code: 1216, title: "Password contains the organization's name or e-mail" },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

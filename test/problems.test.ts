@@ -24,15 +24,15 @@ t.test('1010 is the missing User-Agent answer, a 403', async (t) => {
   t.same(entries.filter(([, spec]) => spec.code === 1010).map(([name]) => name), ['missingUserAgent']);
 });
 
-t.test('every code is documented in the README', async (t) => {
-  const path = `${root}README.md`;
-  t.ok(existsSync(path), 'README.md exists');
+t.test('every code is documented in docs/errors.md', async (t) => {
+  const path = `${root}docs/errors.md`;
+  t.ok(existsSync(path), 'docs/errors.md exists');
   if (!existsSync(path)) return;
   const rows = readFileSync(path, 'utf8').split('\n').filter((line) => /^\s*\|/.test(line));
   for (const [name, spec] of entries) {
     // A table row whose first cell is the code, beside its status.
     const row = rows.find((r) => new RegExp(`^\\s*\\|\\s*\`?${spec.code}\`?\\s*\\|`).test(r));
-    t.ok(row, `${name} (${spec.code}) has a README row`);
+    t.ok(row, `${name} (${spec.code}) has a row in docs/errors.md`);
     if (row !== undefined) t.match(row, new RegExp(`\\|\\s*\`?${spec.status}\`?\\s*\\|`), `${spec.code} is documented as ${spec.status}`);
   }
 });

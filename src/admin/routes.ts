@@ -9,7 +9,7 @@ import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
 import { refuseSpoofingName } from '../routes/display-names.js';
-import { AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import { PASSWORD_PROBLEMS, AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import { createAdminTokenCheck } from './admin-token.js';
 import { organizationListRoute } from './organization-list.js';
@@ -42,9 +42,10 @@ export async function adminRoutes(
       operationId: 'createOrganization',
       tags: ['organizations'],
       summary: 'Create an organization; its e-mail must be free.',
-      description: 'The password (12 characters or more) is stored as an argon2id hash; the organization then logs in with POST /auth/login on the public port.',
+      description:
+        'The password must pass the password policy (at least AUTHGATE_PASSWORD_MIN_LENGTH characters, default 15; at most 128; not a common or breached password; not containing the name or the e-mail\'s local part): each refusal is a 400 with its own code. It is stored as an argon2id hash, never logged or echoed; the organization then logs in with POST /auth/login on the public port.',
       body: NewOrganizationBody,
-      response: { 201: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 409: problemOf('emailTaken') },
+      response: { 201: OrganizationResponse, 400: problemOf('badRequest', ...PASSWORD_PROBLEMS), 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 409: problemOf('emailTaken') },
     },
     handler: async (request, reply) => {
       refuseSpoofingName('name', request.body.name);

@@ -1,5 +1,5 @@
 /**
- * The settings table as people read it: the README's configuration table (checked against this
+ * The settings table as people read it: the table of docs/configuration.md (checked against this
  * by test/config/settings.test.ts, rewritten by `npm run docs:settings`) and `authgate config`.
  * Rendered from config/settings.ts only; never from an environment, so no value is ever shown.
  */
@@ -30,7 +30,7 @@ export function settingRows(): SettingRow[] {
 
 export const MARKDOWN_HEADER = '| Setting | Default | Accepts | Secret | Meaning |';
 
-/** The README's table, header included, one line per setting. */
+/** The table of docs/configuration.md, header included, one line per setting. */
 export function settingsMarkdown(): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   const lines = settingRows().map((row) =>
@@ -50,18 +50,21 @@ export function settingsText(): string {
     .join('\n');
 }
 
+/** The heading of the section of docs/configuration.md that holds the table. */
+export const SETTINGS_SECTION = '## Settings';
+
 /**
- * `readme` with the table under "## Configuration" replaced by settingsMarkdown(); unchanged when
- * it is up to date. The table is the first run of `|` lines in that section.
+ * `doc` (docs/configuration.md) with the table under "## Settings" replaced by settingsMarkdown();
+ * unchanged when it is up to date. The table is the first run of `|` lines in that section.
  */
-export function withSettingsTable(readme: string): string {
-  const lines = readme.split('\n');
-  const section = lines.findIndex((line) => line.trim() === '## Configuration');
-  if (section < 0) throw new Error('README.md has no "## Configuration" section');
+export function withSettingsTable(doc: string): string {
+  const lines = doc.split('\n');
+  const section = lines.findIndex((line) => line.trim() === SETTINGS_SECTION);
+  if (section < 0) throw new Error(`docs/configuration.md has no "${SETTINGS_SECTION}" section`);
   const end = lines.findIndex((line, i) => i > section && line.startsWith('## '));
   const stop = end < 0 ? lines.length : end;
   const first = lines.findIndex((line, i) => i > section && i < stop && line.startsWith('|'));
-  if (first < 0) throw new Error('the "## Configuration" section of README.md has no table');
+  if (first < 0) throw new Error(`the "${SETTINGS_SECTION}" section of docs/configuration.md has no table`);
   let last = first;
   while (last + 1 < stop && lines[last + 1]!.startsWith('|')) last++;
   return [...lines.slice(0, first), settingsMarkdown(), ...lines.slice(last + 1)].join('\n');

@@ -8,8 +8,11 @@ import { Problem } from '../problems.js';
  */
 const OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
-export const MIN_PASSWORD_LENGTH = 12;
-/** Longer inputs are refused before hashing: nobody needs them, and they cost CPU. */
+/**
+ * The longest password a login accepts: longer inputs are refused before hashing (they cost CPU).
+ * Passwords set before the policy (credentials/password-policy.ts: at most 128) could have up to
+ * this many, and they keep working.
+ */
 export const MAX_PASSWORD_LENGTH = 1024;
 
 /**

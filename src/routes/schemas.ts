@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_SCOPE_NAME_LENGTH, SCOPE_NAME_PATTERN } from '../authz/scopes.js';
 import { MAX_ROLL_GRACE_SECONDS } from '../services/api-keys.js';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../credentials/passwords.js';
+import { MAX_PASSWORD_LENGTH } from '../credentials/passwords.js';
 import { problems, type ProblemName } from '../problems.js';
 
 /**
@@ -180,11 +180,24 @@ export const OrgKeyParams = Type.Object(
 );
 export type OrgKeyParams = Static<typeof OrgKeyParams>;
 
+/**
+ * A password being set. Its length is the policy's to judge (credentials/password-policy.ts), not
+ * the schema's: each reason has its own code, so the schema bounds nothing but the type (the body
+ * limit bounds the rest).
+ */
+export const NewPassword = Type.String({
+  description:
+    'The password: at least AUTHGATE_PASSWORD_MIN_LENGTH (default 15) and at most 128 characters, counted in Unicode code points; never truncated, no composition rules. Refused (400) when too short (1213), too long (1214), a common or breached password (1215, compared case-insensitively) or when it contains the organization\'s name or its e-mail\'s local part (1216). Stored only as an argon2id hash.',
+});
+
+/** What a route that sets a password may answer 400 with. */
+export const PASSWORD_PROBLEMS = ['passwordTooShort', 'passwordTooLong', 'passwordBlocklisted', 'passwordContainsContext'] as const satisfies readonly ProblemName[];
+
 export const NewOrganizationBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
     email: Email,
-    password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH }),
+    password: NewPassword,
   },
   { additionalProperties: false },
 );

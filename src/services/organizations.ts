@@ -1,5 +1,6 @@
 // Organizations: sign-up (password hashed), lookup and deletion with everything they hold.
 import { randomUUID } from 'node:crypto';
+import type { PasswordPolicy } from '../credentials/password-policy.js';
 import type { PasswordHasher } from '../credentials/passwords.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
@@ -35,12 +36,14 @@ export function createOrganizationService(deps: {
   store: Store & TenantLimitStore & OrganizationListing;
   bus: Pick<InvalidationBus, 'applyLocally'>;
   passwords: PasswordHasher;
+  /** Applied to every password set here (credentials/password-policy.ts); login never applies it. */
+  policy: PasswordPolicy;
   now: () => number;
   rateLimits: RateLimitService;
   /** AUTHGATE_MAX_KEYS_PER_ORGANIZATION; undefined: no default limit. */
   defaultKeyLimit?: number;
 }) {
-  const { store, bus, passwords, now, rateLimits } = deps;
+  const { store, bus, passwords, policy, now, rateLimits } = deps;
   const view = async (org: Organization): Promise<OrganizationView> => {
     const keyLimit = (await store.readKeyLimit(org.id)) ?? null;
     return {
@@ -56,6 +59,8 @@ export function createOrganizationService(deps: {
 
   return {
     async create(input: { name: string; email: string; password: string }): Promise<OrganizationView> {
+      // Before the hash: a refused password costs no argon2 slot.
+      policy.enforce(input.password, input);
       const org = {
         id: `org_${randomUUID().replaceAll('-', '')}`,
         name: input.name.trim(),

@@ -3,7 +3,18 @@
  * Each method is one atomic step (one Lua script or MULTI/EXEC in Redis), named by what it
  * means, so route and service code never does get-then-set. Writes that revoke something
  * return what they revoked, so the caller can invalidate caches on every replica.
+ *
+ * The contract is split by concern: organizations here, api-keys.ts, sessions.ts, counters.ts,
+ * audit.ts, rate-limits.ts, tenant-limits.ts, organization-listing.ts; each store implements
+ * each part in a module of its own (memory/*.ts, redis/*.ts).
  */
+import type { ApiKeyStore } from './api-keys.js';
+import type { SessionStore } from './sessions.js';
+import type { CounterStore } from './counters.js';
+import type { AuditStore } from './audit.js';
+import type { RateLimitStore } from './rate-limits.js';
+import type { TenantLimitStore } from './tenant-limits.js';
+import type { OrganizationListing } from './organization-listing.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -16,165 +27,10 @@ export type Organization = Readonly<{
 
 export type NewOrganization = Organization;
 
-import { isScopeName } from '../authz/scopes.js';
-
-export type ApiKeyRecord = Readonly<{
-  id: string;
-  orgId: string;
-  /**
-   * How the key is found: `<shard tag>.<22 base64url>`, the organization's shard tag and 128 bits
-   * of the key's SHA-256 (credentials/api-keys.ts). The key itself is never stored. The tag must
-   * be the organization's (shardTagOf(orgId)): the Redis store keeps the key on that shard.
-   */
-  hash: string;
-  /** A short, non-secret beginning of the key, shown in listings so people can recognise it. */
-  displayPrefix: string;
-  createdAt: string;
-  /** A label its owner gave it (1..100 characters, may hold spaces); absent when none. */
-  name?: string;
-  /**
-   * Epoch milliseconds from which the key is refused; absent for a key that does not expire. The
-   * store keeps an expired key (listed, with this) until pruneExpiredApiKeys drops it: the
-   * reader decides.
-   */
-  expiresAt?: number;
-  /**
-   * The names of the scopes it holds (authz/scopes.ts), absent for every scope (the default, which
-   * also holds scopes declared later). By name, never by position in a table: editing the routes
-   * file never changes what a key holds; a name the table no longer declares simply holds nothing.
-   * Never empty; stores keep it sorted and without duplicates (storedScopes).
-   */
-  scopes?: ScopeNames;
-}>;
-
-/** A key as its owner sees it: no hash, no organization. lastUsedAt as the stores last heard of it. */
-export type ApiKeySummary = Readonly<{
-  id: string;
-  displayPrefix: string;
-  createdAt: string;
-  name?: string;
-  expiresAt?: number;
-  scopes?: ScopeNames;
-  /** Epoch ms of its last recorded use (recordApiKeyUse); absent when never recorded. */
-  lastUsedAt?: number;
-}>;
-
-/**
- * What the hot path reads of a key: whose it is, its id (the principal's credentialId), when it
- * expires (epoch ms; absent when never) and its scopes (absent: all). An expired key is still
- * found: the resolver refuses it.
- */
-export type FoundApiKey = Readonly<{ id: string; orgId: string; hash: string; expiresAt?: number; scopes?: ScopeNames }>;
-
-/** What a key's owner may change of it (changeApiKey): each part absent stays as it is. */
-export type ApiKeyChange = Readonly<{
-  /** null removes the name. */
-  name?: string | null;
-  /** Must name nothing the key does not hold already (by name): narrowing only. */
-  scopes?: ScopeNames;
-  /** Must be no later than the key's present end (any, for a key without one): earlier only. */
-  expiresAt?: number;
-}>;
-
-/** Why changeApiKey or rollApiKey refused: the key is missing, or the change would widen it. */
-export type ApiKeyChangeRefusal = 'not-found' | 'scopes-wider' | 'expiry-later';
-
-/** A key roll (rollApiKey): the successor, and what becomes of the key rolled. */
-export type ApiKeyRoll = Readonly<{
-  /** The successor's id, lookup hash, prefix, creation and end; its name and scopes are copied. */
-  successor: Omit<ApiKeyRecord, 'orgId' | 'name' | 'scopes'>;
-  /** The rolled key's new end (epoch ms; kept if it already ends sooner), or 'now' to delete it. */
-  rolledKeyEnds: number | 'now';
-}>;
-
-export type RolledApiKey = Readonly<{
-  /** The successor as listApiKeys would show it: with the rolled key's name and scopes. */
-  successor: ApiKeySummary;
-  /** The rolled key as it now is; undefined when it was deleted ('now'). */
-  rolled: ApiKeySummary | undefined;
-  /** The rolled key's cache entries to drop everywhere (its end changed, or it is gone). */
-  revoked: Revoked;
-}>;
-
-/** What changeApiKey may change of a key, as a store keeps it. */
-export type ApiKeyTerms = Readonly<{ name?: string; expiresAt?: number; scopes?: ScopeNames }>;
-
-/**
- * The one rule of a change, for both stores: the key's terms after it, or why it is refused
- * (scopes it does not hold, or an end later than its own). A key without an end may be given one.
- */
-export function changedTerms(key: ApiKeyTerms, change: ApiKeyChange): ApiKeyTerms | 'scopes-wider' | 'expiry-later' {
-  if (change.scopes !== undefined && !namesWithin(change.scopes, key.scopes)) return 'scopes-wider';
-  if (change.expiresAt !== undefined && key.expiresAt !== undefined && change.expiresAt > key.expiresAt) return 'expiry-later';
-  const name = change.name === undefined ? key.name : change.name ?? undefined;
-  const expiresAt = change.expiresAt ?? key.expiresAt;
-  const scopes = storedScopes(change.scopes ?? key.scopes);
-  return {
-    ...(name !== undefined && { name }),
-    ...(expiresAt !== undefined && { expiresAt }),
-    ...(scopes !== undefined && { scopes }),
-  };
-}
-
-/** A key's scope names: what a store keeps (sorted, no duplicates); undefined is every scope. */
-export type ScopeNames = readonly string[];
-
-/**
- * How a store keeps a key's scopes: sorted and without duplicates, so equal sets are equal values
- * (the Redis store compares them as text); undefined (every scope, present and future) stays so.
- */
-export function storedScopes(scopes: ScopeNames | undefined): ScopeNames | undefined {
-  if (scopes === undefined) return undefined;
-  // A caller's mistake (the services check names against the route table first): refused, never stored.
-  if (scopes.length === 0 || !scopes.every(isScopeName)) throw new Error('an API key\'s scopes are one or more scope names');
-  return [...new Set(scopes)].sort();
-}
-
-/** Whether two stored scope lists (storedScopes) are the same: both every scope, or the same names. */
-export function sameScopes(a: ScopeNames | undefined, b: ScopeNames | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return a.length === b.length && a.every((name, i) => name === b[i]);
-}
-
-/** Whether every name of `narrower` is held by `held` (undefined: every scope). */
-export function namesWithin(narrower: ScopeNames, held: ScopeNames | undefined): boolean {
-  if (held === undefined) return true;
-  const holding = new Set(held);
-  return narrower.every((name) => holding.has(name));
-}
-
-/** The order every store lists an organization's keys in: newest first, ties by id (descending). */
-export function newestFirst(a: ApiKeySummary, b: ApiKeySummary): number {
-  return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : a.id > b.id ? -1 : a.id < b.id ? 1 : 0;
-}
-
-/** One key's use a replica noticed: recordApiKeyUse keeps the latest `at` per key. */
-export type ApiKeyUse = Readonly<{ orgId: string; keyId: string; at: number }>;
-
-export type Session = Readonly<{
-  /** `<shard tag>.<random>`, the tag the organization's (shardTagOf(orgId)), as an API key's hash. */
-  id: string;
-  orgId: string;
-  /** Epoch milliseconds; the store forgets the session after this. */
-  expiresAt: number;
-  /** Epoch milliseconds of the login; absent for a session stored without it. */
-  createdAt?: number;
-  /**
-   * A coarse description of the client that logged in (`curl from 203.0.113.0/24`): for its owner
-   * to recognise it in a listing; never a token, never a whole address. At most 100 characters.
-   */
-  client?: string;
-}>;
-
-/** A live session as its organization's listing shows it (listSessions). */
-export type SessionSummary = Readonly<{ id: string; expiresAt: number; createdAt?: number; client?: string }>;
-
-/** The order sessions are listed in: the latest login first, ties by id (descending). */
-export function latestLoginFirst(a: SessionSummary, b: SessionSummary): number {
-  const x = a.createdAt ?? 0;
-  const y = b.createdAt ?? 0;
-  return x !== y ? y - x : a.id > b.id ? -1 : a.id < b.id ? 1 : 0;
-}
+// The parts of the contract, one module per concern; importers may keep naming store.ts.
+export * from './api-keys.js';
+export * from './sessions.js';
+export * from './counters.js';
 
 /**
  * Something a write made invalid. `cacheKey` is what the credential cache keys it by:
@@ -184,74 +40,17 @@ export function latestLoginFirst(a: SessionSummary, b: SessionSummary): number {
  */
 export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits'; cacheKey: string }>;
 
-export interface Store {
+export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */
   createOrganizationIfEmailFree(org: NewOrganization): Promise<Organization | 'email-taken'>;
   findOrganizationByEmail(email: string): Promise<Organization | undefined>;
   findOrganizationById(orgId: string): Promise<Organization | undefined>;
   /** Deletes the organization with all its keys and sessions; undefined when there was none. */
   deleteOrganization(orgId: string): Promise<Revoked[] | undefined>;
+}
 
-  /**
-   * Stores the key under its hash and in its organization's index; fails if the org is gone.
-   * Rejects (throws) a key whose hash does not carry its organization's shard tag. With
-   * `maxKeys`, refuses ('limit-reached') when the organization holds that many keys already (its
-   * own limit, setKeyLimit, when it has one), counted in the same atomic step as the write: a
-   * parallel burst on any number of replicas never overshoots it. Expired keys count until pruned.
-   */
-  createApiKey(key: ApiKeyRecord, maxKeys?: number): Promise<'created' | 'no-organization' | 'limit-reached'>;
-  /** The hot path: one read, on the shard the hash's tag names. */
-  findApiKeyByHash(hash: string): Promise<FoundApiKey | undefined>;
-  listApiKeys(orgId: string): Promise<ApiKeySummary[]>;
-  /** One key of orgId's, as listApiKeys shows it; undefined when it does not exist or is not theirs. */
-  findApiKeySummary(orgId: string, keyId: string): Promise<ApiKeySummary | undefined>;
-  /**
-   * Atomically changes orgId's key: its name, a narrower scope set, an earlier end; nothing else
-   * (its lookup, prefix and createdAt stay). Refuses, changing nothing, a change that would widen
-   * it. `revoked` names the key's cache entries when its scopes or end changed: every replica
-   * drops them so the next request reads the key as it now is.
-   */
-  changeApiKey(
-    orgId: string,
-    keyId: string,
-    change: ApiKeyChange,
-  ): Promise<{ key: ApiKeySummary; revoked: Revoked | undefined } | ApiKeyChangeRefusal>;
-  /**
-   * In one atomic step: creates the successor with the rolled key's name and scopes, and gives
-   * the rolled key its new end (or deletes it). 'not-found' when orgId has no such key. Parallel
-   * rolls (and changes) of one key apply one after another, never failing for contention: each
-   * roll with a grace makes its own successor; after one with 'now', the others find no key.
-   */
-  rollApiKey(orgId: string, keyId: string, roll: ApiKeyRoll): Promise<RolledApiKey | 'not-found'>;
-  /**
-   * Deletes orgId's keys that expired before `before` (epoch ms), in one atomic step; how many.
-   * Nothing announces it: an expired key is refused by every replica's clock already.
-   */
-  pruneExpiredApiKeys(orgId: string, before: number): Promise<number>;
-  /**
-   * Records uses, keeping the latest per key; a use of a key that no longer exists is dropped.
-   * Not atomic as a whole (each organization's part is), and never on the request path.
-   */
-  recordApiKeyUse(uses: readonly ApiKeyUse[]): Promise<void>;
-  /** Deletes the key only if it belongs to orgId; undefined when it does not exist or is not theirs. */
-  deleteApiKeyIfOwned(orgId: string, keyId: string): Promise<Revoked | undefined>;
-
-  /**
-   * Creates a session that the store forgets at session.expiresAt; fails if the org is gone.
-   * Rejects (throws) a session whose id does not carry its organization's shard tag. With
-   * `maxSessions`, refuses ('limit-reached') when the organization has that many live sessions,
-   * counted in the same atomic step as the write.
-   */
-  createSession(session: Session, maxSessions?: number): Promise<'created' | 'no-organization' | 'limit-reached'>;
-  findSession(sessionId: string): Promise<Session | undefined>;
-  deleteSession(sessionId: string): Promise<Revoked | undefined>;
-  /** The organization's live sessions, the latest login first. */
-  listSessions(orgId: string): Promise<SessionSummary[]>;
-  /** Ends the session only if it is orgId's and live; undefined otherwise (unknown, another's, ended). */
-  deleteSessionIfOwned(orgId: string, sessionId: string): Promise<Revoked | undefined>;
-  /** Ends every session of the organization in one atomic step; what it revoked. API keys stay. */
-  deleteAllSessions(orgId: string): Promise<Revoked[]>;
-
+/** The credential store: organizations, their API keys and sessions, and the store's own health. */
+export interface Store extends OrganizationStore, ApiKeyStore, SessionStore {
   /** Resolves when the store can answer; throws StoreUnavailable otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -268,77 +67,10 @@ export class StoreUnavailable extends Error {
   }
 }
 
-/** A fixed-window counter: how many, and when the window ends. */
-export type CounterState = Readonly<{ count: number; resetInMs: number }>;
-
 /**
- * A counter an attempt goes through, and how many attempts its window admits.
- *
- * Counter and known-set names may carry a placement in braces, as Redis hash tags do:
- * `login:pair:{<e-mail digest>}:<address>`. Names with the same text in braces are kept
- * together (on one Redis shard) and counted together in one atomic step; a name without braces
- * is placed by its whole text. countAttempt stays all-or-nothing across places: it counts place
- * by place and gives back what it counted when a later place refuses.
+ * Everything the gateway asks of its store, one part per concern: credentials, counters, the
+ * audit trail, rate limits, tenant limits, the organization listing. A new concern is a new part
+ * here, one module per store implementing it (memory/, redis/) and its contract tests
+ * (docs/architecture.md, "Adding a store concern").
  */
-export type LimitedCounter = Readonly<{
-  name: string;
-  limit: number;
-  /** Neither checked nor counted when the attempt's member is in its known set. */
-  exemptWhenKnown?: boolean;
-}>;
-
-/** A set of recently seen members (e.g. the addresses an e-mail logged in from), by name. */
-export type KnownMember = Readonly<{ set: string; member: string }>;
-
-export type Attempt = Readonly<{
-  counters: readonly LimitedCounter[];
-  /** The window a counter opens at its first count. */
-  windowMs: number;
-  /** When given and the member was remembered within knownTtlMs, exempt counters are skipped. */
-  known?: KnownMember & Readonly<{ knownTtlMs: number }>;
-}>;
-
-export type AttemptVerdict = Readonly<
-  | {
-      allowed: true;
-      /** The member was known, so the exempt counters were skipped. */
-      known: boolean;
-      /** The names that were counted: what a give-back returns. */
-      counted: readonly string[];
-      /** This attempt took the last one a counter admits: the next is refused. */
-      exhausted: boolean;
-    }
-  | { allowed: false; retryInMs: number }
->;
-
-export type Settlement = Readonly<{
-  /** Deleted: their windows start again. */
-  reset?: readonly string[];
-  /** One taken back from each, never below zero; the window is not touched. */
-  giveBack?: readonly string[];
-  /** Remembered as seen now; the set keeps the `max` most recent and forgets after ttlMs. */
-  remember?: KnownMember & Readonly<{ ttlMs: number; max: number }>;
-}>;
-
-/**
- * Counters shared by every replica, for the login limits. Each counter starts its window on its
- * first count and disappears when the window ends. The one way to count is countAttempt, which
- * checks and counts in one atomic step: a read-then-count would let every request of a parallel
- * burst pass the check before any of them counted.
- */
-export interface CounterStore {
-  /**
-   * Atomically: if every counter that applies is below its limit, counts one on each and allows;
-   * otherwise counts nothing and refuses, with the longest wait among the counters at their limit.
-   * So a window never admits more than `limit`, however attempts interleave, on any replica.
-   */
-  countAttempt(attempt: Attempt): Promise<AttemptVerdict>;
-  /** After an attempt: resets, gives back and remembers, in one atomic step. */
-  settleAttempt(settlement: Settlement): Promise<void>;
-  /** The counters as they are now: for tests and diagnostics, never to decide (see countAttempt). */
-  readCounters(names: readonly string[]): Promise<CounterState[]>;
-}
-
-/** Everything the gateway asks of its store: credentials, counters, the audit trail, rate limits. */
-export type GatewayStore = Store & CounterStore & import('./audit.js').AuditStore & import('./rate-limits.js').RateLimitStore
-  & import('./tenant-limits.js').TenantLimitStore & import('./organization-listing.js').OrganizationListing;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing;

@@ -381,7 +381,7 @@ t.test('password input problems', async (t) => {
   const shortPassword = 'short-pw';
   const short = await runCli(['org', 'create', '--name', 'Short', '--email', freshEmail()], { env, stdin: `${shortPassword}\n` });
   t.equal(short.code, 1, 'the gateway refuses a short password: exit 1');
-  t.match(short.stderr, /^authgate: 400 Invalid request: .*password/);
+  t.match(short.stderr, /^authgate: 400 Password too short: The password must be at least 15 characters/);
   t.notMatch(short.stderr, shortPassword, 'the password is not echoed in the error');
 
   // No trailing newline at all: the whole of stdin is the password.

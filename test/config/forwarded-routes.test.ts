@@ -33,7 +33,7 @@ t.test('a gateway built with another route table forwards it', async (t) => {
   const publicUrl = urlOf(gateway.publicServer);
   const opsUrl = urlOf(gateway.opsServer);
 
-  const owner = { name: 'Widgets', email: `widgets-${process.pid}@example.test`, password: 'widgets-password-long-enough' };
+  const owner = { name: 'Widgets', email: `widgets-${process.pid}@example.test`, password: 'forwarded-routes-password-1' };
   const created = await send(`${opsUrl}/admin/organizations`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },

@@ -84,19 +84,31 @@ t.test('load.ts checks each setting by its kind in the table, with the table\'s 
   t.same(parseKind(integer.type, '0'), { ok: false, problem: 'must be a whole number from 1 to 86400' }, 'the range is the table\'s');
 });
 
-t.test('the README configuration table is the one rendered from the table', async (t) => {
-  const path = `${root}README.md`;
-  t.ok(existsSync(path), 'README.md exists');
+t.test('docs/configuration.md carries the table rendered from the settings table, up to date', async (t) => {
+  const path = `${root}docs/configuration.md`;
+  t.ok(existsSync(path), 'docs/configuration.md exists');
   if (!existsSync(path)) return;
-  const readme = readFileSync(path, 'utf8');
-  t.ok(readme.includes(settingsMarkdown()), 'README.md carries the rendered table');
-  t.equal(withSettingsTable(readme), readme, 'up to date: `npm run docs:settings` rewrites it');
-  const rows = readme.split('\n').filter((line) => /^\s*\|/.test(line));
+  const doc = readFileSync(path, 'utf8');
+  t.ok(doc.includes(settingsMarkdown()), 'docs/configuration.md carries the rendered table');
+  t.equal(withSettingsTable(doc), doc, 'up to date: `npm run docs:settings` rewrites it');
+  const rows = doc.split('\n').filter((line) => /^\s*\|/.test(line));
   for (const setting of settings) {
     const word = new RegExp(`(?<![A-Z_])${setting.name}(?![A-Z_])`);
-    t.ok(rows.some((row) => word.test(row)), `${setting.name} is in a README table row`);
+    t.ok(rows.some((row) => word.test(row)), `${setting.name} is in a table row of docs/configuration.md`);
     t.equal(rows.filter((row) => row.startsWith(`| \`${setting.name}\` |`)).length, 1, `${setting.name} has one row of its own`);
   }
+});
+
+t.test('withSettingsTable rewrites a stale table in place and leaves the rest of the page alone', async (t) => {
+  const stale = ['# Configuration', '', 'Intro.', '', '## Settings', '', '| Setting | Default |', '|---|---|', '| `OLD` | 1 |', '', 'After.', '', '## Production', '', '| not | this |', ''].join('\n');
+  const fixed = withSettingsTable(stale);
+  t.not(fixed, stale, 'a stale table is rewritten');
+  t.ok(fixed.includes(settingsMarkdown()), 'with the rendered table');
+  t.notOk(fixed.includes('`OLD`'), 'the stale rows are gone');
+  t.ok(fixed.startsWith('# Configuration\n\nIntro.\n\n## Settings\n\n| Setting |'), 'what comes before stays');
+  t.ok(fixed.endsWith('\nAfter.\n\n## Production\n\n| not | this |\n'), 'what comes after stays, another section\'s table too');
+  t.equal(withSettingsTable(fixed), fixed, 'rewriting again changes nothing');
+  t.throws(() => withSettingsTable('# Configuration\n\n## Configuration\n\n| a |\n'), /no "## Settings" section/, 'a page without the section is an error, not a silent no-op');
 });
 
 t.test('unknownSettings: AUTHGATE_* names that are no setting, for the start-up warning', async (t) => {

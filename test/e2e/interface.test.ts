@@ -317,7 +317,7 @@ t.test('admin API on the ops port only, behind the admin token', async (t) => {
   t.equal(created.json().email, 'a@example.test');
   t.notOk(created.body.includes('long-enough-pass'));
   t.equal((await create({ name: 'B', email: 'a@EXAMPLE.test', password: 'long-enough-pass' })).status, 409, 'duplicate e-mail');
-  t.equal((await create({ name: 'C', email: 'c@example.test', password: 'short' })).status, 400, 'password under 12');
+  t.equal((await create({ name: 'C', email: 'c@example.test', password: 'short' })).status, 400, 'password under 15');
   t.equal((await create({ name: 'C', email: 'not-an-email', password: 'long-enough-pass' })).status, 400);
   t.equal((await create({ email: 'c@example.test', password: 'long-enough-pass' })).status, 400);
 

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
+import { createPasswordPolicy } from '../../src/credentials/password-policy.js';
 import { createPasswordHasher } from '../../src/credentials/passwords.js';
 import { Problem } from '../../src/problems.js';
 import { createOrganizationService, normalizeEmail } from '../../src/services/organizations.js';
@@ -21,7 +22,7 @@ async function fixture(t: Test) {
   t.teardown(() => store.close());
   const announced: Revoked[][] = [];
   const rateLimits = await rateLimitServiceOver(store);
-  const organizations = createOrganizationService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, passwords, now: () => NOW, rateLimits });
+  const organizations = createOrganizationService({ store, bus: { applyLocally: (revoked) => announced.push([...revoked]) }, passwords, policy: createPasswordPolicy({ minLength: 15 }), now: () => NOW, rateLimits });
   return { store, organizations, announced };
 }
 

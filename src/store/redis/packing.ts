@@ -19,6 +19,15 @@ export function packId(id: string): string {
   return `=${verbatim(id, 'id')}`;
 }
 
+/** A key id as packed into its index field; undefined for an id no key can have (a space in it). */
+export function packedKeyIdOrUndefined(keyId: string): string | undefined {
+  try {
+    return packId(keyId);
+  } catch {
+    return undefined;
+  }
+}
+
 export function unpackId(packed: string): string {
   if (packed.startsWith('=')) return packed.slice(1);
   const match = PACKED_ID.exec(packed);

@@ -3,8 +3,8 @@
  * no organization, each bounded by the retention on its own (store/audit-merge.ts says why).
  * Ids are `<ms>-<seq>` as a Redis Stream's, from one clock for every log, so they never repeat.
  */
-import { type AuditStore, type StoredAuditEvent } from './audit.js';
-import { AUDIT_EXPIRY_GRACE_MS, auditPosition, compareAuditIds, mergeAuditPage, type AuditSource } from './audit-merge.js';
+import { type AuditStore, type StoredAuditEvent } from '../audit.js';
+import { AUDIT_EXPIRY_GRACE_MS, auditPosition, compareAuditIds, mergeAuditPage, type AuditSource } from '../audit-merge.js';
 
 /** The key of the log of events that concern no organization (an organization id is never empty). */
 const NO_ORGANIZATION = '';

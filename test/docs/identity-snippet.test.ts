@@ -4,31 +4,32 @@ import { rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { startGateway } from './helpers/gateway.js';
+import { startGateway } from '../helpers/gateway.js';
 
 /**
- * README "Verifying the identity in your service": its snippet, as printed, run against assertions
- * a real gateway sent to a real upstream. Only the three constants at its top are replaced.
+ * docs/identity.md ("Verifying the identity in your service", moved there from the README): its
+ * snippet, as printed, run against assertions a real gateway sent to a real upstream. Only the three
+ * constants at its top are replaced.
  */
 
-const root = new URL('../', import.meta.url);
-const readme = readFileSync(new URL('README.md', root), 'utf8');
-const blocks = [...readme.matchAll(/^```ts\n(\/\/ verify-identity\.ts\n[\s\S]*?)^```$/gm)];
+const root = new URL('../../', import.meta.url);
+const page = readFileSync(new URL('docs/identity.md', root), 'utf8');
+const blocks = [...page.matchAll(/^```ts\n(\/\/ verify-identity\.ts\n[\s\S]*?)^```$/gm)];
 // Thrown, not asserted: tap's root test must not start before the setup below is done.
-if (blocks.length !== 1) throw new Error(`README.md has ${blocks.length} \`// verify-identity.ts\` blocks, not one`);
+if (blocks.length !== 1) throw new Error(`docs/identity.md has ${blocks.length} \`// verify-identity.ts\` blocks, not one`);
 const snippet = blocks[0]![1]!;
 
 /** The snippet with its constant `name` set to `value`; the constant must be there, once. */
 function withConstant(source: string, name: string, value: string): string {
   const line = new RegExp(`^const ${name} = '[^']*';`, 'm');
-  if (source.split('\n').filter((l) => line.test(l)).length !== 1) throw new Error(`the README snippet does not declare ${name} once`);
+  if (source.split('\n').filter((l) => line.test(l)).length !== 1) throw new Error(`the docs/identity.md snippet does not declare ${name} once`);
   return source.replace(line, `const ${name} = ${JSON.stringify(value)};`);
 }
 
-const ISSUER = 'authgate-readme';
+const ISSUER = 'authgate-docs';
 const gw = await startGateway(t, { env: { AUTHGATE_JWT_ISSUER: ISSUER } });
 
-// The public port, as the README recommends (the JWKS is served there by default).
+// The public port, as docs/identity.md recommends (the JWKS is served there by default).
 let source = withConstant(snippet, 'JWKS_URL', `${gw.publicUrl}/.well-known/jwks.json`);
 source = withConstant(source, 'ISSUER', ISSUER);
 source = withConstant(source, 'AUDIENCE', gw.upstream.url); // the default audience: the upstream's origin

@@ -1,0 +1,96 @@
+/**
+ * Issue 18's references beside authgate: nginx auth_request to a node:http key service (what
+ * users build by hand instead), and the smallest Node gateway with the fast lane's pieces
+ * (bench/node-gateway.ts), warm and reading Redis per request. Each is started only when its
+ * scenario runs; each refuses what authgate refuses before any load.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { send } from '../lib/http.js';
+import { findNginx, startBenchNginx } from '../lib/nginx.js';
+import { firstMessage, hasTaskset, startProcess, waitFor } from '../lib/proc.js';
+import type { BenchRedis } from '../lib/redis.js';
+import { benchFile, keepTemporary, SERVER_CORE, UA } from './processes.js';
+
+/** A started server: where it listens and the pid its CPU time is read from. */
+export type Server = { url: string; pid: number };
+
+export type References = {
+  servers: Map<'nginx' | 'node-gateway' | 'node-gateway-cold', Server>;
+  /** More processes to watch (the key service behind nginx), by name. */
+  watch: Map<string, number>;
+  nginxVersion: string | undefined;
+  /** nginx-auth was asked for, but no nginx with auth_request is on the PATH. */
+  nginxSkipped: boolean;
+};
+
+export type ReferenceSetup = {
+  wanted(id: 'nginx-auth' | 'node-gateway' | 'node-gateway-cold'): boolean;
+  upstreamPort: number;
+  redis: BenchRedis;
+  apiKey: string;
+  organizationId: string;
+  headersWith(credential: string): Record<string, string>;
+  log(text: string): void;
+};
+
+export async function startReferences(setup: ReferenceSetup): Promise<References> {
+  const { wanted, apiKey, headersWith, log } = setup;
+  const servers: References['servers'] = new Map();
+  const watch = new Map<string, number>();
+  // Both know only the digest of the bench's API key, never the key.
+  const digest = createHash('sha256').update(apiKey).digest('base64url');
+  const childEnv = (env: Record<string, string> = {}) => ({ PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', BENCH_KEY_DIGESTS: JSON.stringify([[digest, setup.organizationId]]), ...env });
+
+  // nginx auth_request → a node:http key service that knows this key.
+  const nginxFound = wanted('nginx-auth') ? findNginx() : undefined;
+  const nginxSkipped = wanted('nginx-auth') && nginxFound === undefined;
+  if (nginxFound !== undefined) {
+    const keyServiceProc = startProcess('keyservice', process.execPath, [benchFile('keyservice.js')], { core: SERVER_CORE, ipc: true, env: childEnv() });
+    const { port: keyServicePort } = await firstMessage<{ port: number }>(keyServiceProc);
+    const started = await startBenchNginx(nginxFound.binary, setup.upstreamPort, keyServicePort, hasTaskset ? SERVER_CORE : undefined);
+    keepTemporary(started.dir);
+    const url = `http://127.0.0.1:${started.port}`;
+    try {
+      await waitFor('nginx ready', 10_000, async () => (await send(`${url}/accounts`, { headers: headersWith(apiKey) })).status === 200, started.proc);
+    } catch (error) {
+      let errorLog = '';
+      try {
+        errorLog = readFileSync(join(started.dir, 'error.log'), 'utf8').slice(-4000);
+      } catch {
+        // none written
+      }
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\nnginx error.log:\n${errorLog}`);
+    }
+    // The key service refuses what authgate refuses, and nginx passes its refusals on.
+    const unknownKey = await send(`${url}/accounts`, { headers: headersWith(`${apiKey.slice(0, -1)}${apiKey.endsWith('A') ? 'B' : 'A'}`) });
+    const noBearer = await send(`${url}/accounts`, { headers: { 'user-agent': UA } });
+    const noUserAgent = await send(`${url}/accounts`, { headers: { 'user-agent': '', authorization: `Bearer ${apiKey}` } });
+    if (unknownKey.status !== 401 || noBearer.status !== 401 || noUserAgent.status !== 403) {
+      throw new Error(`nginx-auth: refusals answered ${unknownKey.status} (unknown key), ${noBearer.status} (no credential), ${noUserAgent.status} (no User-Agent); expected 401, 401, 403`);
+    }
+    servers.set('nginx', { url, pid: started.proc.pid });
+    watch.set('nginx', started.proc.pid).set('keyservice', keyServiceProc.pid);
+    log(`nginx ${nginxFound.version}: pid ${started.proc.pid} on ${url}, key service pid ${keyServiceProc.pid}`);
+  } else if (nginxSkipped) {
+    log('nginx (with auth_request) not found on the PATH: the nginx-auth reference row is SKIPPED (Debian: apt-get install nginx-light)');
+  }
+
+  // The smallest Node gateway with the fast lane's pieces; and the same reading the digest from
+  // Redis on every request (cache off's floor).
+  const startNodeGateway = async (name: 'node-gateway' | 'node-gateway-cold', env: Record<string, string>) => {
+    const proc = startProcess(name, process.execPath, [benchFile('node-gateway.js'), `http://127.0.0.1:${setup.upstreamPort}`], { core: SERVER_CORE, ipc: true, env: childEnv(env) });
+    const { port } = await firstMessage<{ port: number }>(proc);
+    log(`${name}: pid ${proc.pid} on port ${port}`);
+    servers.set(name, { url: `http://127.0.0.1:${port}`, pid: proc.pid });
+    watch.set(name, proc.pid);
+  };
+  if (wanted('node-gateway')) await startNodeGateway('node-gateway', {});
+  if (wanted('node-gateway-cold')) {
+    const hash = 'bench:node-gateway';
+    await setup.redis.client.hset(hash, digest, setup.organizationId);
+    await startNodeGateway('node-gateway-cold', { BENCH_REDIS_URL: setup.redis.url, BENCH_REDIS_HASH: hash });
+  }
+  return { servers, watch, nginxVersion: nginxFound?.version, nginxSkipped };
+}

@@ -1,0 +1,165 @@
+/**
+ * The bench's scenarios, as data: what serves each one, with which credential and path, and the
+ * target it is held to. The runner (bench/runner/) starts what the selected entries need and
+ * measures them in interleaved rounds; the report (bench/report/) turns the entries' targets into
+ * rows. Adding a scenario is one entry in SCENARIOS (with a gateway of its own, a GatewaySpec
+ * beside it: a constant when two scenarios share it). docs/performance.md, "Adding a scenario".
+ */
+import type { RunSpec } from './loadgen.js';
+import type { Options } from './options.js';
+import type { Summary } from './report/summary.js';
+import { ROUTES_LAST_PATH, ROUTES_PROBE_PATH, routesFile, routesFileUnsupported } from './routes-file.js';
+
+type Env = Record<string, string>;
+
+/** The servers the runner starts besides authgate's gateways (bench/runner/references.ts, setup.ts). */
+export type Reference = 'upstream' | 'baseline' | 'nginx' | 'node-gateway' | 'node-gateway-cold';
+
+/** An authgate process: the build under test (or another) with the run's common settings and these. */
+export type GatewaySpec = Readonly<{
+  /** Its process name in the logs; `watchAs`: its name in the CPU and RSS notes (default the same). */
+  name: string;
+  watchAs?: string;
+  /** Its settings from the run's common ones; `file(name, text)` writes a file in the run's private temporary directory. */
+  env?: (common: Env, file: (name: string, text: string) => string) => Env;
+  /** The build it runs: by default the one under test (--gateway); undefined, not started. */
+  main?: (options: Options) => string | undefined;
+  /** Makes its own organization and API key through its own API: another build may store them differently. */
+  ownCredentials?: boolean;
+  /** One line saying why this build cannot run it (its scenarios are then skipped), or undefined. */
+  unsupported?: (main: string) => string | undefined;
+}>;
+
+export type ScenarioSpec = Readonly<{
+  id: string;
+  title: string | ((context: { options: Options; nginxVersion: string | undefined }) => string);
+  server: Reference | GatewaySpec;
+  /** The main gateway's API key (on a gateway with own credentials, its own) or login token. */
+  credential: 'apiKey' | 'token';
+  /** Default /accounts. */
+  path?: string;
+  garbage?: RunSpec['garbage'];
+  target: string;
+  /** The verdict; without it, a reference row without one. */
+  ok?: (s: Summary) => boolean;
+  /** The ratio column also shows the p99 ratio. */
+  showP99?: boolean;
+  /** Answers counted as expected besides 200. */
+  alsoExpected?: readonly string[];
+  /** Scenarios `--only` brings along with this one: what it is measured against. */
+  bringsAlong?: readonly string[];
+  /** Checked before load (200, and the organization seen by the upstream unless the server is the upstream or baseline): the label of a failure, and more paths. */
+  check?: string;
+  checkPaths?: readonly string[];
+  /** Not named in --help (still accepted by --only). */
+  unlisted?: boolean;
+  /** Not selectable with --only: runs whenever its gateway does (--compare). */
+  withGatewayOnly?: boolean;
+}>;
+
+const withoutIdentity = (env: Env): Env => ({
+  // The loader refuses AUTHGATE_IDENTITY_* while the assertion is off (config/load.ts).
+  ...Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('AUTHGATE_IDENTITY_'))),
+  AUTHGATE_IDENTITY_ASSERTION: 'off',
+});
+/** High enough never to refuse in a benchmark, yet counted: every request spends leased budget. */
+export const BENCH_RATE_LIMIT = '1000000000/60s';
+
+// Gateways, in the order they start (the mirrored identity pair deliberately the other way round).
+/** The main gateway: the setup's, the revocation's and login's; `authgate` in the notes. */
+export const MAIN: GatewaySpec = { name: 'authgate-a', watchAs: 'authgate' };
+const COLD: GatewaySpec = { name: 'authgate-cold', env: (c) => ({ ...c, AUTHGATE_CACHE_MAX: '0' }) };
+/** The same build without its one log line per request: what the access log costs. */
+const QUIET: GatewaySpec = { name: 'authgate-quiet', env: (c) => ({ ...c, LOG_LEVEL: 'warn' }) };
+/**
+ * Twins for the identity assertion's cost (neither is the main gateway, which was favoured by
+ * about 0.04 in an A/A run): one with it, one without (and so without its key). They share the
+ * Redis and the JWT secret, so the main gateway's key and token work on them.
+ */
+const IDENT: GatewaySpec = { name: 'authgate-ident' };
+/** Without the assertion: also the gateway checked to serve no JWKS. */
+export const NOIDENT: GatewaySpec = { name: 'authgate-noident', env: withoutIdentity };
+/** The twin of authgate-ident with the rate limit on: the pair the limit's cost is measured on. */
+const LIMITED: GatewaySpec = { name: 'authgate-limited', env: (c) => ({ ...c, AUTHGATE_RATE_LIMIT: BENCH_RATE_LIMIT }) };
+const NOIDENT_B: GatewaySpec = { name: 'authgate-noident-b', env: withoutIdentity };
+const IDENT_B: GatewaySpec = { name: 'authgate-ident-b' };
+/** The revocation test's second replica (no scenario: started for the full run's extra phases). */
+export const REPLICA: GatewaySpec = { name: 'authgate-replica' };
+const COMPARE: GatewaySpec = { name: 'authgate-compare', main: (o) => o.compareMain, ownCredentials: true };
+/**
+ * Issue 28: twins with a routes file of today's two routes and with one of 50; a second pair
+ * started the other way round, as for the identity assertion (twins alike differed by up to 0.04,
+ * more than the 0.03 measured here).
+ */
+const routesTwin = (name: string, count: number): GatewaySpec => ({ name, env: (c, file) => ({ ...c, AUTHGATE_ROUTES_FILE: file(`routes-${count}.yaml`, routesFile(count)) }), unsupported: routesFileUnsupported });
+const ROUTES_2 = routesTwin('authgate-routes-2', 2);
+const ROUTES_50 = routesTwin('authgate-routes-50', 50);
+const ROUTES_50_B = routesTwin('authgate-routes-50-b', 50);
+const ROUTES_2_B = routesTwin('authgate-routes-2-b', 2);
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B];
+
+const identityCost = '(reference: the identity assertion’s cost)';
+const secondPair = '(reference: the identity assertion’s cost, second pair)';
+const routesSize = '(reference: the routes table’s size)';
+const routesSecondPair = '(reference: the routes table’s size, second pair)';
+
+/** In this order in the table and in the first round. */
+export const SCENARIOS = [
+  { id: 'upstream', title: 'upstream direct', server: 'upstream', credential: 'apiKey', target: '(reference)', check: 'upstream' },
+  { id: 'baseline', title: 'baseline: fastify + @fastify/http-proxy, no auth', server: 'baseline', credential: 'apiKey', target: '(baseline)', check: 'baseline', unlisted: true },
+  { id: 'apikey', title: 'authgate, API key, warm cache', server: MAIN, credential: 'apiKey', target: '≥ 0.90, p99 ≤ 1.3× baseline', ok: (s) => s.ratio >= 0.9 && s.p99Ratio <= 1.3, showP99: true, check: 'authgate (API key)' },
+  { id: 'nolog', title: 'authgate, API key, warm cache, access log off (LOG_LEVEL=warn)', server: QUIET, credential: 'apiKey', target: '(reference: the access log’s cost)', showP99: true, check: 'authgate (access log off)' },
+  { id: 'jwt', title: 'authgate, JWT, warm cache', server: MAIN, credential: 'token', target: '≥ 0.85', ok: (s) => s.ratio >= 0.85, check: 'authgate (JWT)' },
+  { id: 'apikey-ident', title: 'authgate twin, API key, warm cache, identity assertion on', server: IDENT, credential: 'apiKey', target: identityCost, showP99: true, bringsAlong: ['apikey-ident-b'], check: 'authgate twin (identity assertion on, API key)' },
+  { id: 'jwt-ident', title: 'authgate twin, JWT, warm cache, identity assertion on', server: IDENT, credential: 'token', target: identityCost, bringsAlong: ['jwt-ident-b'], check: 'authgate twin (identity assertion on, JWT)' },
+  { id: 'apikey-noident', title: 'authgate, API key, warm cache, identity assertion off', server: NOIDENT, credential: 'apiKey', target: identityCost, showP99: true, bringsAlong: ['apikey-noident-b'], check: 'authgate (identity assertion off, API key)' },
+  { id: 'jwt-noident', title: 'authgate, JWT, warm cache, identity assertion off', server: NOIDENT, credential: 'token', target: identityCost, bringsAlong: ['jwt-noident-b'], check: 'authgate (identity assertion off, JWT)' },
+  { id: 'apikey-ident-b', title: 'authgate twin B, API key, identity assertion on', server: IDENT_B, credential: 'apiKey', target: secondPair, unlisted: true, check: 'authgate twin B (identity assertion on, API key)' },
+  { id: 'jwt-ident-b', title: 'authgate twin B, JWT, identity assertion on', server: IDENT_B, credential: 'token', target: secondPair, unlisted: true, check: 'authgate twin B (identity assertion on, JWT)' },
+  { id: 'apikey-noident-b', title: 'authgate twin B, API key, identity assertion off', server: NOIDENT_B, credential: 'apiKey', target: secondPair, unlisted: true, check: 'authgate twin B (identity assertion off, API key)' },
+  { id: 'jwt-noident-b', title: 'authgate twin B, JWT, identity assertion off', server: NOIDENT_B, credential: 'token', target: secondPair, unlisted: true, check: 'authgate twin B (identity assertion off, JWT)' },
+  { id: 'apikey-limited', title: `authgate twin, API key, warm cache, identity assertion on, rate limit ${BENCH_RATE_LIMIT}`, server: LIMITED, credential: 'apiKey', target: '(reference: the rate limit’s cost)', showP99: true, bringsAlong: ['apikey-ident'], check: 'authgate twin (rate limit on, API key)' },
+  { id: 'cold', title: 'authgate, cache off (Redis read per request)', server: COLD, credential: 'apiKey', target: '≥ 0.60', ok: (s) => s.ratio >= 0.6, check: 'authgate (cache off)' },
+  { id: 'nginx-auth', title: ({ nginxVersion }) => `nginx auth_request → node:http key service (${nginxVersion ?? 'nginx'}, one process; SHA-256 + Map lookup)`, server: 'nginx', credential: 'apiKey', target: '(reference: issue 18)', showP99: true, check: 'nginx auth_request (API key)' },
+  { id: 'node-gateway', title: 'node:http + undici Pool, the key service’s check, nothing else (the floor of a Node forwarding core)', server: 'node-gateway', credential: 'apiKey', target: '(reference: issue 18, the floor of a Node forwarding core)', showP99: true, check: 'node-gateway (API key)' },
+  { id: 'node-gateway-cold', title: 'the same, the digest read from Redis per request (one HGET, ioredis auto-pipelined)', server: 'node-gateway-cold', credential: 'apiKey', target: '(reference: issue 18, that floor with a Redis read per request)', check: 'node-gateway-cold (API key)' },
+  { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', server: MAIN, credential: 'apiKey', garbage: { every: 10, environment: 'production' }, target: '≥ 0.85', ok: (s) => s.ratio >= 0.85, alsoExpected: ['401'] },
+  // Issue 28: a request to the last route of a 50-route table against today's two routes spelled out in a file.
+  { id: 'routes-2', title: 'authgate twin, API key, warm cache, routes file of today’s 2 routes', server: ROUTES_2, credential: 'apiKey', target: routesSize, bringsAlong: ['routes-2-b'], check: 'authgate twin (routes file, 2 routes)' },
+  { id: 'routes-50', title: `authgate twin, API key, warm cache, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSize, showP99: true, bringsAlong: ['routes-2', 'routes-50-b', 'routes-2-b'], check: 'authgate twin (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
+  { id: 'routes-2-b', title: 'authgate twin B, API key, routes file of 2 routes', server: ROUTES_2_B, credential: 'apiKey', target: routesSecondPair, unlisted: true, check: 'authgate twin B (routes file, 2 routes)' },
+  { id: 'routes-50-b', title: `authgate twin B, API key, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50_B, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSecondPair, unlisted: true, bringsAlong: ['routes-2-b'], check: 'authgate twin B (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
+  { id: 'compare', title: ({ options }) => `compare: ${options.compareMain}, API key, warm cache`, server: COMPARE, credential: 'apiKey', target: '(development aid)', showP99: true, withGatewayOnly: true },
+] as const satisfies readonly ScenarioSpec[];
+
+export type ScenarioId = (typeof SCENARIOS)[number]['id'];
+
+/**
+ * Each identity-assertion pair: twin gateways started alike, one with the assertion and one
+ * without. Two twins of the same build and settings differed by up to 0.04, and which one was
+ * ahead varied, so there are two pairs started in mirrored order (with, without; then without,
+ * with): the cost is the mean of both pairs' differences, in which the favour of a process's place
+ * cancels out rather than adds. One row for both (API key and JWT).
+ */
+export const IDENTITY_PAIRS = [
+  { with: 'apikey-ident', without: 'apikey-noident', withB: 'apikey-ident-b', withoutB: 'apikey-noident-b', name: 'API key' },
+  { with: 'jwt-ident', without: 'jwt-noident', withB: 'jwt-ident-b', withoutB: 'jwt-noident-b', name: 'JWT' },
+] as const satisfies readonly { with: ScenarioId; without: ScenarioId; withB: ScenarioId; withoutB: ScenarioId; name: string }[];
+/** The most the assertion may take off a ratio to the baseline (issue: within 0.03). */
+export const IDENTITY_COST_LIMIT = -0.03;
+
+/**
+ * Costs measured as the median over rounds of (ratio with − ratio without), both to the same
+ * round's baseline, on twins: one row each, with its limit; `json`: its key in the JSON.
+ */
+export const PAIR_COSTS = [
+  // The rate limit (too high to refuse anything; budget leased a thousand requests at a time)
+  // against its twin without, both with the assertion on. The issue: within 0.05 of the API key.
+  { with: 'apikey-limited', without: 'apikey-ident', limit: -0.05, json: 'rateLimitCost', name: 'rate limit cost: API key', how: '(median of same-round differences of the ratio with and without it)' },
+  // Issue 28: the fast lane serves every route of the table; a request to the last of 50 routes
+  // within 0.03 of a 2-route table. Two mirrored pairs, as for the identity assertion.
+  { with: 'routes-50', without: 'routes-2', second: ['routes-50-b', 'routes-2-b'], limit: -0.03, json: 'routesTableCost', name: 'routes table cost: API key, the last of 50 routes against 2 routes', how: '(median of same-round differences of the ratio with 50 routes and with 2, averaged over two mirrored pairs of twins)' },
+] as const satisfies readonly { with: ScenarioId; without: ScenarioId; second?: readonly [ScenarioId, ScenarioId]; limit: number; json: string; name: string; how: string }[];
+
+/** The table as the runner and the report read it. */
+export const SPECS: readonly (ScenarioSpec & { id: ScenarioId })[] = SCENARIOS;
