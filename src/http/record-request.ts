@@ -56,7 +56,7 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog) {
     });
   };
   const onResponse = function onResponse(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    record(request.id, request.method, request.routeOptions.config.routeLabel ?? 'unmatched', reply.statusCode, reply.elapsedTime, request.upstreamStartedAt, request.principal, request.authDecision);
+    record(request.id, request.method, request.forwardedRoute?.label ?? request.routeOptions.config.routeLabel ?? 'unmatched', reply.statusCode, reply.elapsedTime, request.upstreamStartedAt, request.principal, request.authDecision);
     done();
   };
   return Object.assign(onResponse, { record });
