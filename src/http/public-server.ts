@@ -104,7 +104,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     cors.stamp(request, reply);
   };
   // After the reply is on the wire: the metric and the one log line (see step 6).
-  const record = recordRequest(deps.metrics, deps.accessLog);
+  const record = recordRequest(deps.metrics, deps.accessLog, deps.routes);
   const trustProxy = trustProxyOption(config.trustProxy);
   const app = Fastify({
     // A missing Host is refused by the first hook, as a problem (admission.ts), not by node.
