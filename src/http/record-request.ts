@@ -62,7 +62,9 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog, routes?: R
    * by the route the table would have given it, as the router once did.
    */
   const labelOf = (request: FastifyRequest): string => {
-    if (request.forwardedRoute !== null) return request.forwardedRoute.label;
+    // (A request the router could not decode has no decorations at all: undefined, not null.)
+    const matched = request.forwardedRoute;
+    if (matched != null) return matched.label;
     const config = request.routeOptions.config;
     if (config.auth !== 'route-table' || routes === undefined) return config.routeLabel ?? 'unmatched';
     const url = request.raw.url ?? '';

@@ -114,8 +114,8 @@ export type ForwardedMethods = Readonly<{
 
 /**
  * The methods a path is routed for, none when the path is not routed at all: the gateway's own
- * routes, and the route table's (the catch-all itself routes every path, so it counts only through
- * the table). Only asked when no route takes the request's method, so a 404 costs a few more
+ * routes, and the route table's (the catch-all itself routes nearly every path, so it counts only
+ * through the table). Only asked when no route takes the request's method, so a 404 costs a few more
  * lookups and a served request none. A target that is not a plain origin-form path is never a
  * route (path-guard.ts).
  */
@@ -127,10 +127,9 @@ export function allowedMethods(app: FastifyInstance, url: string): string[] {
   const methods = new Set([...METHOD_ORDER, ...app.supportedMethods]);
   return [...methods].filter((method) => {
     if (table?.has(method) === true) return true;
-    const found = app.findRoute({ method, url });
-    // The catch-all is the one route with a wildcard (the gateway's own paths have none): it
-    // counts through the table only.
-    return found !== null && (forwarded === undefined || (found.params as Record<string, string | undefined>)['*'] === undefined);
+    // The catch-all is constrained (proxy/forward.ts), so a lookup without constraints never finds
+    // it: it counts through the table only.
+    return app.findRoute({ method, url }) !== null;
   });
 }
 

@@ -9,7 +9,8 @@ import type { RateLimitCheck } from '../limits/enforce.js';
 import type { RouteLimitCheck } from '../limits/route-limit.js';
 import type { ForwardedMethods } from '../http/refusals.js';
 import { notFoundOrMethodNotAllowed } from '../http/refusals.js';
-import type { CompiledUpstream, RouteTableSource } from '../route-table/types.js';
+import { isWithin } from '../route-table/match.js';
+import { RESERVED_PREFIXES, type CompiledUpstream, type RouteTableSource } from '../route-table/types.js';
 import { upstreamAnswerHeaders } from './answer-headers.js';
 import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { pathGuard } from './path-guard.js';
@@ -37,6 +38,9 @@ export type ForwardOptions = Readonly<{
   /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin (http/cors.ts). */
   varyOrigin: boolean;
 }>;
+
+/** The router constraint that keeps the catch-all off the gateway's own paths. */
+const FORWARDABLE = 'authgateForwardable';
 
 /** The path of an origin-form target, without its query. */
 function pathOf(url: string): string {
@@ -183,9 +187,24 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     if (route.credentials.kind === 'none') return done();
     done(routeRefusal(route, route.methods.get(request.method)!, request.principal!));
   };
+  // The catch-all never takes the gateway's own paths (/auth, /.well-known, /console and below,
+  // where no route of a table may be): there the router answers as it always did, its 404, its
+  // 405 with the methods of the gateway's own routes, and its 400 for an over-long parameter (a
+  // wildcard would otherwise be the router's fall back for it). A constraint does that: it is
+  // derived only on the framework's way, from the path (a few comparisons).
+  app.addConstraintStrategy({
+    name: FORWARDABLE,
+    storage() {
+      const handlers = new Map<string, unknown>();
+      return { get: (value: string) => handlers.get(value) ?? null, set: (value: string, store: unknown) => void handlers.set(value, store) };
+    },
+    deriveConstraint: (request: IncomingMessage) => (RESERVED_PREFIXES.some((prefix) => isWithin(pathOf(request.url ?? ''), prefix)) ? 'no' : 'yes'),
+    mustMatchWhenDerived: false,
+  } as unknown as Parameters<FastifyInstance['addConstraintStrategy']>[0]);
   app.route({
     method: app.supportedMethods,
     url: '/*',
+    constraints: { [FORWARDABLE]: 'yes' },
     config: { auth: 'route-table' },
     // The table's routes are documented instead (proxy/forwarded-docs.ts).
     schema: { hide: true },
