@@ -59,7 +59,8 @@ class OriginRouter extends Dispatcher {
   }
 }
 
-export function createUpstreamPools(routes: Pick<LiveRouteTable, 'current' | 'onSwap'>): UpstreamPools {
+export function createUpstreamPools(routes: Pick<LiveRouteTable, 'current' | 'onSwap'>, options: { retireAfterMs?: number } = {}): UpstreamPools {
+  const retireAfterMs = options.retireAfterMs ?? RETIRED_POOL_GRACE_MS;
   const pools = new Map<string, Pool>();
   const timers = new Set<NodeJS.Timeout>();
   // A request that matched a table retired past the grace (it waited that long for its
@@ -88,7 +89,7 @@ export function createUpstreamPools(routes: Pick<LiveRouteTable, 'current' | 'on
         if (pools.get(upstream.origin) !== pool || [...routes.current().upstreams.values()].some((u) => u.origin === upstream.origin)) return;
         pools.delete(upstream.origin);
         void pool.close();
-      }, RETIRED_POOL_GRACE_MS);
+      }, retireAfterMs);
       timer.unref();
       timers.add(timer);
     }

@@ -194,3 +194,27 @@ t.test('precedence: exact over subtree, deeper over shallower, a method miss is 
   t.equal(own.headers.allow, 'POST');
   t.equal((await call(gw, 'GET', '/auth/nothing', {})).status, 404, 'and 404 below them');
 });
+
+t.test('a table swapped in: the next request follows it on both ways; one held across the swap completes where it was going', async (t) => {
+  const { gw, a, b, apiKey } = await setup(t);
+  const release = a.holdAnswers();
+  const held = call(gw, 'GET', '/accounts/held', { authorization: `Bearer ${apiKey}` });
+  const reached = async () => a.requests.some((r) => r.url === '/a/accounts/held');
+  for (const deadline = Date.now() + 10_000; !(await reached()); ) {
+    if (Date.now() > deadline) throw new Error('the held request never reached A');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  // Every route now to B (its `default`), and /accounts asks another scope.
+  const moved: RoutesFile = { ...FILE, upstreams: { default: { url: `${b.url}/moved` } }, routes: [{ id: 'accounts', path: '/accounts', match: 'subtree', methods: { GET: 'organization:read' } }] };
+  gw.gateway.routes.swap(tableOf(moved, a.url));
+  for (const [way, extra] of WAYS) {
+    const res = await call(gw, 'GET', '/accounts/1', { authorization: `Bearer ${apiKey}`, ...extra });
+    t.equal(res.status, 200, `${way}: ${res.body}`);
+    t.equal(b.requests.at(-1)!.url, '/moved/accounts/1', `${way}: to the new table's upstream`);
+    t.equal((await call(gw, 'GET', '/organization/me', { authorization: `Bearer ${apiKey}`, ...extra })).status, 404, `${way}: a route the new table does not have`);
+  }
+  release();
+  const answer = await held;
+  t.equal(answer.status, 200, 'the request held across the swap completed');
+  t.equal(answer.json().url, '/a/accounts/held');
+});
