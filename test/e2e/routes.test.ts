@@ -218,3 +218,28 @@ t.test('a table swapped in: the next request follows it on both ways; one held a
   t.equal(answer.status, 200, 'the request held across the swap completed');
   t.equal(answer.json().url, '/a/accounts/held');
 });
+
+t.test('an upstream that cannot be reached: 502 on its routes only, counted under its name; the document lists the table\'s routes', async (t) => {
+  const a = await startRecordingUpstream();
+  t.teardown(() => a.close());
+  const file: RoutesFile = { ...FILE, upstreams: { default: {}, reports: { url: 'http://127.0.0.1:9/v2' } } };
+  const gw = await startGateway(t, { upstream: a, deps: { routes: tableOf(file, a.url) } });
+  const org = await gw.createOrganization();
+  const apiKey = (await gw.createApiKey(await gw.login(org.email, org.password))).apiKey;
+  for (const [way, extra] of WAYS) {
+    const res = await call(gw, 'GET', '/v1/reports/x', { authorization: `Bearer ${apiKey}`, ...extra });
+    t.equal(res.status, 502, `${way}: the unreachable upstream's route`);
+    t.equal(res.json().code, 1502);
+    t.equal((await call(gw, 'GET', '/accounts/1', { authorization: `Bearer ${apiKey}`, ...extra })).status, 200, `${way}: the other upstream's routes still answer`);
+  }
+  const errors = await gw.gateway.metrics.registry.getSingleMetricAsString('authgate_upstream_errors_total');
+  t.match(errors, /authgate_upstream_errors_total\{route="\/v1\/reports\/\*",kind="upstream_unavailable",upstream="reports"[^}]*\} [1-9]/, 'counted under the upstream\'s name');
+  t.notMatch(errors, /upstream="default"[^}]*\} [1-9]/, 'nothing under the other upstream');
+
+  const document = (await send(`${gw.opsUrl}/openapi.json`, {})).json() as { paths: Record<string, Record<string, { security?: unknown[]; summary?: string }>> };
+  t.ok(document.paths['/v1/reports/{path}']?.get, 'a subtree of the table, below its path');
+  t.match(document.paths['/v1/reports/export']?.get?.summary, /the upstream reports/, 'its upstream named');
+  t.same(document.paths['/healthz']?.get?.security, [], 'a public route needs no credential');
+  t.notOk(document.paths['/{path}'], 'the catch-all itself is not documented');
+  t.notOk(document.paths['/organization/me/{path}'], 'an exact route has no subtree');
+});
