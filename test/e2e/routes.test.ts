@@ -24,10 +24,13 @@ const FILE: RoutesFile = {
     { id: 'reports-export', path: '/v1/reports/export', match: 'exact', upstream: 'reports', methods: { GET: 'accounts:write' } },
     { id: 'reports-archive', path: '/v1/reports/archive', match: 'subtree', methods: { POST: 'organization:read' } },
     { id: 'health', path: '/healthz', match: 'exact', credentials: 'none', methods: { GET: 'public' } },
+    // One credential kind each.
+    { id: 'people', path: '/people', match: 'subtree', credentials: ['login_token'], methods: { GET: 'accounts:read' } },
+    { id: 'machines', path: '/machines', match: 'subtree', credentials: ['api_key'], methods: { GET: 'accounts:read' } },
   ],
 };
 
-type Setup = { gw: StartedGateway; a: RecordingUpstream; b: RecordingUpstream; apiKey: string; orgId: string; keyOf(scopes: string[]): Promise<string> };
+type Setup = { gw: StartedGateway; a: RecordingUpstream; b: RecordingUpstream; apiKey: string; token: string; orgId: string; keyOf(scopes: string[]): Promise<string> };
 
 async function setup(t: Test): Promise<Setup> {
   const a = await startRecordingUpstream();
@@ -45,7 +48,7 @@ async function setup(t: Test): Promise<Setup> {
     if (res.status !== 201) throw new Error(`create key: ${res.status} ${res.body}`);
     return res.json().apiKey as string;
   };
-  return { gw, a, b, apiKey: (await gw.createApiKey(token)).apiKey, orgId: org.id, keyOf };
+  return { gw, a, b, apiKey: (await gw.createApiKey(token)).apiKey, token, orgId: org.id, keyOf };
 }
 
 /** Both ways in: as sent (the fast lane's when it can), and with Origin (the framework's catch-all). */
@@ -242,4 +245,22 @@ t.test('an upstream that cannot be reached: 502 on its routes only, counted unde
   t.same(document.paths['/healthz']?.get?.security, [], 'a public route needs no credential');
   t.notOk(document.paths['/{path}'], 'the catch-all itself is not documented');
   t.notOk(document.paths['/organization/me/{path}'], 'an exact route has no subtree');
+});
+
+t.test('a route\'s credential kinds: a login-token route refuses API keys (403 1103), an API-key route login tokens (403 1106)', async (t) => {
+  const { gw, a, apiKey, token } = await setup(t);
+  for (const [way, extra] of WAYS) {
+    const before = a.requests.length;
+    const people = await call(gw, 'GET', '/people/1', { authorization: `Bearer ${apiKey}`, ...extra });
+    t.equal(people.status, 403, `${way}: an API key on a login-token route`);
+    t.equal(people.json().code, 1103);
+    const machines = await call(gw, 'GET', '/machines/1', { authorization: `Bearer ${token}`, ...extra });
+    t.equal(machines.status, 403, `${way}: a login token on an API-key route`);
+    t.equal(machines.json().code, 1106);
+    t.match(machines.json().detail, /API keys only/);
+    t.equal(a.requests.length, before, `${way}: neither forwarded`);
+    t.equal((await call(gw, 'GET', '/people/1', { authorization: `Bearer ${token}`, ...extra })).status, 200, `${way}: the login token where it is taken`);
+    t.equal((await call(gw, 'GET', '/machines/1', { authorization: `Bearer ${apiKey}`, ...extra })).status, 200, `${way}: the API key where it is taken`);
+    t.equal(a.requests.length, before + 2);
+  }
 });
