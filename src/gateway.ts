@@ -18,6 +18,8 @@ import { createLoginThrottle } from './guards/login-throttle.js';
 import { createRateLimitCheck } from './limits/enforce.js';
 import { createRateLimiter } from './limits/limiter.js';
 import { createRateLimitPolicy } from './limits/policy.js';
+import { createRouteLimitCheck } from './limits/route-limit.js';
+import { createForwardedDocs } from './proxy/forwarded-docs.js';
 import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
 import { createAccessLog } from './observability/access-log.js';
@@ -52,6 +54,11 @@ export type GatewayDeps = Readonly<{
   upstreamUrl: string;
   /** How often key uses are written (services/key-usage.ts KEY_USE_FLUSH_MS); tests shorten it. */
   keyUseFlushMs: number;
+  /**
+   * The route table to start with, compiled in-process (route-table/compile.ts), instead of the
+   * built-in one: tests of several upstreams, public routes and precedence use it.
+   */
+  routes: RouteTable;
 }>;
 
 export type Gateway = Readonly<{
@@ -98,7 +105,10 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
 
   // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
   const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
-  const limiter = createRateLimiter({ store, replica: randomUUID(), now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
+  const replica = randomUUID();
+  const limiter = createRateLimiter({ store, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
+  // The routes' own limits (a routes file's `rateLimit`): windows of their own, leased the same way.
+  const routeLimiter = createRateLimiter({ store, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
   // Built here, at start: the blocklist is read once, and a missing one stops the start.
   const policy = createPasswordPolicy(config.passwords);
@@ -107,14 +117,14 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
-  const routes = createLiveRouteTable(builtinTable(config, upstreamUrl));
+  const routes = createLiveRouteTable(deps.routes ?? builtinTable(config, upstreamUrl));
   const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes });
   const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
 
   const accessLog = createAccessLog(logger, logDestination);
   const publicServer = await buildPublicServer({
     config,
-    upstreamUrl,
+    routes,
     logger,
     accessLog,
     metrics,
@@ -131,8 +141,11 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
     rateLimits: { policy: rateLimits, limiter },
-    routes,
+    routeLimits: { check: createRouteLimitCheck(routeLimiter, () => metrics.rateLimitRefusals.inc()), limiter: routeLimiter },
   });
+  // The table's routes in the public OpenAPI document (the catch-all itself is hidden from it).
+  const forwardedDocs = createForwardedDocs(routes, (error) => logger.error({ event: 'routes.openapi_failed', err: error }, 'the route table could not be documented'));
+  await forwardedDocs.ready();
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,
     adminRefusals: createAdminRefusalThrottle(store),
@@ -145,7 +158,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     sessions,
     audit,
     auditLog: store,
-    publicOpenApi: createScopedDocument(() => publicServer.swagger(), () => routes.current().scopes),
+    publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),
     jwks: identity?.keys.jwks,
   });
 
@@ -167,6 +180,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         await Promise.all([publicServer.close(), opsServer.close()]);
         health.stop();
         limiter.close();
+        routeLimiter.close();
         rateLimits.close();
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
         await keyUsage.close();

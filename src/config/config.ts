@@ -1,5 +1,4 @@
 /** The gateway's configuration after config/load.ts has checked it: plain, typed, frozen. */
-import type { ForwardedRoute } from './forwarded-routes.js';
 import type { RateLimit } from '../limits/rate-limit.js';
 
 export type Environment = 'production' | 'sandbox';
@@ -106,6 +105,4 @@ export type Config = Readonly<{
   cors: Readonly<{ origins: readonly string[] | '*' }>;
   /** Each credential's limit on forwarded routes unless its organization or key says otherwise; undefined: none. */
   rateLimit: Readonly<{ default: RateLimit | undefined }>;
-  /** The routes forwarded to the upstream (config/forwarded-routes.ts unless a test passes others). */
-  forwardedRoutes: readonly ForwardedRoute[];
 }>;

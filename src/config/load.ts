@@ -9,7 +9,6 @@ import { parseRateLimit } from '../limits/rate-limit.js';
 import { readFileSync } from 'node:fs';
 import type { Config, Environment, RedisTlsConfig, StoreConfig } from './config.js';
 import { keyProblem } from '../identity/signing-keys.js';
-import { forwardedRoutes } from './forwarded-routes.js';
 import { parseCertificates, readText, tlsKeyPairProblems } from './pem.js';
 import { parseKind } from './setting-kinds.js';
 import { isShippedSecret, redisUrlPassword, weakSecretProblem } from './shipped-secrets.js';
@@ -123,8 +122,6 @@ export function loadConfig(env: Env): LoadResult {
     passwords: { minLength: setting('AUTHGATE_PASSWORD_MIN_LENGTH') },
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
     cors: { origins: readCorsOrigins() },
-    // The default table; a test (or an embedder) may build a gateway with another.
-    forwardedRoutes,
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };
 

@@ -1,7 +1,6 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { problems, type ProblemName } from '../problems.js';
-import { UPSTREAM_TAG } from '../proxy/forward.js';
 import { describeProblems, Problem as ProblemSchema } from '../routes/schemas.js';
 import { PROBLEM_CONTENT_TYPE } from './error-handler.js';
 
@@ -16,6 +15,9 @@ import { PROBLEM_CONTENT_TYPE } from './error-handler.js';
  *
  * Both documents are linted with Redocly's recommended rules by test/http/openapi.test.ts.
  */
+
+/** The OpenAPI tag of the forwarded routes (proxy/forwarded-docs.ts): they are told apart by it. */
+export const UPSTREAM_TAG = 'upstream';
 
 const LICENSE = { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' };
 const VERSION = '0.1.0';

@@ -29,7 +29,11 @@ import type { RateLimitCheck } from '../limits/enforce.js';
 import type { RateLimiter } from '../limits/limiter.js';
 import type { RateLimitPolicy } from '../limits/policy.js';
 import { createFastPath } from '../proxy/fast-path.js';
-import { createUpstreamPool } from '../proxy/upstream-pool.js';
+import { createUpstreamPools } from '../proxy/upstream-pools.js';
+import { createForwardedMethods } from '../proxy/forward.js';
+import { createAuthenticate } from '../credentials/authenticate.js';
+import type { RouteLimitCheck } from '../limits/route-limit.js';
+import type { LiveRouteTable } from '../route-table/live.js';
 import { forwardedInfoOf } from '../proxy/forwarded-info.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionService } from '../services/sessions.js';
@@ -53,7 +57,8 @@ import { trustProxyOption } from './trust-proxy.js';
 
 export type PublicServerDeps = Readonly<{
   config: Config;
-  upstreamUrl: string;
+  /** The live route table both request paths read (route-table/live.ts); its swaps open and close upstream pools. */
+  routes: LiveRouteTable;
   logger: Logger;
   /** The one line per request (observability/access-log.ts). */
   accessLog: AccessLog;
@@ -78,8 +83,8 @@ export type PublicServerDeps = Readonly<{
   rateLimit: RateLimitCheck;
   /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
-  /** The live route table (GET /auth/scopes lists its scopes). */
-  routes: RouteTableSource;
+  /** The routes' own rate limits (limits/route-limit.ts): the check, and its limiter for the fast lane. */
+  routeLimits: Readonly<{ check: RouteLimitCheck; limiter: RateLimiter }>;
 }>;
 
 /** The public port. The order of work reads top to bottom, as a request meets it. */
@@ -101,7 +106,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     cors.stamp(request, reply);
   };
   // After the reply is on the wire: the metric and the one log line (see step 6).
-  const record = recordRequest(deps.metrics, deps.accessLog);
+  const record = recordRequest(deps.metrics, deps.accessLog, deps.routes);
   const trustProxy = trustProxyOption(config.trustProxy);
   const app = Fastify({
     // A missing Host is refused by the first hook, as a problem (admission.ts), not by node.
@@ -134,6 +139,10 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.decorateRequest('upstreamStartedAt', 0);
   app.decorateRequest('identityAssertion', null);
   app.decorateRequest('rateLimited', false);
+  app.decorateRequest('forwardedRoute', null);
+  app.decorateRequest('routeTable', null);
+  // Every path is routed (the catch-all): 404 and 405 ask the route table too (http/refusals.ts).
+  app.decorate('forwardedMethods', createForwardedMethods(deps.routes));
   app.setErrorHandler(createErrorHandler('authgate'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
   // The public API's document (served on the ops port): http/openapi.ts.
@@ -183,20 +192,22 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // The self-service console: static files that call the routes above, like any client.
   if (config.console.enabled) await app.register(consoleRoutes, {});
 
-  // 5. The rate limit, identity injection and the proxy, for the route table only. One client to
-  // the upstream for both ways a forwarded request can go (the framework's and the fast lane's),
+  // 5. The route table: matched, authenticated and authorized by route, rate limits, identity
+  // injection and the proxy. One client per upstream origin for both ways a forwarded request can
+  // go (the framework's and the fast lane's), opened and closed as tables are swapped in, all
   // closed once the server has drained (fastify's onClose runs after the last request ended).
-  const upstreamPool = createUpstreamPool(deps.upstreamUrl, config.upstream.timeoutMs);
+  const pools = createUpstreamPools(deps.routes);
   const forwardedInfo = forwardedInfoOf(trustProxy);
-  app.addHook('onClose', async () => upstreamPool.close());
+  app.addHook('onClose', async () => pools.close());
   await app.register(forwardedRoutes, {
-    routes: config.forwardedRoutes,
+    routes: deps.routes,
     metrics: deps.metrics,
-    upstreamUrl: deps.upstreamUrl,
-    pool: upstreamPool,
+    pools,
     forwardedInfo,
     identity: deps.identity,
+    authenticate: createAuthenticate(deps.resolver, deps.recordDecision, deps.keyUsage.note),
     rateLimit: deps.rateLimit,
+    routeLimit: deps.routeLimits.check,
     varyOrigin: cors.varyOrigin,
   });
 
@@ -211,9 +222,9 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // Behind the admission of bodies (http/admission.ts): `Expect: 100-continue` is answered when
   // the body is first read, and a refusal past the drain bound closes the connection.
   admitRequests(app.server, createFastPath({
-    routes: config.forwardedRoutes,
-    upstreamUrl: deps.upstreamUrl,
-    pool: upstreamPool,
+    routes: deps.routes,
+    pools,
+    routeLimiter: deps.routeLimits.limiter,
     forwardedInfo,
     environment: config.environment,
     hsts,

@@ -3,6 +3,7 @@ import type { AuthDecision } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
 import type { AccessLog } from '../observability/access-log.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { RouteTableSource } from '../route-table/types.js';
 import type { CounterSeries, HistogramSeries } from '../observability/series-metrics.js';
 
 type RequestSeries = { requests: CounterSeries; duration: HistogramSeries };
@@ -16,7 +17,7 @@ type RequestSeries = { requests: CounterSeries; duration: HistogramSeries };
  * It runs for every request, so it does no more than it must: the metric series of each
  * (route, method, status) are bound once and found again without building a key.
  */
-export function recordRequest(metrics: Metrics, accessLog: AccessLog) {
+export function recordRequest(metrics: Metrics, accessLog: AccessLog, routes?: RouteTableSource) {
   const series = new Map<string, Map<string, Map<number, RequestSeries>>>();
   const seriesOf = (route: string, method: string, status: number): RequestSeries => {
     let byMethod = series.get(route);
@@ -55,8 +56,24 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog) {
       authReason: decision?.outcome === 'allowed' ? undefined : decision?.reason,
     });
   };
+  /**
+   * The label of a request: its route's template. On the catch-all (proxy/forward.ts), the route of
+   * the table it matched; one refused before it was matched (User-Agent, load shedding) is labelled
+   * by the route the table would have given it, as the router once did.
+   */
+  const labelOf = (request: FastifyRequest): string => {
+    // (A request the router could not decode has no decorations at all: undefined, not null.)
+    const matched = request.forwardedRoute;
+    if (matched != null) return matched.label;
+    const config = request.routeOptions.config;
+    if (config.auth !== 'route-table' || routes === undefined) return config.routeLabel ?? 'unmatched';
+    const url = request.raw.url ?? '';
+    const query = url.indexOf('?');
+    const route = routes.current().match(query === -1 ? url : url.slice(0, query));
+    return route !== undefined && route.methods.has(request.method) ? route.label : 'unmatched';
+  };
   const onResponse = function onResponse(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    record(request.id, request.method, request.routeOptions.config.routeLabel ?? 'unmatched', reply.statusCode, reply.elapsedTime, request.upstreamStartedAt, request.principal, request.authDecision);
+    record(request.id, request.method, labelOf(request), reply.statusCode, reply.elapsedTime, request.upstreamStartedAt, request.principal, request.authDecision);
     done();
   };
   return Object.assign(onResponse, { record });

@@ -104,14 +104,33 @@ export function frameworkErrorHandler(stamp: (request: FastifyRequest, reply: Fa
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
 
 /**
- * The methods a path is routed for, none when the path is not routed at all. Only asked when the
- * router found nothing for the request's method, so a 404 costs a few more lookups and a served
- * request none. A target that is not a plain origin-form path is never a route (path-guard.ts).
+ * What the public port's catch-all (proxy/forward.ts, `/*`: every path is routed to it, so the
+ * router alone no longer says which paths exist) forwards: the methods the live route table takes
+ * on a path (none when no route of the table takes it).
+ */
+export type ForwardedMethods = Readonly<{
+  methodsOf(path: string): ReadonlyMap<string, unknown> | undefined;
+}>;
+
+/**
+ * The methods a path is routed for, none when the path is not routed at all: the gateway's own
+ * routes, and the route table's (the catch-all itself routes nearly every path, so it counts only
+ * through the table). Only asked when no route takes the request's method, so a 404 costs a few more
+ * lookups and a served request none. A target that is not a plain origin-form path is never a
+ * route (path-guard.ts).
  */
 export function allowedMethods(app: FastifyInstance, url: string): string[] {
   if (isAmbiguousPath(url)) return [];
+  const forwarded = app.forwardedMethods;
+  const query = url.indexOf('?');
+  const table = forwarded?.methodsOf(query === -1 ? url : url.slice(0, query));
   const methods = new Set([...METHOD_ORDER, ...app.supportedMethods]);
-  return [...methods].filter((method) => app.findRoute({ method, url }) !== null);
+  return [...methods].filter((method) => {
+    if (table?.has(method) === true) return true;
+    // The catch-all is constrained (proxy/forward.ts), so a lookup without constraints never finds
+    // it: it counts through the table only.
+    return app.findRoute({ method, url }) !== null;
+  });
 }
 
 /** The not-found handler: 405 with Allow when the path exists with other methods, else 404. */

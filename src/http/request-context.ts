@@ -1,7 +1,14 @@
-import type { Scope } from '../authz/scopes.js';
-import type { CredentialRequirement } from '../config/forwarded-routes.js';
+import type { CompiledRoute, RouteTable } from '../route-table/types.js';
 import type { AuthDecision } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
+import type { ForwardedMethods } from './refusals.js';
+
+/**
+ * What a route needs of a request's credential: none; any credential holding `config.scope`; a
+ * login token; or, on the public port's catch-all, whatever the route table's matched route says
+ * (proxy/forward.ts).
+ */
+export type CredentialRequirement = 'none' | 'any' | 'login-token' | 'route-table';
 
 /** What a request carries through the pipeline, and what each route declares it needs. */
 declare module 'fastify' {
@@ -15,6 +22,13 @@ declare module 'fastify' {
     upstreamStartedAt: number;
     /** The gateway's RateLimit headers are on the answer (limits/enforce.ts): the upstream's own give way. */
     rateLimited: boolean;
+    /** The route table's route a forwarded request matched, and the table it was read from (once per request); null otherwise. */
+    forwardedRoute: CompiledRoute | null;
+    routeTable: RouteTable | null;
+  }
+  interface FastifyInstance {
+    /** The public port's catch-all: the methods the route table forwards on a path (http/refusals.ts). */
+    forwardedMethods?: ForwardedMethods;
   }
   interface FastifyContextConfig {
     auth?: CredentialRequirement;
@@ -22,7 +36,7 @@ declare module 'fastify' {
      * The scope an 'any' route needs (authz/scopes.ts); required there, refused at start if
      * missing. null says, on purpose, that any credential will do (GET /auth/scopes).
      */
-    scope?: Scope | null;
+    scope?: string | null;
     /** The template used in metrics and logs: never the raw path. */
     routeLabel?: string;
   }

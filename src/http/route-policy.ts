@@ -18,7 +18,8 @@ async function routePolicy(app: FastifyInstance, opts: { resolver: Pick<Credenti
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (auth === undefined) throw new Error(`route ${route.method} ${route.url} declares no config.auth`);
-    if (auth === 'none') return;
+    // 'route-table': the catch-all authenticates and authorizes by the route it matched (proxy/forward.ts).
+    if (auth === 'none' || auth === 'route-table') return;
     const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     if (auth === 'any' && route.config?.scope === null) {
       route.onRequest = [authenticate, ...existing] as typeof route.onRequest;

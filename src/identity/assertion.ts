@@ -35,16 +35,23 @@ export type IdentityClaims = Readonly<{
 }>;
 
 export type IdentityAsserter = {
-  /** The assertion for this principal, when one signed for its credential is still fresh: the hot path, no promise. */
-  current(principal: Principal): string | undefined;
+  /**
+   * The assertion for this principal and audience (the route's upstream's: CompiledUpstream.audience;
+   * the asserter's own when not given), when one signed for its credential and that audience is
+   * still fresh: the hot path, no promise.
+   */
+  current(principal: Principal, audience?: string): string | undefined;
   /**
    * Signs a new one (sharing a signing already under way for the credential) and keeps it; undefined
    * when the organization is gone (the caller refuses the request as revoked).
    */
-  sign(principal: Principal): Promise<string | undefined>;
+  sign(principal: Principal, audience?: string): Promise<string | undefined>;
 };
 
 type Memo = { token: string; scopes: ScopeGrant; table: ScopeTable; refreshAt: number };
+
+/** A credential's memo under an audience: one per (credential, audience), so two upstreams never get each other's `aud`. */
+const memoKey = (credentialId: string, audience: string) => `${credentialId} ${audience}`;
 
 /**
  * Signing costs about as much as forwarding a request, so an assertion is kept per credential (an
@@ -58,6 +65,7 @@ type Memo = { token: string; scopes: ScopeGrant; table: ScopeTable; refreshAt: n
 export function createIdentityAsserter(deps: {
   key: SigningKey;
   issuer: string;
+  /** The `aud` when the caller names none (the default upstream's). */
   audience: string;
   ttlSeconds: number;
   environment: Environment;
@@ -69,13 +77,13 @@ export function createIdentityAsserter(deps: {
   /** The live table's scopes: the `scope` claim lists the held ones it declares. */
   scopes: () => ScopeTable;
 }): IdentityAsserter {
-  const { key, issuer, audience, ttlSeconds, environment, now } = deps;
+  const { key: signingKey, issuer, ttlSeconds, environment, now } = deps;
   const memos = new LRUCache<string, Memo>(growingLru(Math.max(1, deps.max)));
   const profiles = new LRUCache<string, OrganizationProfile>({ ...growingLru(Math.max(1, deps.max)), ttl: ttlSeconds * 1000 });
   const signing = new Map<string, Promise<string | undefined>>();
-  const header = { alg: key.alg, kid: key.kid, typ: 'JWT' };
+  const header = { alg: signingKey.alg, kid: signingKey.kid, typ: 'JWT' };
 
-  async function signFor(principal: Principal): Promise<string | undefined> {
+  async function signFor(principal: Principal, audience: string, key: string): Promise<string | undefined> {
     let profile = profiles.get(principal.orgId);
     if (profile === undefined) {
       profile = await deps.organization(principal.orgId);
@@ -101,21 +109,21 @@ export function createIdentityAsserter(deps: {
       .setIssuedAt(iat)
       .setExpirationTime(iat + ttlSeconds)
       .setJti(randomUUID())
-      .sign(key.privateKey);
-    memos.set(principal.credentialId, { token, scopes: principal.scopes, table, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
+      .sign(signingKey.privateKey);
+    memos.set(key, { token, scopes: principal.scopes, table, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
     return token;
   }
 
   return {
-    current(principal) {
-      const memo = memos.get(principal.credentialId);
+    current(principal, audience = deps.audience) {
+      const memo = memos.get(memoKey(principal.credentialId, audience));
       return memo !== undefined && memo.scopes === principal.scopes && memo.table === deps.scopes() && now() < memo.refreshAt ? memo.token : undefined;
     },
-    sign(principal) {
-      const id = principal.credentialId;
+    sign(principal, audience = deps.audience) {
+      const id = memoKey(principal.credentialId, audience);
       let pending = signing.get(id);
       if (pending === undefined) {
-        pending = signFor(principal).finally(() => signing.delete(id));
+        pending = signFor(principal, audience, id).finally(() => signing.delete(id));
         signing.set(id, pending);
       }
       return pending;

@@ -39,15 +39,18 @@ export type RateVerdict = Readonly<{
 /** What the gateway wants to hear about the store's part (metrics). */
 export type LeaseOutcome = 'granted' | 'exhausted' | 'store_unavailable';
 
+/** Whose window a request counts in: a credential (its Principal), or a route's key (route-limit.ts). */
+export type RateHolder = Readonly<Pick<Principal, 'credentialId' | 'orgId'>>;
+
 export type RateLimiter = Readonly<{
   /** Counts one request of the credential under `limit`: answered at once while budget is held. */
-  take(principal: Principal, limit: AppliedLimit): RateVerdict | Promise<RateVerdict>;
+  take(principal: RateHolder, limit: AppliedLimit): RateVerdict | Promise<RateVerdict>;
   /**
    * take(), only when it can answer at once with an admission: this replica holds budget for the
    * credential's current window. undefined (and nothing spent) otherwise: the caller then goes the
    * way that may wait for the store, or refuse.
    */
-  takeHeld(principal: Principal, limit: AppliedLimit): RateVerdict | undefined;
+  takeHeld(principal: RateHolder, limit: AppliedLimit): RateVerdict | undefined;
   /** Budgets held (one per credential with a live window): for tests and diagnostics. */
   size(): number;
   close(): void;
@@ -147,7 +150,7 @@ export function createRateLimiter(deps: {
     );
   }
 
-  function take(principal: Principal, limit: AppliedLimit): RateVerdict | Promise<RateVerdict> {
+  function take(principal: RateHolder, limit: AppliedLimit): RateVerdict | Promise<RateVerdict> {
     const id = principal.credentialId;
     let budget = budgets.get(id);
     if (budget === undefined || budget.limit !== limit) {
@@ -187,7 +190,7 @@ export function createRateLimiter(deps: {
     });
   }
 
-  function takeHeld(principal: Principal, limit: AppliedLimit): RateVerdict | undefined {
+  function takeHeld(principal: RateHolder, limit: AppliedLimit): RateVerdict | undefined {
     const budget = budgets.get(principal.credentialId);
     if (budget === undefined || budget.limit !== limit || budget.remaining <= 0) return undefined;
     const t = now();

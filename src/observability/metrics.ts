@@ -56,8 +56,8 @@ export function createMetrics(environment: string) {
     }),
     upstreamErrors: new Counter({
       name: 'authgate_upstream_errors_total',
-      help: 'Forwarded requests that got no answer from the upstream, by kind.',
-      labelNames: ['route', 'kind'] as const,
+      help: 'Forwarded requests that got no answer from the upstream, by route, kind and upstream (the routes file\'s name: `default` without one).',
+      labelNames: ['route', 'kind', 'upstream'] as const,
       registers: [registry],
     }),
     storeUp: new Gauge({

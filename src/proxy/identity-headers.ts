@@ -46,7 +46,8 @@ export type ForwardedInfo = Readonly<{
  */
 export function rewriteIdentityHeaders(
   headers: OutgoingHeaders,
-  principal: Principal,
+  /** null on a public route: the client's identity headers go all the same, and none is written. */
+  principal: Principal | null,
   requestId: string,
   forwarded: ForwardedInfo,
   /** The signed identity (identity/assertion.ts), when the gateway sends one. */
@@ -63,8 +64,10 @@ export function rewriteIdentityHeaders(
   out['x-forwarded-for'] = forwarded.for;
   out['x-forwarded-proto'] = forwarded.proto;
   if (forwarded.host !== undefined) out['x-forwarded-host'] = forwarded.host;
-  out['x-organization-id'] = principal.orgId;
-  out['x-organization-scopes'] = principal.scopes.headerIn(scopes);
+  if (principal !== null) {
+    out['x-organization-id'] = principal.orgId;
+    out['x-organization-scopes'] = principal.scopes.headerIn(scopes);
+  }
   if (identityAssertion !== null) out['x-authgate-identity'] = identityAssertion;
   out['x-request-id'] = requestId;
   return out;

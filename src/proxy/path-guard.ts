@@ -2,12 +2,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Problem } from '../problems.js';
 
 /**
- * A forwarded path must mean the same to the upstream as it did to the gateway's router, or an
- * upstream that normalizes paths could be steered past the route table. So a path with a dot
- * segment (raw or percent-encoded), an encoded slash or backslash, a raw backslash, or an
- * absolute-form request target is not a route: 404, and nothing reaches the upstream.
+ * A forwarded path must mean the same to the upstream as it did to the gateway's route table, or
+ * an upstream that normalizes paths could be steered past it. So a path with a dot segment (raw
+ * or percent-encoded), an encoded slash or backslash, a raw backslash, or an absolute-form request
+ * target is not a route: 404, and nothing reaches the upstream.
+ *
+ * So is a percent-encoded unreserved character (a letter, digit, `-`, `.`, `_`, `~`: RFC 3986
+ * §2.3 says they are the same decoded, and clients should never encode them). The route table
+ * compares raw bytes, so `/%61ccounts` is not `/accounts` to it; an upstream that decodes would
+ * read `/accounts`, and under a public `/` subtree the request would reach it without a credential.
  */
-const AMBIGUOUS = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|%2f|%5c|\\/i;
+const AMBIGUOUS = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|%2f|%5c|\\|%(?:3[0-9]|[46][1-9a-f]|[57][0-9a]|2d|2e|5f|7e)/i;
 
 /** The path of an origin-form target, without its query. */
 function pathOf(url: string): string {

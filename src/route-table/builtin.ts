@@ -2,7 +2,6 @@
  * The table used without AUTHGATE_ROUTES_FILE: today's two routes, scopes and answers, so nobody's
  * deployment changes. `docs/routes.md` spells the same table out as a file.
  */
-import { ScopeTable } from '../authz/scopes.js';
 import type { RoutesFile } from './types.js';
 
 const readWrite = (read: string, write: string) => ({ GET: read, POST: write, PUT: write, PATCH: write, DELETE: write, OPTIONS: write });
@@ -21,5 +20,3 @@ export const BUILTIN_ROUTES_FILE: RoutesFile = {
   ],
 };
 
-/** TRANSITIONAL (until the request paths read the live table): the built-in table's scopes. */
-export const BUILTIN_SCOPE_TABLE = new ScopeTable(new Map(Object.entries(BUILTIN_ROUTES_FILE.scopes ?? {})));

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { parse } from 'yaml';
 import { ROUTES_LAST_PATH, ROUTES_PROBE_PATH, routesFile, routesFileUnsupported } from '../../bench/routes-file.js';
-import { forwardedRoutes } from '../../src/config/forwarded-routes.js';
+import { BUILTIN_ROUTES_FILE } from '../../src/route-table/builtin.js';
+
+const builtin = BUILTIN_ROUTES_FILE.routes;
 
 type Route = { id: string; path: string; match: string; credentials: string[]; methods: Record<string, string> };
 type File = { version: number; upstreams: Record<string, unknown>; scopes: Record<string, string>; routes: Route[] };
@@ -37,9 +39,9 @@ t.test('the 2-route file is today’s built-in table, spelled out', async (t) =>
   checkShape(t, file);
   t.same(
     file.routes.map((r) => ({ path: r.path, subtree: r.match === 'subtree', methods: r.methods })),
-    forwardedRoutes.map((r) => ({ path: r.path, subtree: r.subtree, methods: r.methods })),
+    builtin.map((r) => ({ path: r.path, subtree: r.match === 'subtree', methods: r.methods })),
   );
-  t.ok(forwardedRoutes.every((r) => r.auth === 'any'), 'today both routes take a login token or an API key, as the file says');
+  t.ok(builtin.every((r) => JSON.stringify(r.credentials) === JSON.stringify(['login_token', 'api_key'])), 'today both routes take a login token or an API key, as the file says');
 });
 
 t.test('the 50-route file: 50 routes, the probe route among them, /accounts last with its scopes', async (t) => {
@@ -48,9 +50,9 @@ t.test('the 50-route file: 50 routes, the probe route among them, /accounts last
   t.equal(file.routes.length, 50);
   const last = file.routes.at(-1)!;
   t.equal(last.path, ROUTES_LAST_PATH);
-  t.same(last.methods, forwardedRoutes[0]!.methods, 'the last route asks what /accounts asks today');
+  t.same(last.methods, builtin[0]!.methods, 'the last route asks what /accounts asks today');
   t.ok(file.routes.some((r) => r.path === ROUTES_PROBE_PATH && r.methods['GET'] !== undefined), 'the probe path is a GET route of the file only');
-  t.notOk(forwardedRoutes.some((r) => r.path === ROUTES_PROBE_PATH), 'and not of the built-in table');
+  t.notOk(builtin.some((r) => r.path === ROUTES_PROBE_PATH), 'and not of the built-in table');
 });
 
 t.test('a build without AUTHGATE_ROUTES_FILE is skipped with a reason; one with it is not', async (t) => {

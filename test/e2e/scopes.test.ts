@@ -1,6 +1,8 @@
 import t from 'tap';
 import { LEGACY_SCOPES as SCOPES, type Scope } from '../../src/authz/scopes.js';
-import { forwardedRoutes, type HttpMethod } from '../../src/config/forwarded-routes.js';
+import { BUILTIN_ROUTES_FILE } from '../../src/route-table/builtin.js';
+
+type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 import { assertProblem, injectGateway, type InjectedGateway, type InjectOptions } from '../helpers/inject.js';
 import { startRedis } from '../helpers/redis.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
@@ -24,8 +26,8 @@ async function keyWith(gw: InjectedGateway, token: string, scopes: readonly Scop
 /** Every forwarded (method, path, scope): HEAD with GET's scope, a path below each subtree too. */
 function forwardedCalls(): Array<{ method: HttpMethod; url: string; scope: Scope }> {
   const calls: Array<{ method: HttpMethod; url: string; scope: Scope }> = [];
-  for (const route of forwardedRoutes) {
-    const urls = route.subtree ? [route.path, `${route.path}/acc_1/transactions?limit=2`] : [route.path];
+  for (const route of BUILTIN_ROUTES_FILE.routes) {
+    const urls = route.match === 'subtree' ? [route.path, `${route.path}/acc_1/transactions?limit=2`] : [route.path];
     for (const [method, scope] of Object.entries(route.methods) as [HttpMethod, Scope][]) {
       for (const url of urls) {
         calls.push({ method, url, scope });

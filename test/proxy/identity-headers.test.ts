@@ -1,4 +1,8 @@
-import { BUILTIN_SCOPE_TABLE } from '../../src/route-table/builtin.js';
+import { ScopeTable } from '../../src/authz/scopes.js';
+import { BUILTIN_ROUTES_FILE } from '../../src/route-table/builtin.js';
+
+/** The built-in table's scopes (what the request paths read with no routes file). */
+const BUILTIN_SCOPE_TABLE = new ScopeTable(new Map(Object.entries(BUILTIN_ROUTES_FILE.scopes ?? {})));
 import { ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
 import t from 'tap';
 import { removeHopByHopHeaders, rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from '../../src/proxy/identity-headers.js';

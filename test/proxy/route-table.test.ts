@@ -1,31 +1,22 @@
 import t from 'tap';
-import type { Config } from '../../src/config/config.js';
-import { forwardedRoutes } from '../../src/config/forwarded-routes.js';
-import { loadConfig } from '../../src/config/load.js';
 import { buildGateway } from '../../src/gateway.js';
 import { ADMIN_TOKEN, send, testConfig, UA } from '../helpers/gateway.js';
 import { captureLogs } from '../helpers/log-capture.js';
+import { tableOf } from '../helpers/routes.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
- * The forwarded-route table is part of Config: a gateway built with another table forwards that
+ * A gateway built with another route table (GatewayDeps.routes, compiled in-process) forwards that
  * one, over real HTTP to a real upstream, and no longer the default routes.
  */
 
-t.test('loadConfig gives the default route table', async (t) => {
-  const loaded = loadConfig({});
-  if (!loaded.ok) throw new Error(loaded.errors.join('; '));
-  t.equal(loaded.config.forwardedRoutes, forwardedRoutes);
-});
 
 t.test('a gateway built with another route table forwards it', async (t) => {
   const upstream = await startRecordingUpstream();
   t.teardown(() => upstream.close());
-  const config: Config = {
-    ...testConfig({ AUTHGATE_UPSTREAM_URL: upstream.url }),
-    forwardedRoutes: [{ path: '/widgets', subtree: true, methods: { GET: 'accounts:read' }, auth: 'any' }],
-  };
-  const gateway = await buildGateway(config, { logDestination: captureLogs().destination });
+  const config = testConfig({ AUTHGATE_UPSTREAM_URL: upstream.url });
+  const routes = tableOf({ version: 1, scopes: { 'accounts:read': 'Read accounts' }, routes: [{ id: 'widgets', path: '/widgets', match: 'subtree', methods: { GET: 'accounts:read' } }] }, upstream.url);
+  const gateway = await buildGateway(config, { logDestination: captureLogs().destination, routes });
   t.teardown(() => gateway.close());
   await gateway.publicServer.listen({ host: '127.0.0.1', port: 0 });
   await gateway.opsServer.listen({ host: '127.0.0.1', port: 0 });
