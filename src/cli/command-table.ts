@@ -57,7 +57,7 @@ export type Command = {
   readonly refuse?: readonly Refusal[];
   /** Flags accepted and ignored: 'all' for a command that looks at none. */
   readonly ignores?: 'all';
-  /** The help text, as printed: lines of at most 62 characters. */
+  /** The help text, as printed from column 26: lines of at most 70 characters. */
   readonly description: readonly string[];
   /** Example lines for the usage (`authgate org get org_123`). */
   readonly examples?: readonly string[];

@@ -22,7 +22,7 @@ t.test('every command in the table has help, and it lists every flag the command
     const name = commandName(command);
     const help = commandHelp(command);
     t.match(help, new RegExp(`^  ${name}( |\\n)`), `${name}: its entry starts with its name`);
-    t.ok(command.description.length > 0 && command.description.every((line) => line.trim() !== '' && line.length <= 66), `${name}: a description`);
+    t.ok(command.description.length > 0 && command.description.every((line) => line.trim() !== '' && line.length <= 70), `${name}: a description, lines of at most 70 characters (column 26 on)`);
     t.ok(usage.includes(help), `${name}: its entry is in the usage`);
     for (const flag of flagsOf(command)) {
       const shown = flag.value === undefined ? `--${flag.name}` : `--${flag.name} <${flag.value}>`;
@@ -53,7 +53,7 @@ t.test('the parser takes exactly the flags the help shows, with one type each', 
 t.test('the usage is the one users know, and --help prints it', async (t) => {
   const known = readFileSync(new URL('usage.txt', import.meta.url), 'utf8');
   t.equal(usageText(FAMILIES), known, 'generated, byte for byte the usage of the first CLI');
-  for (const line of usageText(FAMILIES).split('\n')) t.ok(line.length <= 92, `short line: ${line.slice(0, 30)}`);
+  t.ok(Math.max(...usageText(FAMILIES).split('\n').map((line) => line.length)) <= 96, 'no line over 96 characters');
   const printed = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, '--help'], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
