@@ -43,13 +43,7 @@ export const SessionsEnded = Type.Object({ ended: Type.Integer({ description: 'H
 /** A session's id: `<shard tag>.<22 base64url>`, or any id of that alphabet (an unknown one is a 404). */
 export const SessionParams = Type.Object({ id: SessionId }, { additionalProperties: false });
 export type SessionParams = Static<typeof SessionParams>;
-export const OrgSessionParams = Type.Object(
-  {
-    id: PathId,
-    sessionId: SessionId,
-  },
-  { additionalProperties: false },
-);
+export const OrgSessionParams = Type.Object({ id: PathId, sessionId: SessionId }, { additionalProperties: false });
 export type OrgSessionParams = Static<typeof OrgSessionParams>;
 
 /** The longest `expiresIn`: 366 days in seconds (services/api-keys.ts MAX_API_KEY_LIFETIME_MS). */
@@ -169,13 +163,7 @@ export const IdParams = Type.Object({ id: PathId }, { additionalProperties: fals
 export type IdParams = Static<typeof IdParams>;
 
 /** An organization's id and one of its API keys' ids (the admin API). */
-export const OrgKeyParams = Type.Object(
-  {
-    id: PathId,
-    keyId: PathId,
-  },
-  { additionalProperties: false },
-);
+export const OrgKeyParams = Type.Object({ id: PathId, keyId: PathId }, { additionalProperties: false });
 export type OrgKeyParams = Static<typeof OrgKeyParams>;
 
 export const NewOrganizationBody = Type.Object(
