@@ -47,13 +47,18 @@ export function loadRoutesText(text: string, path: string, context: LoadContext)
 
 /** The file's text, or why it cannot be had. */
 export function readRoutesText(path: string): string | LocatedRouteError {
+  const problem = (message: string): LocatedRouteError => ({ file: path, line: undefined, pointer: undefined, message });
+  let bytes: Buffer;
   try {
-    const bytes = readFileSync(path);
-    if (bytes.length > MAX_ROUTES_FILE_BYTES) return { file: path, line: undefined, pointer: undefined, message: `is larger than ${MAX_ROUTES_FILE_BYTES} bytes` };
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    bytes = readFileSync(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return { file: path, line: undefined, pointer: undefined, message: code === undefined ? 'is not UTF-8 text' : `cannot be read (${code})` };
+    return problem(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (bytes.length > MAX_ROUTES_FILE_BYTES) return problem(`is larger than ${MAX_ROUTES_FILE_BYTES} bytes`);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return problem('is not UTF-8 text');
   }
 }
 
@@ -221,12 +226,10 @@ function locate(errors: readonly RouteFileError[], text: string, path: string, d
     lines = new LineCounter();
     doc = parseDocument(text, { lineCounter: lines, version: '1.2', schema: 'core', merge: false });
   }
-  const located = errors.map((error) => {
-    const offset = offsetOf(doc, error.pointer);
-    return { file: path, line: offset === undefined ? undefined : lines.linePos(offset).line, pointer: error.pointer, message: error.message };
-  });
+  const located = errors.map((error) => ({ error, offset: offsetOf(doc, error.pointer) }));
   // In the order of the file, as a reader goes through it.
-  return located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+  located.sort((a, b) => (a.offset ?? 0) - (b.offset ?? 0));
+  return located.map(({ error, offset }) => ({ file: path, line: offset === undefined ? undefined : lines.linePos(offset).line, pointer: error.pointer, message: error.message }));
 }
 
 /**

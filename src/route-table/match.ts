@@ -2,8 +2,9 @@
  * The route of a path, by structure alone (issue 28; ../shared/research/routes.md §4): an exact
  * route on the whole path first; then the deepest subtree whose path is the request's path or
  * one of its ancestors by segments (so `/accounts` holds `/accounts`, `/accounts/`, `/accounts/1`
- * and never `/accountsX`). Bytes compare as they are, case-sensitive; the path guard has already
- * refused anything a server might read two ways, so nothing here decodes or normalises.
+ * and never `/accountsX`). Characters compare as they are, case-sensitive, percent-escapes decoded
+ * once; the path guard has already refused anything a server might read two ways (encoded
+ * separators, dot segments, double encoding), so nothing here normalises.
  *
  * Cost: one Map lookup per segment of the request's path at most, whatever the number of routes
  * (a 50-route table costs what a 2-route one does; the bench's `routes50` scenario).
@@ -22,7 +23,19 @@ export function createMatcher(routes: readonly CompiledRoute[]): RouteMatcher {
   const subtrees = new Map<string, CompiledRoute>();
   for (const route of routes) (route.match === 'exact' ? exact : subtrees).set(route.path, route);
   const root = subtrees.get('/');
-  return function match(path: string): CompiledRoute | undefined {
+  return function match(raw: string): CompiledRoute | undefined {
+    // A percent-encoded character matches as itself (decoded once, as fastify's router did and as
+    // an upstream reads it): `/%61dmin` is `/admin`, never a miss that a broader route (a public
+    // `/` subtree) would take while the upstream serves /admin. The path guard has refused what
+    // decodes to a separator or a dot segment; what does not decode matches nothing.
+    let path = raw;
+    if (raw.includes('%')) {
+      try {
+        path = decodeURIComponent(raw);
+      } catch {
+        return undefined;
+      }
+    }
     const found = exact.get(path);
     if (found !== undefined) return found;
     if (subtrees.size === 0) return undefined;
