@@ -11,6 +11,8 @@
  */
 import { RESERVED_PREFIXES, type CompiledRoute } from './types.js';
 
+const ENCODED_SEPARATOR = /%2f|%5c/i;
+
 export type RouteMatcher = (path: string) => CompiledRoute | undefined;
 
 /** Whether `inner` is `outer` or below it by segments. */
@@ -28,10 +30,15 @@ export function createMatcher(routes: readonly CompiledRoute[]): RouteMatcher {
     // an upstream reads it): `/%61dmin` is `/admin`, never a miss that a broader route (a public
     // `/` subtree) would take while the upstream serves /admin. The path guard has refused what
     // decodes to a separator or a dot segment; what does not decode matches nothing.
-    let path = raw;
-    if (raw.includes('%')) {
+    // A fragment is no part of the path (a client should never send one; fastify's router and the
+    // upstream's parser both cut it off): `/admin#x` is /admin, never a broader route's.
+    const fragment = raw.indexOf('#');
+    let path = fragment === -1 ? raw : raw.slice(0, fragment);
+    if (path.includes('%')) {
+      // An encoded separator is the path guard's to refuse; here too it matches nothing, whoever calls.
+      if (ENCODED_SEPARATOR.test(path)) return undefined;
       try {
-        path = decodeURIComponent(raw);
+        path = decodeURIComponent(path);
       } catch {
         return undefined;
       }

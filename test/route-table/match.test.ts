@@ -32,6 +32,9 @@ t.test('boundaries of the built-in table: a subtree is bounded by segments, an e
   t.equal(routeOf(table, '/%61ccounts/1'), 'accounts');
   t.equal(routeOf(table, '/organization/m%65'), 'organization-me');
   t.equal(routeOf(table, '/%41ccounts'), undefined, 'still case-sensitive once decoded');
+  // A fragment is no part of the path, as fastify's router and upstreams read it; an encoded `#` is a character.
+  t.equal(routeOf(table, '/organization/me#x'), 'organization-me');
+  t.equal(routeOf(table, '/organization/me%23x'), undefined);
   // HEAD goes with GET; the Allow of a 405 names what the route forwards.
   const me = table.match('/organization/me')!;
   t.same([...me.methods.keys()], ['GET', 'HEAD']);
