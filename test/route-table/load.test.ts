@@ -185,3 +185,16 @@ t.test('the schema\'s path pattern and the compiler\'s pathProblem agree on ever
   for (const path of ['/', '/accounts', '/a/b.c', '/.well', '/a..b']) t.ok(schemaTakes(path) && pathProblem(path) === undefined, `${path} is a path`);
   for (const path of ['', 'a', '/a/', '//a', '/./a', '/a/..', '/a%2f', '/a*', `/${'a'.repeat(MAX_PATH_LENGTH)}`]) t.ok(!schemaTakes(path) && pathProblem(path) !== undefined, `${path} is not`);
 });
+
+t.test('docs/routes.md: its example is the example fixture and its built-in table the built-in one', async (t) => {
+  const doc = readFileSync(join(root, 'docs/routes.md'), 'utf8');
+  const blocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  t.equal(blocks.length, 2);
+  const [example, builtin] = blocks as [string, string];
+  const loaded = loadRoutesText(example, 'docs/routes.md', context);
+  t.ok(loaded.ok, 'the example loads');
+  t.same(parseYaml(example), parseYaml(readFileSync(join(fixtures, 'valid', 'example.yaml'), 'utf8')), 'and is the fixture the tests use');
+  const table = loadRoutesText(builtin, 'docs/routes.md', context);
+  const expected = compileRoutes(BUILTIN_ROUTES_FILE, { ...context, source: undefined });
+  t.ok(table.ok && expected.ok && table.table.hash === expected.table.hash, 'the built-in table, spelled out');
+});
