@@ -5,10 +5,11 @@ import { audit } from './commands/audit.js';
 import { config } from './commands/config.js';
 import { keys } from './commands/keys.js';
 import { org } from './commands/org.js';
+import { routes } from './commands/routes-family.js';
 import { sessions } from './commands/sessions.js';
 
 /** Every command family, in the order the usage lists them. */
-export const FAMILIES: readonly Family[] = [org, keys, sessions, audit, config];
+export const FAMILIES: readonly Family[] = [org, keys, sessions, audit, config, routes];
 
 /** The options parseArgs knows: -h, -V and every flag of every command (one type per name). */
 export function parserOptions(families: readonly Family[]): ParseArgsOptionsConfig {

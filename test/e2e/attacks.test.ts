@@ -39,7 +39,8 @@ t.test('path tricks: only exact forwarded routes reach the upstream', async (t) 
     ['/accounts/%252E%252E%252Fadmin', 400, 400, null],
     ['/accounts/a%252f..%252f..%252fadmin', 400, 400, null],
     ['/accounts/x%255c..%255cadmin', 400, 400, null],
-    ['/accounts/%25%32%65%25%32%65/admin', 400, 400, null],
+    // %32 is an encoded digit (unreserved): refused by the path guard itself (404), before the double decoding (400) is looked at.
+    ['/accounts/%25%32%65%25%32%65/admin', 404, 404, null],
     ['/accounts//x', 401, 200, '/accounts//x'],
     ['/accounts/x;y', 401, 200, '/accounts/x;y'],
     ['/accounts/', 401, 200, '/accounts/'],

@@ -1,0 +1,90 @@
+// `authgate routes check FILE` and `authgate routes explain METHOD PATH [--file FILE]` (the built
+// CLI, as an operator runs it): exit codes, every error with its line, and the decision explained.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url));
+const fixtures = fileURLToPath(new URL('../route-table/fixtures/', import.meta.url));
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  const run = spawnSync(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 60_000 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+t.test('routes check: 0 and a summary for a valid file; 1 and every error for a bad one; 2 for a usage error', async (t) => {
+  const good = cli(['routes', 'check', `${fixtures}valid/example.yaml`]);
+  t.equal(good.status, 0, good.stderr);
+  t.match(good.stdout, /^authgate: \S+example\.yaml is valid: 4 routes, 2 upstreams, 6 scopes, hash [0-9a-f]{16}\n$/);
+  t.equal(good.stderr, '');
+
+  const file = `${fixtures}invalid/scope-name.yaml`;
+  const bad = cli(['routes', 'check', file]);
+  t.equal(bad.status, 1);
+  t.equal(bad.stdout, '');
+  t.equal(
+    bad.stderr,
+    [
+      `${file}:3: /scopes/Accounts.Read: scope name "Accounts.Read" is not resource:action (lower-case letters, digits, _ and -; e.g. invoices:read; at most 64 characters)`,
+      `${file}:8: /routes/0/methods/GET: "Accounts.Read" is not a scope name (resource:action, e.g. invoices:read) nor public`,
+      `authgate: ${file}: 2 errors; the gateway would not take this file`,
+      '',
+    ].join('\n'),
+  );
+  // A secret in an upstream URL stays out of the output.
+  const secret = cli(['routes', 'check', `${fixtures}invalid/upstream-bad-url.yaml`]);
+  t.equal(secret.status, 1);
+  t.notMatch(secret.stderr, /s3cret/);
+
+  for (const args of [['routes'], ['routes', 'check'], ['routes', 'check', 'a', 'b'], ['routes', 'lint', 'a'], ['routes', 'check', '--bogus', 'a']]) {
+    const usage = cli(args);
+    t.equal(usage.status, 2, args.join(' '));
+    t.match(usage.stderr, /^authgate: .*\nRun 'authgate --help' for usage\.\n$/);
+  }
+});
+
+t.test('routes explain: the route, scope, credentials and upstream, or why none', async (t) => {
+  const file = `${fixtures}valid/example.yaml`;
+  const reports = cli(['routes', 'explain', 'GET', '/v1/reports/7?x=1', '--file', file]);
+  t.equal(reports.status, 0, reports.stderr);
+  t.match(reports.stdout, /^GET \/v1\/reports\/7\?x=1: forwarded\n  route +reports \(subtree \/v1\/reports\)\n  credentials +login_token, api_key\n  scope +reports:read\n  upstream +reports: http:\/\/reports\.internal:8080\/v2, as \/v2\/v1\/reports\/7 \(timeout 30000 ms\)\n  rate limit +60\/60s per credential/);
+
+  const health = cli(['routes', 'explain', 'HEAD', '/healthz', '--file', file], { AUTHGATE_UPSTREAM_URL: 'http://api.internal:8000/api' });
+  t.equal(health.status, 0);
+  t.match(health.stdout, /credentials +none: public/);
+  t.match(health.stdout, /scope +none \(public route\)/);
+  t.match(health.stdout, /upstream +default: http:\/\/api\.internal:8000\/api, as \/api\/healthz/);
+
+  const cases: [string[], RegExp][] = [
+    [['DELETE', '/organization/me'], /405: route organization-me \(exact \/organization\/me\) does not forward DELETE; Allow: GET, HEAD \(no fall back/],
+    [['GET', '/organization/me/'], /404: no route holds this path/],
+    [['GET', '/accountsX'], /404: no route holds this path/],
+    [['GET', '/accounts/%2e%2e/keys'], /404: the path guard refuses it/],
+    [['GET', '/accounts/%252e%252e/'], /400: the path guard refuses it/],
+    [['GET', '/auth/keys'], /the gateway's own path \(\/auth and below\)/],
+  ];
+  for (const [args, expected] of cases) {
+    const run = cli(['routes', 'explain', ...args, '--file', file]);
+    t.equal(run.status, 1, args.join(' '));
+    t.match(run.stdout, expected, args.join(' '));
+  }
+  // Without --file: AUTHGATE_ROUTES_FILE, else the built-in table.
+  const fromEnv = cli(['routes', 'explain', 'GET', '/healthz'], { AUTHGATE_ROUTES_FILE: file });
+  t.equal(fromEnv.status, 0);
+  const builtin = cli(['routes', 'explain', 'GET', '/healthz']);
+  t.equal(builtin.status, 1);
+  t.match(builtin.stdout, /table +the built-in table/);
+  t.equal(cli(['routes', 'explain', 'GET', '/accounts/1']).status, 0);
+
+  const broken = cli(['routes', 'explain', 'GET', '/x', '--file', `${fixtures}invalid/version.yaml`]);
+  t.equal(broken.status, 2);
+  t.match(broken.stderr, /version\.yaml:1: \/version: version 2 is not supported/);
+  t.equal(cli(['routes', 'explain', 'get', '/x']).status, 2, 'methods are upper-case');
+  t.equal(cli(['routes', 'explain', 'GET']).status, 2);
+});
+
+t.test('the help lists both', async (t) => {
+  const help = cli(['--help']);
+  t.match(help.stdout, /routes check <file>/);
+  t.match(help.stdout, /routes explain <METHOD> <path> \[--file <file>\]/);
+});
