@@ -24,6 +24,7 @@ import { instrument } from './observability/instrumentation.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
+import { registerRouteMetrics } from './observability/route-metrics.js';
 import { LEAK_REPORTS } from './routes/leaked-keys.js';
 import { createApiKeyService } from './services/api-keys.js';
 import { createOrganizationService } from './services/organizations.js';
@@ -37,7 +38,10 @@ import type { GatewayStore, Store } from './store/store.js';
 import { BUILTIN_ROUTES_FILE } from './route-table/builtin.js';
 import { compileRoutes } from './route-table/compile.js';
 import { createLiveRouteTable, type LiveRouteTable } from './route-table/live.js';
+import type { ReloadResult, ReloadTrigger } from './route-table/reload.js';
+import { reloadRoutesFile } from './route-table/reload-file.js';
 import type { RouteTable } from './route-table/types.js';
+import type { LoadContext } from './route-table/load.js';
 
 export type Storage = Readonly<{ store: GatewayStore; bus: InvalidationBus }>;
 
@@ -65,6 +69,11 @@ export type Gateway = Readonly<{
   audit: AuditTrail;
   /** The route table the request paths read; a reload swaps it. */
   routes: LiveRouteTable;
+  /**
+   * Reads the routes file again and swaps its table in (SIGHUP; the file's watcher does the same
+   * by itself). Undefined without a routes file: the built-in table never changes.
+   */
+  reloadRoutes(trigger: ReloadTrigger): Promise<ReloadResult | undefined>;
   /** Readiness fails from now on; in-flight requests go on. */
   startDraining(): void;
   /** Closes the servers (waiting for in-flight requests), then the store. */
@@ -105,6 +114,13 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
   const routes = createLiveRouteTable(builtinTable(config, upstreamUrl));
+  const routeMetrics = registerRouteMetrics(metrics.registry, routes);
+  // The table started from a file: that file is reloaded (on SIGHUP, and when it changes).
+  const routesFile = routes.current().source;
+  const reloading =
+    routesFile === undefined
+      ? undefined
+      : reloadRoutesFile({ routes, path: routesFile, context: routeContext(config, upstreamUrl), logger, count: routeMetrics.countReload, watch: true });
   const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
 
   const accessLog = createAccessLog(logger, logDestination);
@@ -142,6 +158,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     auditLog: store,
     publicOpenApi: () => publicServer.swagger(),
     jwks: identity?.keys.jwks,
+    routes,
   });
 
   let closing: Promise<void> | undefined;
@@ -155,12 +172,14 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     keyUsage,
     audit,
     routes,
+    reloadRoutes: async (trigger) => reloading?.reload(trigger),
     startDraining: () => health.startDraining(),
     close: () =>
       (closing ??= (async () => {
         health.startDraining();
         await Promise.all([publicServer.close(), opsServer.close()]);
         health.stop();
+        reloading?.close();
         limiter.close();
         rateLimits.close();
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
@@ -208,12 +227,16 @@ async function openStorage(config: Config, logger: Logger, now: () => number): P
 
 /** The built-in table (no AUTHGATE_ROUTES_FILE): today's two routes to the one upstream. */
 function builtinTable(config: Config, upstreamUrl: string): RouteTable {
-  const compiled = compileRoutes(BUILTIN_ROUTES_FILE, {
+  const compiled = compileRoutes(BUILTIN_ROUTES_FILE, { ...routeContext(config, upstreamUrl), source: undefined });
+  if (!compiled.ok) throw new Error(`the built-in route table does not compile: ${JSON.stringify(compiled.errors)}`);
+  return compiled.table;
+}
+
+/** What a routes file leaves to the environment (the start and every reload compile with it). */
+function routeContext(config: Config, upstreamUrl: string): LoadContext {
+  return {
     defaultUpstreamUrl: upstreamUrl,
     upstreamTimeoutMs: config.upstream.timeoutMs,
     defaultAudience: config.identity.mode === 'on' ? config.identity.audience : undefined,
-    source: undefined,
-  });
-  if (!compiled.ok) throw new Error(`the built-in route table does not compile: ${JSON.stringify(compiled.errors)}`);
-  return compiled.table;
+  };
 }

@@ -6,12 +6,13 @@
  * same bytes written again, never asks for a reload.
  */
 import t, { type Test } from 'tap';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/observability/logging.js';
 import { watchRoutesFile } from '../../src/route-table/watch.js';
 import { captureLogs } from '../helpers/log-capture.js';
+import { configMapVolume } from '../helpers/routes-files.js';
 
 async function until(condition: () => boolean, ms = 5000): Promise<boolean> {
   for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
@@ -19,24 +20,6 @@ async function until(condition: () => boolean, ms = 5000): Promise<boolean> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return condition();
-}
-
-/** A ConfigMap volume as the kubelet lays it out, and its update. */
-function configMapVolume(dir: string) {
-  let generation = 0;
-  let current: string | undefined;
-  const publish = (content: string) => {
-    // The kubelet's names: `..` + a timestamp with nanoseconds, e.g. ..2026_11_26_00_41_07.123456789.
-    const stamp = `..2026_11_26_00_41_${String(generation++).padStart(2, '0')}.${String(process.hrtime.bigint() % 1_000_000_000n).padStart(9, '0')}`;
-    mkdirSync(join(dir, stamp));
-    writeFileSync(join(dir, stamp, 'routes.yaml'), content);
-    symlinkSync(stamp, join(dir, '..data_tmp'));
-    renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
-    if (current === undefined) symlinkSync(join('..data', 'routes.yaml'), join(dir, 'routes.yaml'));
-    else rmSync(join(dir, current), { recursive: true });
-    current = stamp;
-  };
-  return { publish, path: join(dir, 'routes.yaml') };
 }
 
 function setup(t: Test) {
