@@ -37,11 +37,11 @@ import { createMemoryStore } from './store/memory-store.js';
 import type { GatewayStore, Store } from './store/store.js';
 import { BUILTIN_ROUTES_FILE } from './route-table/builtin.js';
 import { compileRoutes } from './route-table/compile.js';
+import { routeLoadContext } from './route-table/context.js';
 import { createLiveRouteTable, type LiveRouteTable } from './route-table/live.js';
 import type { ReloadResult, ReloadTrigger } from './route-table/reload.js';
 import { reloadRoutesFile } from './route-table/reload-file.js';
 import type { RouteTable } from './route-table/types.js';
-import type { LoadContext } from './route-table/load.js';
 
 export type Storage = Readonly<{ store: GatewayStore; bus: InvalidationBus }>;
 
@@ -113,14 +113,13 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
-  const routes = createLiveRouteTable(builtinTable(config, upstreamUrl));
+  const routes = createLiveRouteTable(initialRouteTable(config, upstreamUrl));
   const routeMetrics = registerRouteMetrics(metrics.registry, routes);
-  // The table started from a file: that file is reloaded (on SIGHUP, and when it changes).
-  const routesFile = routes.current().source;
+  // A table from a file is kept live: the file is reloaded when it changes, and on SIGHUP.
   const reloading =
-    routesFile === undefined
+    config.routesFile === undefined
       ? undefined
-      : reloadRoutesFile({ routes, path: routesFile, context: routeContext(config, upstreamUrl), logger, count: routeMetrics.countReload, watch: true });
+      : reloadRoutesFile({ routes, path: config.routesFile.path, context: routeLoadContext(config, upstreamUrl), logger, count: routeMetrics.countReload, watch: true });
   const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
 
   const accessLog = createAccessLog(logger, logDestination);
@@ -225,18 +224,20 @@ async function openStorage(config: Config, logger: Logger, now: () => number): P
   return openRedisStorage({ ...connection, environment: config.environment, now, logger });
 }
 
-/** The built-in table (no AUTHGATE_ROUTES_FILE): today's two routes to the one upstream. */
-function builtinTable(config: Config, upstreamUrl: string): RouteTable {
-  const compiled = compileRoutes(BUILTIN_ROUTES_FILE, { ...routeContext(config, upstreamUrl), source: undefined });
-  if (!compiled.ok) throw new Error(`the built-in route table does not compile: ${JSON.stringify(compiled.errors)}`);
+/**
+ * The first table: AUTHGATE_ROUTES_FILE as config/load.ts read and checked it (compiled again
+ * here with the upstream the gateway was handed, where AUTHGATE_UPSTREAM_URL is unset), else the
+ * built-in one: today's two routes to the one upstream.
+ */
+function initialRouteTable(config: Config, upstreamUrl: string): RouteTable {
+  const context = routeLoadContext(config, upstreamUrl);
+  const compiled = config.routesFile === undefined
+    ? compileRoutes(BUILTIN_ROUTES_FILE, { ...context, source: undefined })
+    : compileRoutes(config.routesFile.file, { ...context, source: config.routesFile.path });
+  if (!compiled.ok) {
+    const errors = compiled.errors.map((e) => `${e.pointer}: ${e.message}`).join('; ');
+    throw new Error(`the route table (${config.routesFile?.path ?? 'built in'}) does not compile: ${errors}`);
+  }
   return compiled.table;
 }
 
-/** What a routes file leaves to the environment (the start and every reload compile with it). */
-function routeContext(config: Config, upstreamUrl: string): LoadContext {
-  return {
-    defaultUpstreamUrl: upstreamUrl,
-    upstreamTimeoutMs: config.upstream.timeoutMs,
-    defaultAudience: config.identity.mode === 'on' ? config.identity.audience : undefined,
-  };
-}

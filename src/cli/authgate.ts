@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { checkConfig } from '../config/check.js';
 import { settingsText } from '../config/settings-doc.js';
 import { PasswordInputError, PromptInterrupted, promptNewPassword, readFirstLine } from './password-input.js';
+import { ROUTES_USAGE, routesCommand } from './commands/routes.js';
 
 const USAGE = `Usage: authgate <command> [options]
 
@@ -53,7 +54,7 @@ Commands:
                           (the same code: node dist/main.js --check), without listening
                           or connecting: every problem named by its setting, never its
                           value. Exit 0 valid, 1 not.
-  help                    Print this help.
+${ROUTES_USAGE}  help                    Print this help.
 
 Options:
   -h, --help              Print this help.
@@ -372,6 +373,8 @@ async function sessionsCommand(action: string | undefined, rest: string[], value
 
 async function main(args: string[]): Promise<number> {
   refusePasswordFlag(args);
+  // Offline, with options of its own (--file): commands/routes.ts parses its arguments itself.
+  if (args[0] === 'routes') return routesCommand(args.slice(1), { env: process.env, stdout: (line) => process.stdout.write(`${line}\n`), stderr: (line) => process.stderr.write(`${line}\n`) });
   const { values, positionals } = parse(args);
 
   if (values.version) {

@@ -57,7 +57,8 @@ export function checkConfig(env: Env, out: CheckOutput): number {
   const store = config.store.kind === 'memory' ? 'memory' : `redis (${[config.store.url && 'url', config.store.sentinels && 'sentinels', config.store.clusterNodes && 'cluster'].filter(Boolean).join('')})`;
   out.stdout(
     `authgate: configuration is valid: ${mode}, environment ${config.environment}, store ${store}, ` +
-      `public ${config.publicListener.host}:${config.publicListener.port}, ops ${config.opsListener.host}:${config.opsListener.port}, TLS ${config.tls.mode}`,
+      `public ${config.publicListener.host}:${config.publicListener.port}, ops ${config.opsListener.host}:${config.opsListener.port}, TLS ${config.tls.mode}, ` +
+      `routes ${config.routesFile === undefined ? 'built in' : `${config.routesFile.path} (${config.routesFile.file.routes.length})`}`,
   );
   return 0;
 }

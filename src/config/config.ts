@@ -1,6 +1,7 @@
 /** The gateway's configuration after config/load.ts has checked it: plain, typed, frozen. */
 import type { ForwardedRoute } from './forwarded-routes.js';
 import type { RateLimit } from '../limits/rate-limit.js';
+import type { RoutesFile } from '../route-table/types.js';
 
 export type Environment = 'production' | 'sandbox';
 
@@ -104,6 +105,11 @@ export type Config = Readonly<{
   cors: Readonly<{ origins: readonly string[] | '*' }>;
   /** Each credential's limit on forwarded routes unless its organization or key says otherwise; undefined: none. */
   rateLimit: Readonly<{ default: RateLimit | undefined }>;
+  /**
+   * AUTHGATE_ROUTES_FILE as read and checked at start (route-table/load.ts: schema and compiler):
+   * the gateway's first route table; undefined: the built-in one (route-table/builtin.ts).
+   */
+  routesFile: Readonly<{ path: string; file: RoutesFile }> | undefined;
   /** The routes forwarded to the upstream (config/forwarded-routes.ts unless a test passes others). */
   forwardedRoutes: readonly ForwardedRoute[];
 }>;

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Config, Environment, RedisTlsConfig, StoreConfig } from './config.js';
 import { keyProblem } from '../identity/signing-keys.js';
 import { forwardedRoutes } from './forwarded-routes.js';
+import { formatRouteError, loadRoutesFile } from '../route-table/load.js';
 import { parseCertificates, readText, tlsKeyPairProblems } from './pem.js';
 import { parseKind } from './setting-kinds.js';
 import { isShippedSecret, redisUrlPassword, weakSecretProblem } from './shipped-secrets.js';
@@ -79,6 +80,7 @@ export function loadConfig(env: Env): LoadResult {
   const store = readStore();
   if (production) refuseShippedAndWeakSecrets();
   const logLevel = setting('LOG_LEVEL');
+  const identity = readIdentity();
 
   const config: Config = {
     production,
@@ -93,7 +95,7 @@ export function loadConfig(env: Env): LoadResult {
       generated: jwtGenerated,
     },
     admin: { token: adminToken, generated: adminGenerated },
-    identity: readIdentity(),
+    identity,
     upstream: { url: upstreamUrl, timeoutMs: setting('AUTHGATE_UPSTREAM_TIMEOUT_MS') },
     store,
     cache: {
@@ -122,6 +124,7 @@ export function loadConfig(env: Env): LoadResult {
     },
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
     cors: { origins: readCorsOrigins() },
+    routesFile: readRoutesFile(identity),
     // The default table; a test (or an embedder) may build a gateway with another.
     forwardedRoutes,
   };
@@ -285,6 +288,26 @@ export function loadConfig(env: Env): LoadResult {
       ttlSeconds: setting('AUTHGATE_IDENTITY_TTL_SECONDS'),
       jwksOnPublicPort: setting('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT') === 'on',
     };
+  }
+
+  /**
+   * The routes file, checked as a start (and `authgate routes check`) checks it: every error, one
+   * per line with its place in the file. Without AUTHGATE_UPSTREAM_URL (development's example
+   * upstream, whose address is known only once it listens) `default` is checked with a stand-in.
+   */
+  function readRoutesFile(identity: Config['identity']): Config['routesFile'] {
+    const path = setting('AUTHGATE_ROUTES_FILE');
+    if (path === undefined) return undefined;
+    const loaded = loadRoutesFile(path, {
+      defaultUpstreamUrl: upstreamUrl ?? 'http://127.0.0.1/',
+      upstreamTimeoutMs: setting('AUTHGATE_UPSTREAM_TIMEOUT_MS'),
+      defaultAudience: identity.mode === 'on' ? identity.audience : undefined,
+    });
+    if (!loaded.ok) {
+      for (const error of loaded.errors) fail('AUTHGATE_ROUTES_FILE', formatRouteError(error));
+      return undefined;
+    }
+    return { path, file: loaded.file };
   }
 
   function readTls(): Config['tls'] {

@@ -9,6 +9,7 @@ import type { AuditTrail } from '../audit/trail.js';
 import type { AuditStore } from '../store/audit.js';
 import type { Jwks } from '../identity/signing-keys.js';
 import { jwksRoute } from '../routes/jwks.js';
+import { routesSchemaJson } from '../route-table/schema.js';
 import type { Health } from '../observability/health.js';
 import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -120,6 +121,9 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   });
   app.get('/openapi.json', hidden, async () => deps.publicOpenApi());
   app.get('/openapi/admin.json', hidden, async () => app.swagger());
+  // The routes file's JSON Schema (docs/routes.md), for editors and CI: config/routes.schema.json.
+  const routesSchema = JSON.stringify(routesSchemaJson());
+  app.get('/routes.schema.json', hidden, async (_request, reply) => reply.type('application/schema+json').send(routesSchema));
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
   await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });

@@ -70,11 +70,12 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     try {
       parsed = new URL(url);
     } catch {
-      fail(`${at}/url`, `"${url}" is not an absolute URL`);
+      // Never the URL itself in an error: it may carry a password (refused just below, unechoed).
+      fail(`${at}/url`, 'is not an absolute http(s) URL');
       continue;
     }
     if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
-      fail(`${at}/url`, `"${url}" must be http(s), without credentials, query or fragment`);
+      fail(`${at}/url`, 'must be http(s), without credentials, query or fragment');
       continue;
     }
     const defaultAudience = name === 'default' ? context.defaultAudience : undefined;
@@ -105,7 +106,9 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     if (places.has(place)) fail(`${at}/path`, `route ${places.get(place)} already has ${route.match} ${route.path}`);
     else places.set(place, i);
     const upstream = upstreams.get(route.upstream ?? 'default');
-    if (upstream === undefined && !errors.some((e) => e.pointer.startsWith(`/upstreams/${escapePointer(route.upstream ?? 'default')}`))) {
+    // An upstream that is declared but wrong has its own error already: not one more per route.
+    const upstreamAt = `/upstreams/${escapePointer(route.upstream ?? 'default')}`;
+    if (upstream === undefined && !errors.some((e) => e.pointer === upstreamAt || e.pointer.startsWith(`${upstreamAt}/`))) {
       fail(`${at}/upstream`, `upstream ${route.upstream} is not declared under upstreams`);
     }
     const isPublic = route.credentials === 'none';
@@ -156,7 +159,8 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
   file.routes.forEach((route, i) => {
     if (route.weakens === undefined) return;
     const outer = compiled.find((r) => r.id === route.weakens);
-    if (outer === undefined || outer.match !== 'subtree' || !isWithin(route.path, outer.path) || outer.path === route.path) {
+    // An exact route sits in a subtree of its own path (the nesting check above names that one as its parent).
+    if (outer === undefined || outer.match !== 'subtree' || !isWithin(route.path, outer.path) || (outer.path === route.path && route.match === 'subtree')) {
       fail(`/routes/${i}/weakens`, `weakens names ${route.weakens}, which is no subtree route above ${route.path}`);
     }
   });

@@ -1,0 +1,176 @@
+/**
+ * `authgate routes check FILE` and `authgate routes explain METHOD PATH [--file FILE]`: the routes
+ * file judged offline, by the same loader a start and a reload use (route-table/load.ts), so a
+ * file that passes the check is one the gateway takes, like `nginx -t`.
+ *
+ * Exit status: check: 0 valid, 1 not (every error on stderr, `FILE:LINE: /pointer: what`).
+ * explain: 0 the request would be forwarded, 1 it would not (404, 405, or refused by the path
+ * guard), 2 a usage error or a file that does not load. Nothing is sent anywhere; no setting's
+ * value is printed but the upstream URLs the file (or AUTHGATE_UPSTREAM_URL) names.
+ */
+import { parseArgs } from 'node:util';
+import { parseKind } from '../../config/setting-kinds.js';
+import { settingSpec, type SettingName } from '../../config/settings.js';
+import { isAmbiguousPath, isDoublyEncodedPath } from '../../proxy/path-guard.js';
+import { BUILTIN_ROUTES_FILE } from '../../route-table/builtin.js';
+import { compileRoutes } from '../../route-table/compile.js';
+import { isWithin } from '../../route-table/match.js';
+import { formatRouteError, loadRoutesFile, type LoadContext } from '../../route-table/load.js';
+import { RESERVED_PREFIXES, type CompiledRoute, type RouteTable } from '../../route-table/types.js';
+
+export type RoutesIo = Readonly<{
+  env: Readonly<Record<string, string | undefined>>;
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+}>;
+
+export const ROUTES_USAGE = `  routes check <file>     Check a routes file as a gateway start would (the same code),
+                          offline: every error as FILE:LINE: /json/pointer: what is wrong.
+                          Exit 0 valid, 1 not.
+  routes explain <METHOD> <path> [--file <file>]
+                          Which route, scope, credentials and upstream a request would
+                          get, or why none, from the file (AUTHGATE_ROUTES_FILE unless
+                          --file; the built-in table without either). Exit 0 forwarded,
+                          1 not forwarded, 2 the file does not load.
+`;
+
+/** Where AUTHGATE_UPSTREAM_URL is unset, `default` is checked with this and shown as unset. */
+const STAND_IN_UPSTREAM = 'http://127.0.0.1/';
+
+/** `args`: what follows `routes` on the command line. Returns the exit status. */
+export function routesCommand(args: readonly string[], io: RoutesIo): number {
+  const [action, ...rest] = args;
+  if (action === 'check') return check(rest, io);
+  if (action === 'explain') return explain(rest, io);
+  return usage(io, action === undefined ? 'missing routes subcommand (check or explain)' : `unknown routes subcommand '${printable(action)}'`);
+}
+
+function check(args: readonly string[], io: RoutesIo): number {
+  const parsed = parse(args, io);
+  if (parsed === undefined) return 2;
+  const [file, ...extra] = parsed.positionals;
+  if (file === undefined || extra.length > 0 || parsed.file !== undefined) return usage(io, 'routes check takes one file: authgate routes check <file>');
+  const { context } = contextOf(io.env);
+  const loaded = loadRoutesFile(file, context);
+  if (!loaded.ok) {
+    for (const error of loaded.errors) io.stderr(formatRouteError(error));
+    const count = loaded.errors.length;
+    io.stderr(`authgate: ${file}: ${count} error${count === 1 ? '' : 's'}; the gateway would not take this file`);
+    return 1;
+  }
+  const { table } = loaded;
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  io.stdout(`authgate: ${file} is valid: ${count(table.routes.length, 'route')}, ${count(table.upstreams.size, 'upstream')}, ${count(table.scopes.names.length, 'scope')}, hash ${table.hash}`);
+  return 0;
+}
+
+function explain(args: readonly string[], io: RoutesIo): number {
+  const parsed = parse(args, io);
+  if (parsed === undefined) return 2;
+  const [method, target, ...extra] = parsed.positionals;
+  if (method === undefined || target === undefined || extra.length > 0) return usage(io, 'routes explain takes a method and a path: authgate routes explain GET /accounts/42 [--file <file>]');
+  if (!/^[A-Z]+$/.test(method)) return usage(io, `method '${printable(method)}' must be upper-case letters, as HTTP sends it (GET, POST, ...)`);
+  const file = parsed.file ?? nonBlank(io.env.AUTHGATE_ROUTES_FILE);
+  const { context, standIn } = contextOf(io.env);
+  let table: RouteTable;
+  if (file === undefined) {
+    const compiled = compileRoutes(BUILTIN_ROUTES_FILE, { ...context, source: undefined });
+    if (!compiled.ok) throw new Error('the built-in route table does not compile');
+    table = compiled.table;
+  } else {
+    const loaded = loadRoutesFile(file, context);
+    if (!loaded.ok) {
+      for (const error of loaded.errors) io.stderr(formatRouteError(error));
+      io.stderr(`authgate: ${file} does not load: nothing to explain`);
+      return 2;
+    }
+    table = loaded.table;
+  }
+  const source = `${file ?? 'the built-in table'} (hash ${table.hash})`;
+  const request = `${method} ${printable(target)}`;
+  const refuse = (why: string) => {
+    io.stdout(`${request}: not forwarded: ${why}`);
+    io.stdout(`  table        ${source}`);
+    return 1;
+  };
+
+  // As the gateway does: the path guard first (refuse, never normalise), then the table.
+  if (isAmbiguousPath(target)) return refuse('404: the path guard refuses it (a dot segment, an encoded slash or backslash, or not a path); nothing reaches any upstream');
+  const query = target.indexOf('?');
+  const path = query === -1 ? target : target.slice(0, query);
+  if (isDoublyEncodedPath(path)) return refuse('400: the path guard refuses it (a dot segment, slash or backslash once percent-decoded)');
+  const own = RESERVED_PREFIXES.find((prefix) => isWithin(path, prefix));
+  const route = table.match(path);
+  if (route === undefined) {
+    if (own !== undefined) return refuse(`the gateway's own path (${own} and below): answered by the gateway itself, never forwarded`);
+    return refuse('404: no route holds this path; nothing reaches any upstream');
+  }
+  const scope = route.methods.get(method);
+  if (scope === undefined) {
+    return refuse(`405: route ${route.id} (${route.match} ${route.path}) does not forward ${method}; Allow: ${route.allow} (no fall back to a broader route)`);
+  }
+  const upstream = route.upstream;
+  const upstreamUrl = upstream.name === 'default' && standIn && upstream.url === STAND_IN_UPSTREAM ? 'AUTHGATE_UPSTREAM_URL (unset here)' : upstream.url;
+  io.stdout(`${request}: forwarded`);
+  io.stdout(`  route        ${route.id} (${route.match} ${route.path})`);
+  io.stdout(`  credentials  ${credentialsOf(route)}`);
+  io.stdout(`  scope        ${scope === null ? 'none (public route)' : scope.name}`);
+  io.stdout(`  upstream     ${upstream.name}: ${upstreamUrl}, as ${upstream.basePath}${path} (timeout ${upstream.timeoutMs} ms)`);
+  if (route.rateLimit !== undefined) {
+    io.stdout(`  rate limit   ${route.rateLimit.count}/${route.rateLimit.windowSeconds}s per ${route.credentials.kind === 'none' ? 'client address' : 'credential'} on this route, on top of the credential's own`);
+  }
+  io.stdout(`  table        ${source}`);
+  return 0;
+}
+
+function credentialsOf(route: CompiledRoute): string {
+  const { credentials } = route;
+  if (credentials.kind === 'none') return 'none: public (no credential; Authorization and identity headers stripped)';
+  return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key'].filter(Boolean).join(', ');
+}
+
+function parse(args: readonly string[], io: RoutesIo): { positionals: string[]; file: string | undefined } | undefined {
+  try {
+    const { values, positionals } = parseArgs({ args: [...args], options: { file: { type: 'string' } }, allowPositionals: true, strict: true });
+    return { positionals, file: values.file };
+  } catch (error) {
+    usage(io, error instanceof Error ? error.message.split('\n', 1)[0]! : 'bad arguments');
+    return undefined;
+  }
+}
+
+/** What the environment gives the file, read as the gateway reads these settings; a setting that is unset or refused gives a stand-in. */
+function contextOf(env: RoutesIo['env']): { context: LoadContext; standIn: boolean } {
+  const value = (name: SettingName): string | number | undefined => {
+    const raw = nonBlank(env[name]);
+    if (raw === undefined) return undefined;
+    const parsed = parseKind(settingSpec(name).type, raw.trim());
+    return parsed.ok ? (parsed.value as string | number) : undefined;
+  };
+  const url = value('AUTHGATE_UPSTREAM_URL');
+  const timeout = value('AUTHGATE_UPSTREAM_TIMEOUT_MS');
+  const audience = env.AUTHGATE_IDENTITY_ASSERTION?.trim() === 'off' ? undefined : value('AUTHGATE_IDENTITY_AUDIENCE');
+  return {
+    context: {
+      defaultUpstreamUrl: typeof url === 'string' ? url : STAND_IN_UPSTREAM,
+      upstreamTimeoutMs: typeof timeout === 'number' ? timeout : Number(settingSpec('AUTHGATE_UPSTREAM_TIMEOUT_MS').default),
+      defaultAudience: typeof audience === 'string' ? audience : undefined,
+    },
+    standIn: typeof url !== 'string',
+  };
+}
+
+function usage(io: RoutesIo, message: string): number {
+  io.stderr(`authgate: ${message}`);
+  io.stderr(`Run 'authgate --help' for usage.`);
+  return 2;
+}
+
+function nonBlank(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/** An argument as it may be echoed: one line, bounded. */
+function printable(value: string): string {
+  return value.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 200);
+}
