@@ -303,7 +303,7 @@ t.test('the chart README documents every top-level value', async (t) => {
   t.ok(existsSync(readme), 'charts/authgate/README.md exists');
   if (!existsSync(readme)) return;
   const text = readFileSync(readme, 'utf8');
-  for (const v of ['config.upstreamUrl', 'existingSecret', 'ingress', 'httpRoute', 'prometheusRule', 'identity.jwksOnPublicPort', 'store.redis.username']) {
+  for (const v of ['config.upstreamUrl', 'existingSecret', 'ingress', 'httpRoute', 'prometheusRule', 'identity.jwksOnPublicPort', 'store.redis.username', 'routes.file', 'routes.check']) {
     t.ok(text.includes(v), `mentions ${v}`);
   }
 });
