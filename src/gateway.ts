@@ -28,6 +28,7 @@ import { instrument } from './observability/instrumentation.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
+import { registerRouteMetrics } from './observability/route-metrics.js';
 import { LEAK_REPORTS } from './routes/leaked-keys.js';
 import { createApiKeyService } from './services/api-keys.js';
 import { createOrganizationService } from './services/organizations.js';
@@ -42,6 +43,8 @@ import { BUILTIN_ROUTES_FILE } from './route-table/builtin.js';
 import { compileRoutes } from './route-table/compile.js';
 import { routeLoadContext } from './route-table/context.js';
 import { createLiveRouteTable, type LiveRouteTable } from './route-table/live.js';
+import type { ReloadResult, ReloadTrigger } from './route-table/reload.js';
+import { reloadRoutesFile } from './route-table/reload-file.js';
 import type { RouteTable } from './route-table/types.js';
 
 export type Storage = Readonly<{ store: GatewayStore; bus: InvalidationBus }>;
@@ -75,6 +78,11 @@ export type Gateway = Readonly<{
   audit: AuditTrail;
   /** The route table the request paths read; a reload swaps it. */
   routes: LiveRouteTable;
+  /**
+   * Reads the routes file again and swaps its table in (SIGHUP; the file's watcher does the same
+   * by itself). Undefined without a routes file: the built-in table never changes.
+   */
+  reloadRoutes(trigger: ReloadTrigger): Promise<ReloadResult | undefined>;
   /** Readiness fails from now on; in-flight requests go on. */
   startDraining(): void;
   /** Closes the servers (waiting for in-flight requests), then the store. */
@@ -120,6 +128,12 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
   const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
   const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes });
+  const routeMetrics = registerRouteMetrics(metrics.registry, routes);
+  // A table from a file is kept live: the file is reloaded when it changes, and on SIGHUP.
+  const reloading =
+    config.routesFile === undefined
+      ? undefined
+      : reloadRoutesFile({ routes, path: config.routesFile.path, context: routeLoadContext(config, upstreamUrl), logger, count: routeMetrics.countReload, watch: true });
   const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
 
   const accessLog = createAccessLog(logger, logDestination);
@@ -161,6 +175,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     auditLog: store,
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),
     jwks: identity?.keys.jwks,
+    routes,
   });
 
   let closing: Promise<void> | undefined;
@@ -174,12 +189,14 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     keyUsage,
     audit,
     routes,
+    reloadRoutes: async (trigger) => reloading?.reload(trigger),
     startDraining: () => health.startDraining(),
     close: () =>
       (closing ??= (async () => {
         health.startDraining();
         await Promise.all([publicServer.close(), opsServer.close()]);
         health.stop();
+        reloading?.close();
         limiter.close();
         routeLimiter.close();
         rateLimits.close();
@@ -242,3 +259,4 @@ function initialRouteTable(config: Config, upstreamUrl: string): RouteTable {
   }
   return compiled.table;
 }
+

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const { config } = loaded;
+  let stopping = false;
 
   // Readable lines for a person at a terminal in development; JSON everywhere else.
   const logSink = (wantsPrettyLogs(config.production, process.stdout) ? await createPrettySink(1) : undefined) ?? createLogSink(1);
@@ -32,6 +33,18 @@ async function main(): Promise<void> {
       : undefined;
   const gateway = await buildGateway(config, { logDestination: logSink, ...(example ? { upstreamUrl: example.url } : {}) });
   const { logger } = gateway;
+  // SIGHUP reloads the routes file (route-table/reload.ts). Handled from here on, before the
+  // listeners open: node's default for SIGHUP is to exit, and a reload signal sent to a starting
+  // replica must not end it.
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    gateway.reloadRoutes('signal').then(
+      (outcome) => {
+        if (outcome === undefined) logger.info({ event: 'routes_reload_skipped', signal: 'SIGHUP' }, 'SIGHUP: no routes file (AUTHGATE_ROUTES_FILE) to reload; the built-in table stays');
+      },
+      (error: unknown) => logger.error({ event: 'routes_reload_failed', signal: 'SIGHUP', err: error instanceof Error ? { message: error.message } : String(error) }, 'SIGHUP: the reload failed'),
+    );
+  });
 
   await gateway.opsServer.listen({ ...config.opsListener });
   await gateway.publicServer.listen({ ...config.publicListener });
@@ -53,7 +66,6 @@ async function main(): Promise<void> {
     process.stderr.write(`\nauthgate: development admin token (set AUTHGATE_ADMIN_TOKEN to choose one):\n  ${config.admin.token}\n\n`);
   }
 
-  let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;

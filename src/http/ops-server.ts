@@ -16,6 +16,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
+import type { RouteTableSource } from '../route-table/types.js';
 import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from './admission.js';
 import { createErrorHandler } from './error-handler.js';
 import { adminDocumentOptions } from './openapi.js';
@@ -44,6 +45,8 @@ export type OpsServerDeps = Readonly<{
   publicOpenApi: () => unknown;
   /** The identity assertion's public keys; undefined when the assertion is off. */
   jwks: Jwks | undefined;
+  /** The live route table: /readyz shows its hash, so a rollout can check every replica serves the same one. */
+  routes: RouteTableSource;
 }>;
 
 /**
@@ -106,8 +109,11 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/readyz', hidden, async (_request, reply) => {
     const { health } = deps;
     const invalidation = health.invalidationSubscribed ? 'subscribed' : 'unsubscribed (serving from Redis without cache)';
-    if (health.ready) return { status: 'ready', invalidation };
-    return reply.code(503).header('retry-after', '1').send({ status: health.storeUp ? 'draining' : 'store_unavailable', invalidation });
+    // A refused reload leaves the table in use (and the replica ready): the hash says which one it is.
+    const table = deps.routes.current();
+    const routes = { hash: table.hash, source: table.source ?? 'built-in' };
+    if (health.ready) return { status: 'ready', invalidation, routes };
+    return reply.code(503).header('retry-after', '1').send({ status: health.storeUp ? 'draining' : 'store_unavailable', invalidation, routes });
   });
   app.get('/metrics', hidden, async (_request, reply) => {
     const body = await deps.metrics.registry.metrics();

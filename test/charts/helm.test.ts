@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { Job } from 'kubernetes-models/batch/v1/Job';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
@@ -98,6 +99,7 @@ const MODELS: Record<string, (obj: any) => { validate(): void }> = {
   'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o),
   'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o),
   'networking.k8s.io/v1/Ingress': (o) => new Ingress(o),
+  'batch/v1/Job': (o) => new Job(o),
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -232,7 +232,7 @@ t.test('Ingress and Gateway API HTTPRoute: off by default, to the public Service
   t.not(bad.status, 0, 'an Ingress without hosts is refused');
 });
 
-const METRIC_NAMES = [...readFileSync(join(REPO_ROOT, 'src', 'observability', 'metrics.ts'), 'utf8').matchAll(/name: '(authgate_[a-z_]+)'/g)].map((m) => m[1]!);
+const METRIC_NAMES = ['metrics.ts', 'route-metrics.ts'].flatMap((file) => [...readFileSync(join(REPO_ROOT, 'src', 'observability', file), 'utf8').matchAll(/name: '(authgate_[a-z_]+)'/g)].map((m) => m[1]!));
 
 t.test('PrometheusRule: the alerts docs/operations.md describes, valid for promtool', async (t) => {
   const plain = await render([UPSTREAM]);
@@ -259,6 +259,8 @@ t.test('PrometheusRule: the alerts docs/operations.md describes, valid for promt
     'authgate_revocation_propagation_seconds_bucket',
     'authgate_rate_limit_leases_total',
     'authgate_audit_write_failures_total',
+    'authgate_routes_reloads_total',
+    'authgate_routes_table_info',
   ]) {
     t.ok(exprs.includes(m), `an alert on ${m}, as docs/operations.md describes`);
   }
@@ -303,7 +305,7 @@ t.test('the chart README documents every top-level value', async (t) => {
   t.ok(existsSync(readme), 'charts/authgate/README.md exists');
   if (!existsSync(readme)) return;
   const text = readFileSync(readme, 'utf8');
-  for (const v of ['config.upstreamUrl', 'existingSecret', 'ingress', 'httpRoute', 'prometheusRule', 'identity.jwksOnPublicPort', 'store.redis.username']) {
+  for (const v of ['config.upstreamUrl', 'existingSecret', 'ingress', 'httpRoute', 'prometheusRule', 'identity.jwksOnPublicPort', 'store.redis.username', 'routes.file', 'routes.check']) {
     t.ok(text.includes(v), `mentions ${v}`);
   }
 });

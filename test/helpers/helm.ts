@@ -178,6 +178,7 @@ export const MODEL_INTERFACES: Record<string, { module: string; iface: string }>
   },
   'networking.k8s.io/v1/NetworkPolicy': { module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy', iface: 'INetworkPolicy' },
   'networking.k8s.io/v1/Ingress': { module: 'kubernetes-models/networking.k8s.io/v1/Ingress', iface: 'IIngress' },
+  'batch/v1/Job': { module: 'kubernetes-models/batch/v1/Job', iface: 'IJob' },
 };
 
 type TypeIndex = { checker: ts.TypeChecker; types: Map<string, ts.Type> };

@@ -76,11 +76,12 @@ t.test('health: livez and readyz on the ops port', async (t) => {
   t.equal((await send(`${gw.opsUrl}/livez`)).status, 200);
   const ready = await send(`${gw.opsUrl}/readyz`);
   t.equal(ready.status, 200);
-  t.strictSame(ready.json(), { status: 'ready', invalidation: 'subscribed' });
+  t.strictSame(ready.json(), { status: 'ready', invalidation: 'subscribed', routes: { hash: gw.gateway.routes.current().hash, source: 'built-in' } });
   gw.gateway.startDraining();
   const draining = await send(`${gw.opsUrl}/readyz`);
   t.equal(draining.status, 503, 'not ready while draining');
   t.equal(draining.json().status, 'draining');
+  t.equal(draining.json().routes.hash, gw.gateway.routes.current().hash, 'the table in use, draining too');
   t.equal((await send(`${gw.opsUrl}/livez`)).status, 200, 'still alive');
   t.equal((await gw.get('/livez')).status, 404, 'not on the public port');
 });

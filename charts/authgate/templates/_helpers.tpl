@@ -253,4 +253,19 @@ volumeMounts:
     mountPath: {{ include "authgate.identityDir" . }}
     readOnly: true
   {{- end }}
+  {{- if .Values.routes.file }}
+  {{- /* The directory, never a subPath: the kubelet updates a subPath mount never, a directory in place (the gateway watches it). */}}
+  - name: routes
+    mountPath: {{ include "authgate.routesDir" . }}
+    readOnly: true
+  {{- end }}
+{{- end }}
+
+{{- /* Where the routes file is mounted, and the ConfigMap that holds it. */ -}}
+{{- define "authgate.routesDir" -}}
+/etc/authgate/routes
+{{- end }}
+
+{{- define "authgate.routesConfigMapName" -}}
+{{- printf "%s-routes" (include "authgate.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
