@@ -36,7 +36,14 @@ t.test('routes check: 0 and a summary for a valid file; 1 and every error for a 
   t.equal(secret.status, 1);
   t.notMatch(secret.stderr, /s3cret/);
 
-  for (const args of [['routes'], ['routes', 'check'], ['routes', 'check', 'a', 'b'], ['routes', 'lint', 'a'], ['routes', 'check', '--bogus', 'a']]) {
+  // A missing or unknown subcommand prints the whole usage, as for every family (authgate org);
+  // a wrong use of a known one, the hint.
+  for (const args of [['routes'], ['routes', 'lint', 'a']]) {
+    const usage = cli(args);
+    t.equal(usage.status, 2, args.join(' '));
+    t.match(usage.stderr, /^authgate: (missing|unknown) routes subcommand.*\n\nUsage: authgate <command>/);
+  }
+  for (const args of [['routes', 'check'], ['routes', 'check', 'a', 'b'], ['routes', 'check', '--bogus', 'a']]) {
     const usage = cli(args);
     t.equal(usage.status, 2, args.join(' '));
     t.match(usage.stderr, /^authgate: .*\nRun 'authgate --help' for usage\.\n$/);

@@ -74,9 +74,13 @@ t.test('a request held at the upstream across the swap completes on the route it
   const held = a.get('/accounts/held', auth);
   t.ok(await eventually(async () => upstream.requests.some((r) => r.url === '/accounts/held'), 10_000, 5), 'the request is at the upstream');
 
-  // /accounts goes away while it is there.
+  // /accounts goes away while it is there. New requests are sent only once both replicas show the
+  // new table's hash (a request sent before would be forwarded, and held by the upstream too).
+  const hashOf = async (gw: StartedGateway) => ((await send(`${gw.opsUrl}/readyz`)).json() as { routes?: { hash?: string } }).routes?.hash;
+  const before = await hashOf(a);
   writeFileSync(file, routesYaml([ORGANIZATION_ME, REPORTS]));
-  t.ok(await eventually(async () => (await Promise.all([a.get('/accounts/next', auth), b.get('/accounts/next', auth)])).every((res) => res.status === 404), 5_000, 5), 'new requests: 404 on both');
+  t.ok(await eventually(async () => (await Promise.all(replicas.map(hashOf))).every((hash) => hash !== undefined && hash !== before), 5_000, 5), 'both replicas swapped');
+  for (const gw of replicas) t.equal((await gw.get('/accounts/next', auth)).status, 404, 'a new request is 404');
   release();
   const answer = await held;
   t.equal(answer.status, 200, 'the held request completes');

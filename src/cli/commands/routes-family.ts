@@ -12,7 +12,7 @@ const io: RoutesIo = {
 const check: Command = {
   family: 'routes',
   action: 'check',
-  args: ['<file>'],
+  args: ['file'],
   argsWhat: 'routes check takes one file: authgate routes check <file>',
   description: [
     'Check a routes file as a gateway start would (the same code),',
@@ -28,7 +28,7 @@ const check: Command = {
 const explain: Command = {
   family: 'routes',
   action: 'explain',
-  args: ['<METHOD>', '<path>'],
+  args: ['METHOD', 'path'],
   argsWhat: 'routes explain takes a method and a path: authgate routes explain GET /accounts/42 [--file <file>]',
   flags: [{ name: 'file', type: 'string', value: 'file' }],
   description: [
