@@ -1,6 +1,6 @@
 /** The memory store's passwords and reset tokens (store/password-resets.ts PasswordResetStore). */
 import type { PasswordResetStore } from '../password-resets.js';
-import { shardTagIn } from '../shard-tag.js';
+import { restAfterOrganizationTag, shardTagIn } from '../shard-tag.js';
 import type { Revoked } from '../store.js';
 import type { MemoryPart, MemoryState } from './state.js';
 
@@ -48,6 +48,8 @@ export function memoryPasswordResets(state: MemoryState): MemoryPart<PasswordRes
       },
 
       async createPasswordReset(reset) {
+        // As the Redis store: a reset is found on the shard its hash names.
+        restAfterOrganizationTag(reset.tokenHash, reset.orgId, 'a reset token hash');
         if (!orgsById.has(reset.orgId)) return undefined;
         resetsByOrg.set(reset.orgId, { tokenHash: reset.tokenHash, expiresAt: reset.expiresAt });
         return endSessions(reset.orgId);

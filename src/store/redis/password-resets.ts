@@ -46,7 +46,7 @@ export function redisPasswordResets(context: RedisStoreContext): PasswordResetSt
         return endedOrUndefined(reply, 'createPasswordReset');
       }))),
 
-    /** One GET on the shard the hash's tag names; whether it is still the live one, consume decides. */
+    /** Two reads on the shard the hash's tag names: the reset, and whether its record still names it. */
     findPasswordReset: (tokenHash) =>
       guard('findPasswordReset', async () => {
         const place = credentialPlace(tokenHash);
@@ -58,6 +58,8 @@ export function redisPasswordResets(context: RedisStoreContext): PasswordResetSt
         const orgId = unpackId(match[1]!);
         const expiresAt = unpackMs(match[2]!);
         if (expiresAt <= now() || shardTagOf(orgId) !== place.tag) return undefined;
+        // Only the organization's live one: not replaced by a newer reset, nor left by its deletion.
+        if ((await client.hget(place.shard.organization(match[1]!), 'pr')) !== place.rest) return undefined;
         return { orgId, expiresAt };
       }),
 
