@@ -15,6 +15,7 @@ import { loadIdentityKeys } from './identity/signing-keys.js';
 import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
+import { createResetThrottle } from './guards/reset-throttle.js';
 import { createRateLimitCheck } from './limits/enforce.js';
 import { createRateLimiter } from './limits/limiter.js';
 import { createRateLimitPolicy } from './limits/policy.js';
@@ -35,6 +36,7 @@ import { createOrganizationService } from './services/organizations.js';
 import { createRateLimitService } from './services/rate-limits.js';
 import { createKeyUsageTracker, type KeyUsageTracker } from './services/key-usage.js';
 import { createSessionService } from './services/sessions.js';
+import { createPasswordChangeService } from './services/password-changes.js';
 import { createTenantGrowth } from './guards/tenant-growth.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
@@ -122,6 +124,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // Built here, at start: the blocklist is read once, and a missing one stops the start.
   const policy = createPasswordPolicy(config.passwords);
   const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
+  const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
@@ -149,6 +152,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     throttle: createLoginThrottle(store),
     apiKeys,
     leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
+    passwords: passwordChanges,
+    passwordResets: createResetThrottle(store),
     keyUsage,
     audit,
     auditLog: store,
@@ -171,6 +176,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     organizations,
     apiKeys,
     sessions,
+    passwords: passwordChanges,
     audit,
     auditLog: store,
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),

@@ -49,6 +49,11 @@ export const problems = {
   passwordTooLong: { status: 400, code: 1214, title: 'Password too long' },
   passwordBlocklisted: { status: 400, code: 1215, title: 'Common or breached password' },
   passwordContainsContext: { status: 400, code: 1216, title: "Password contains the organization's name or e-mail" },
+  // Changing and resetting a password (issue 31). 403, not 401: the caller's token is still good.
+  currentPasswordWrong: { status: 403, code: 1217, title: 'Current password wrong' },
+  // One answer for a reset token that is malformed, unknown, used, replaced or expired.
+  resetTokenInvalid: { status: 400, code: 1218, title: 'Invalid or expired reset token' },
+  tooManyResetAttempts: { status: 429, code: 1219, title: 'Too many password-reset attempts' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

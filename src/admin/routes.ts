@@ -9,10 +9,12 @@ import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
 import { refuseSpoofingName } from '../routes/display-names.js';
-import { PASSWORD_PROBLEMS, AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import { PASSWORD_PROBLEMS, AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, CreatedOrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import { createAdminTokenCheck } from './admin-token.js';
 import { organizationListRoute } from './organization-list.js';
+import { passwordResetRoute } from './password-reset.js';
+import type { PasswordChangeService } from '../services/password-changes.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
 export async function adminRoutes(
@@ -21,6 +23,8 @@ export async function adminRoutes(
     organizations: OrganizationService;
     apiKeys: ApiKeyService;
     sessions: SessionService;
+    /** Password resets (services/password-changes.ts). */
+    passwords: PasswordChangeService;
     /** The audit trail: every admin action is recorded in it; GET /admin/audit reads it. */
     trail: AuditTrail;
     auditLog: Pick<AuditStore, 'readAuditEvents'>;
@@ -36,6 +40,7 @@ export async function adminRoutes(
   const admin = (request: { ip?: string | undefined }) => ({ actor: 'admin' as const, network: addressPrefix(request.ip) });
   app.addHook('onRequest', createAdminTokenCheck({ adminToken: opts.adminToken, throttle: opts.refusals, countRefusal: opts.countRefusal, trail }));
   organizationListRoute(app, organizations);
+  passwordResetRoute(app, { passwords: opts.passwords, trail, audit, admin });
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {
@@ -43,16 +48,21 @@ export async function adminRoutes(
       tags: ['organizations'],
       summary: 'Create an organization; its e-mail must be free.',
       description:
-        'The password must pass the password policy (at least AUTHGATE_PASSWORD_MIN_LENGTH characters, default 15; at most 128; not a common or breached password; not containing the name or the e-mail\'s local part): each refusal is a 400 with its own code. It is stored as an argon2id hash, never logged or echoed; the organization then logs in with POST /auth/login on the public port.',
+        'Without `password`, the answer carries a one-time `resetToken` (and `resetExpiresAt`) as POST /admin/organizations/{id}/password-reset makes: the organization sets its own password with it (POST /auth/password/reset) and cannot log in before, so the operator never chooses one. A password given must pass the password policy (at least AUTHGATE_PASSWORD_MIN_LENGTH characters, default 15; at most 128; not a common or breached password; not containing the name or the e-mail\'s local part): each refusal is a 400 with its own code. It is stored as an argon2id hash, never logged or echoed; the organization then logs in with POST /auth/login on the public port.',
       body: NewOrganizationBody,
-      response: { 201: OrganizationResponse, 400: problemOf('badRequest', ...PASSWORD_PROBLEMS), 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 409: problemOf('emailTaken') },
+      response: { 201: CreatedOrganizationResponse, 400: problemOf('badRequest', ...PASSWORD_PROBLEMS), 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 409: problemOf('emailTaken') },
     },
     handler: async (request, reply) => {
       refuseSpoofingName('name', request.body.name);
       const org = await organizations.create(request.body);
       audit.info({ event: 'organization.created', orgId: org.id }, 'organization created');
       trail.record({ type: 'organization.created', orgId: org.id, ...admin(request) });
-      return reply.code(201).send(org);
+      if (request.body.password !== undefined) return reply.code(201).send(org);
+      // A second step: should it fail, the organization exists without a password, and
+      // POST .../password-reset gives it a token (docs/operations.md).
+      const { resetToken, expiresAt } = await opts.passwords.issueReset(org.id);
+      trail.record({ type: 'password.reset_issued', orgId: org.id, ...admin(request), details: { sessionsEnded: 0, expiresAt } });
+      return reply.code(201).header('cache-control', 'no-store').send({ ...org, resetToken, resetExpiresAt: expiresAt });
     },
   });
 

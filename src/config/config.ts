@@ -98,8 +98,8 @@ export type Config = Readonly<{
   audit: Readonly<{ maxEvents: number; maxAgeMs: number }>;
   /** What bounds one organization's growth (issue 26): keys and sessions held, and made per window. */
   tenantLimits: Readonly<{ maxKeys: number; keyCreation: RateLimit | undefined; maxSessions: number; sessionCreation: RateLimit | undefined }>;
-  /** The password policy (credentials/password-policy.ts): the fewest code points a password being set has. */
-  passwords: Readonly<{ minLength: number }>;
+  /** The password policy's minimum, and how long an operator's reset token lasts (issue 31). */
+  passwords: Readonly<{ minLength: number; resetTtlSeconds: number }>;
   /** The self-service console under /console/ (console/). */
   console: Readonly<{ enabled: boolean }>;
   /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */

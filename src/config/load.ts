@@ -121,7 +121,7 @@ export function loadConfig(env: Env): LoadResult {
       maxSessions: setting('AUTHGATE_MAX_SESSIONS_PER_ORGANIZATION'),
       sessionCreation: parseRateLimit(setting('AUTHGATE_SESSION_CREATION_RATE_LIMIT')),
     },
-    passwords: { minLength: setting('AUTHGATE_PASSWORD_MIN_LENGTH') },
+    passwords: { minLength: setting('AUTHGATE_PASSWORD_MIN_LENGTH'), resetTtlSeconds: setting('AUTHGATE_PASSWORD_RESET_TTL_SECONDS') },
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
     cors: { origins: readCorsOrigins() },
     routesFile: readRoutesFile(identity),

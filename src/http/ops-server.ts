@@ -17,6 +17,7 @@ import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
 import type { RouteTableSource } from '../route-table/types.js';
+import type { PasswordChangeService } from '../services/password-changes.js';
 import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from './admission.js';
 import { createErrorHandler } from './error-handler.js';
 import { adminDocumentOptions } from './openapi.js';
@@ -38,6 +39,8 @@ export type OpsServerDeps = Readonly<{
   apiKeys: ApiKeyService;
   /** The login sessions' service: the admin API lists and ends an organization's sessions with it. */
   sessions: SessionService;
+  /** Password resets: the admin API issues reset tokens, never passwords. */
+  passwords: PasswordChangeService;
   /** The audit trail: admin actions are recorded in it, GET /admin/audit reads it. */
   audit: AuditTrail;
   auditLog: Pick<AuditStore, 'readAuditEvents'>;
@@ -126,6 +129,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/routes.schema.json', hidden, async (_request, reply) => reply.type('application/schema+json').send(routesSchema));
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
   return app;
 }

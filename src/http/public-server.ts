@@ -7,6 +7,7 @@ import type { CredentialResolver } from '../credentials/resolver.js';
 import { hasSettledResolution } from '../credentials/settled-resolution.js';
 import type { LeakReportThrottle } from '../guards/leak-report-throttle.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
+import type { ResetThrottle } from '../guards/reset-throttle.js';
 import { userAgentGuard } from '../guards/user-agent.js';
 import type { AccessLog } from '../observability/access-log.js';
 import type { Logger } from '../observability/logging.js';
@@ -14,6 +15,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { forwardedRoutes } from '../proxy/forward.js';
 import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
+import { passwordRoutes } from '../routes/passwords.js';
 import { auditRoutes } from '../routes/audit.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import { scopeRoutes } from '../routes/scopes.js';
@@ -36,6 +38,7 @@ import type { RouteLimitCheck } from '../limits/route-limit.js';
 import type { LiveRouteTable } from '../route-table/live.js';
 import { forwardedInfoOf } from '../proxy/forwarded-info.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PasswordChangeService } from '../services/password-changes.js';
 import type { SessionService } from '../services/sessions.js';
 import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from './admission.js';
 import { noStore } from './cache-headers.js';
@@ -70,6 +73,10 @@ export type PublicServerDeps = Readonly<{
   apiKeys: ApiKeyService;
   /** The leak-report limit per client address (POST /auth/api-key/leaked). */
   leakReports: LeakReportThrottle;
+  /** Changing and resetting passwords (POST /auth/password, /auth/password/reset). */
+  passwords: PasswordChangeService;
+  /** The reset-attempt limit per client address (POST /auth/password/reset). */
+  passwordResets: ResetThrottle;
   /** Notes each allowed API-key request, for lastUsedAt (services/key-usage.ts). */
   keyUsage: Pick<KeyUsageTracker, 'note'>;
   /** Security events (audit/trail.ts); the organization reads its own with GET /auth/audit. */
@@ -182,6 +189,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     // Their answers carry tokens, key secrets and what only the credential may see: never stored.
     auth.addHook('onRequest', noStore);
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit });
+    await auth.register(passwordRoutes, { passwords: deps.passwords, throttle: deps.throttle, resets: deps.passwordResets, audit: deps.audit });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit });
     await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });

@@ -79,6 +79,10 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     leaseRateBudget: timed('lease_rate_budget', store.leaseRateBudget.bind(store)),
     readKeyLimit: timed('read_key_limit', store.readKeyLimit.bind(store)),
     setKeyLimit: timed('set_key_limit', store.setKeyLimit.bind(store)),
+    replacePassword: timed('replace_password', store.replacePassword.bind(store)),
+    createPasswordReset: timed('create_password_reset', store.createPasswordReset.bind(store)),
+    findPasswordReset: timed('find_password_reset', store.findPasswordReset.bind(store)),
+    consumePasswordReset: timed('consume_password_reset', store.consumePasswordReset.bind(store)),
     // The health ping is timed by nothing: authgate_store_up is its metric.
     ping: store.ping.bind(store),
     close: store.close.bind(store),

@@ -186,11 +186,36 @@ export const NewPassword = Type.String({
 /** What a route that sets a password may answer 400 with. */
 export const PASSWORD_PROBLEMS = ['passwordTooShort', 'passwordTooLong', 'passwordBlocklisted', 'passwordContainsContext'] as const satisfies readonly ProblemName[];
 
+export const PasswordChangeBody = Type.Object(
+  {
+    currentPassword: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'The password in use: required even on a fresh token.' }),
+    newPassword: NewPassword,
+  },
+  { additionalProperties: false },
+);
+export type PasswordChangeBody = Static<typeof PasswordChangeBody>;
+
+export const PasswordResetBody = Type.Object(
+  {
+    resetToken: Type.String({ minLength: 1, maxLength: 200, description: 'The one-time reset token (`agr_…`) the operator was given.' }),
+    newPassword: NewPassword,
+  },
+  { additionalProperties: false },
+);
+export type PasswordResetBody = Static<typeof PasswordResetBody>;
+
+export const PasswordResetIssued = Type.Object(
+  {
+    resetToken: Type.String({ description: 'The one-time reset token (`agr_…`, 128 random bits): shown this once, stored only as a hash. Hand it to the organization over a channel you trust.' }),
+    expiresAt: Type.String({ format: 'date-time', description: 'After this it is refused (AUTHGATE_PASSWORD_RESET_TTL_SECONDS after issue).' }),
+  },
+);
+
 export const NewOrganizationBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
     email: Email,
-    password: NewPassword,
+    password: Type.Optional(NewPassword),
   },
   { additionalProperties: false },
 );
@@ -206,6 +231,13 @@ export const OrganizationResponse = Type.Object({
   keyLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'Its own limit of API keys held; null: AUTHGATE_MAX_KEYS_PER_ORGANIZATION applies.' }),
   effectiveKeyLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'How many API keys it may hold (expired ones count until deleted).' }),
 }, { description: 'The organization.' });
+
+/** What creating an organization answers: with a reset token when it was created without a password. */
+export const CreatedOrganizationResponse = Type.Object({
+  ...OrganizationResponse.properties,
+  resetToken: Type.Optional(Type.String({ description: 'Only when the request had no `password`: a one-time reset token (`agr_…`) for POST /auth/password/reset, shown this once. The organization cannot log in until it is used.' })),
+  resetExpiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When that reset token stops working.' })),
+}, { description: 'The organization, and its reset token when it was created without a password.' });
 
 export const OrganizationChangeBody = Type.Object(
   {

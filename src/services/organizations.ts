@@ -8,6 +8,7 @@ import { BadOrganizationCursor, decodeCursor, type OrganizationListing, type Org
 import type { Organization, Store } from '../store/store.js';
 import type { TenantLimitStore } from '../store/tenant-limits.js';
 import type { RateLimitService } from './rate-limits.js';
+import { NO_PASSWORD_HASH } from './password-changes.js';
 
 export type OrganizationView = Readonly<{
   id: string;
@@ -58,14 +59,18 @@ export function createOrganizationService(deps: {
   };
 
   return {
-    async create(input: { name: string; email: string; password: string }): Promise<OrganizationView> {
+    /**
+     * Without a password, the organization is created with one nothing verifies against
+     * (NO_PASSWORD_HASH): it cannot log in until a reset token (admin API) sets one.
+     */
+    async create(input: { name: string; email: string; password?: string | undefined }): Promise<OrganizationView> {
       // Before the hash: a refused password costs no argon2 slot.
-      policy.enforce(input.password, input);
+      if (input.password !== undefined) policy.enforce(input.password, input);
       const org = {
         id: `org_${randomUUID().replaceAll('-', '')}`,
         name: input.name.trim(),
         email: normalizeEmail(input.email),
-        passwordHash: await passwords.hash(input.password),
+        passwordHash: input.password === undefined ? NO_PASSWORD_HASH : await passwords.hash(input.password),
         createdAt: new Date(now()).toISOString(),
       };
       const created = await store.createOrganizationIfEmailFree(org);

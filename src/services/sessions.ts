@@ -53,31 +53,42 @@ export async function createSessionService(deps: {
   const { store, bus, tokens, passwords, now, growth } = deps;
   const dummyVerify = await passwords.dummyVerifier();
 
+  /** The session of a login whose password was right; its token. */
+  async function openSession(orgId: string, client?: LoginClient): Promise<string> {
+    // Counted only once the password is right: nobody else can spend an organization's logins.
+    await growth?.admitLogin(orgId);
+    // `<shard tag>.<128 random bits>`: the tag routes the session to its organization's shard.
+    const sessionId = tagged(shardTagOf(orgId), randomBytes(16).toString('base64url'));
+    const { token, expiresAtMs } = await tokens.sign(sessionId, now());
+    const created = await store.createSession({
+      id: sessionId,
+      orgId,
+      expiresAt: expiresAtMs,
+      createdAt: now(),
+      ...(client !== undefined && { client: describeClient(client.userAgent, client.address) }),
+    }, growth?.maxSessions);
+    if (created === 'limit-reached') {
+      throw new Problem('sessionLimitReached', `This organization has ${growth?.maxSessions ?? 0} live sessions: end one (DELETE /auth/sessions/{id}) or wait for one to expire.`, 'session_limit');
+    }
+    // The organization was deleted between the read and the write.
+    if (created === 'no-organization') throw new LoginRefused(undefined);
+    return token;
+  }
+
   return {
     /** Same 401 for an unknown e-mail and a wrong password, in comparable time. */
     async login(email: NormalizedEmail, password: string, client?: LoginClient): Promise<LoginOutcome> {
       const org = await store.findOrganizationByEmail(email);
       const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
       if (!valid || org === undefined) throw new LoginRefused(org?.id);
-      // Counted only once the password is right: nobody else can spend an organization's logins.
-      await growth?.admitLogin(org.id);
-      // `<shard tag>.<128 random bits>`: the tag routes the session to its organization's shard.
-      const sessionId = tagged(shardTagOf(org.id), randomBytes(16).toString('base64url'));
-      const { token, expiresAtMs } = await tokens.sign(sessionId, now());
-      const created = await store.createSession({
-        id: sessionId,
-        orgId: org.id,
-        expiresAt: expiresAtMs,
-        createdAt: now(),
-        ...(client !== undefined && { client: describeClient(client.userAgent, client.address) }),
-      }, growth?.maxSessions);
-      if (created === 'limit-reached') {
-        throw new Problem('sessionLimitReached', `This organization has ${growth?.maxSessions ?? 0} live sessions: end one (DELETE /auth/sessions/{id}) or wait for one to expire.`, 'session_limit');
-      }
-      // The organization was deleted between the read and the write.
-      if (created === 'no-organization') throw new LoginRefused(undefined);
-      return { token, orgId: org.id };
+      return { token: await openSession(org.id, client), orgId: org.id };
     },
+
+    /**
+     * A new session for an organization whose password was just checked (POST /auth/password):
+     * counted and limited as a login.
+     */
+    open: openSession,
 
     async logout(sessionId: string): Promise<void> {
       const revoked = await store.deleteSession(sessionId);

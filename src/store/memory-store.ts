@@ -8,6 +8,7 @@ import { createMemoryAudit } from './memory/audit.js';
 import { memoryApiKeys } from './memory/api-keys.js';
 import { memoryCounters } from './memory/counters.js';
 import { memoryOrganizations } from './memory/organizations.js';
+import { memoryPasswordResets } from './memory/password-resets.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
@@ -25,8 +26,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryCounters(state),
     memoryTenantLimits(state),
     memoryRateLimits(state),
+    memoryPasswordResets(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -44,6 +46,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...createMemoryAudit(now),
     ...tenantLimits.methods,
     ...rateLimits.methods,
+    ...passwordResets.methods,
 
     async ping() {},
 

@@ -9,6 +9,7 @@ import { StoreUnavailable, type GatewayStore, type Revoked } from '../../src/sto
 import { redisCommand, startRedis } from '../helpers/redis.js';
 import { packId } from '../../src/store/redis/packing.js';
 import { SHARD_TAG_LENGTH, shardTagOf } from '../../src/store/shard-tag.js';
+import { newResetToken } from '../../src/credentials/reset-tokens.js';
 import { found, newApiKey, newOrganization, newSession, pollUntil, storeContract } from './store-contract.js';
 import { organizationIndexKeys } from '../../src/store/redis/organization-index.js';
 
@@ -92,6 +93,10 @@ function everyMethod(store: GatewayStore): [string, () => Promise<unknown>][] {
     ['setRateLimit', () => store.setRateLimit({ kind: 'organization', orgId: org.id }, '600/60s')],
     ['dropRateLimits', () => store.dropRateLimits(org.id)],
     ['leaseRateBudget', () => store.leaseRateBudget({ credentialId: randomUUID(), orgId: org.id, limit: 100, windowMs: 60_000, want: 10, replica: 'a' })],
+    ['replacePassword', () => store.replacePassword(org.id, 'x')],
+    ['createPasswordReset', () => store.createPasswordReset({ orgId: org.id, tokenHash: newResetToken(org.id).tokenHash, expiresAt: Date.now() + 60_000 })],
+    ['findPasswordReset', () => store.findPasswordReset(newResetToken(org.id).tokenHash)],
+    ['consumePasswordReset', () => store.consumePasswordReset(org.id, newResetToken(org.id).tokenHash, 'x')],
     ['ping', () => store.ping()],
   ];
 }

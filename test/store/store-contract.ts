@@ -10,6 +10,7 @@ import type { AuditEvent, AuditPage } from '../../src/store/audit.js';
 import type { RateGrant, RateLease } from '../../src/store/rate-limits.js';
 import type { ApiKeyRecord, ApiKeySummary, FoundApiKey, GatewayStore, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
 import { organizationListingContract } from './organization-listing-contract.js';
+import { passwordResetContract } from './password-reset-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -26,6 +27,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   }
 
   organizationListingContract(t, open);
+  passwordResetContract(t, open, { newOrganization: () => newOrganization(), newSession: (orgId) => newSession(orgId), pollUntil });
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

@@ -4,7 +4,7 @@ import { listOrganizationsIn, type OrganizationListing } from '../organization-l
 import type { MemoryPart, MemoryState } from './state.js';
 
 export function memoryOrganizations(state: MemoryState): MemoryPart<OrganizationStore & OrganizationListing> {
-  const { orgsById, orgIdByEmail, keysByHash, keyHashesByOrg, lastUsedByKey, sessions, sessionIdsByOrg, keyLimits } = state;
+  const { orgsById, orgIdByEmail, keysByHash, keyHashesByOrg, lastUsedByKey, sessions, sessionIdsByOrg, keyLimits, resetsByOrg } = state;
   return {
     methods: {
       async createOrganizationIfEmailFree(org: NewOrganization) {
@@ -44,6 +44,7 @@ export function memoryOrganizations(state: MemoryState): MemoryPart<Organization
         orgIdByEmail.delete(org.email);
         orgsById.delete(orgId);
         keyLimits.delete(orgId);
+        resetsByOrg.delete(orgId);
         return revoked;
       },
 

@@ -39,6 +39,8 @@ export type MemoryState = {
   keyRateLimits: Map<string, { orgId: string; limit: StoredLimit }>;
   /** Per credential: its window (epoch ms), what it granted, and the replicas that leased from it. */
   rateWindows: Map<string, { start: number; windowMs: number; used: number; replicas: Set<string> }>;
+  // Password resets (password-resets.ts): orgId → its one live reset, gone with the organization.
+  resetsByOrg: Map<string, { tokenHash: string; expiresAt: number }>;
 };
 
 export function createMemoryState(now: () => number): MemoryState {
@@ -57,6 +59,7 @@ export function createMemoryState(now: () => number): MemoryState {
     orgRateLimits: new Map(),
     keyRateLimits: new Map(),
     rateWindows: new Map(),
+    resetsByOrg: new Map(),
   };
 }
 

@@ -61,6 +61,12 @@ export type ShardKeys = Readonly<{
    * (ms, Redis's clock), `n` granted so far, and `p:<replica>` per replica that leased from it.
    */
   rateWindow(credentialId: string): string;
+  /**
+   * String with a PX TTL to its end: a password reset (store/password-resets.ts) by the digest of
+   * its token, `<packed org id> <expiresAt, packMs>`, on its organization's shard. The
+   * organization's record names its one live reset in its field `pr` (the digest).
+   */
+  passwordReset(digest: string): string;
 }>;
 
 export type RedisKeys = Readonly<{
@@ -114,6 +120,7 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       counter: (name) => `${base}c:${name}`,
       knownSet: (name) => `${base}n:${name}`,
       rateWindow: (credentialId) => `${base}r:${credentialId}`,
+      passwordReset: (digest) => `${base}p:${digest}`,
     };
   };
   return Object.freeze({

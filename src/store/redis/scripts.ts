@@ -38,6 +38,9 @@ export const SCRIPT_NAMES = [
   'countAttempt',
   'settleAttempt',
   'readCounters',
+  'replacePassword',
+  'createPasswordReset',
+  'consumePasswordReset',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -2,7 +2,7 @@
  * The Redis store: openRedisStorage, the one entry point (src/gateway.ts imports this module
  * lazily, so the embedded default never loads ioredis), opens the connection and the
  * invalidation bus, and assembles the GatewayStore from one part per concern (organizations.ts,
- * api-keys.ts, sessions.ts, counters.ts, audit.ts, tenant-limits.ts, rate-limits.ts), each given
+ * api-keys.ts, sessions.ts, counters.ts, audit.ts, tenant-limits.ts, rate-limits.ts, password-resets.ts), each given
  * the same context (context.ts). Each method runs its step as one command or one Lua script
  * (scripts/*.lua), bounded in time, with its reply checked (replies.ts).
  */
@@ -19,6 +19,7 @@ import { replicationWait } from './durability.js';
 import { createRedisInvalidationBus } from './invalidation.js';
 import { redisKeys } from './keys.js';
 import { redisOrganizations } from './organizations.js';
+import { redisPasswordResets } from './password-resets.js';
 import { redisRateLimits } from './rate-limits.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
@@ -112,6 +113,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisAudit({ client, keys, appendScript: run.appendAuditEvents, now, guard }),
     ...redisTenantLimits(context),
     ...redisRateLimits(context),
+    ...redisPasswordResets(context),
 
     ping: () =>
       guard('ping', async () => {
