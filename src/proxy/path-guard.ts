@@ -12,7 +12,11 @@ import { Problem } from '../problems.js';
  * compares raw bytes, so `/%61ccounts` is not `/accounts` to it; an upstream that decodes would
  * read `/accounts`, and under a public `/` subtree the request would reach it without a credential.
  */
-const AMBIGUOUS = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|%2f|%5c|\\|%(?:3[0-9]|[46][1-9a-f]|[57][0-9a]|2d|2e|5f|7e)/i;
+const DOT_SEGMENT_OR_SEPARATOR = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)|%2f|%5c|\\/i;
+const ENCODED_UNRESERVED = /%(?:3[0-9]|[46][1-9a-f]|[57][0-9a]|2d|2e|5f|7e)/i;
+/** Once decoded, an encoded dot matters only as a dot segment (DOT_SEGMENT_OR_SEPARATOR): `file%252ejson` stays forwarded. */
+const ENCODED_UNRESERVED_BUT_DOT = /%(?:3[0-9]|[46][1-9a-f]|[57][0-9a]|2d|5f|7e)/i;
+const AMBIGUOUS = { test: (path: string) => DOT_SEGMENT_OR_SEPARATOR.test(path) || ENCODED_UNRESERVED.test(path) };
 
 /** The path of an origin-form target, without its query. */
 function pathOf(url: string): string {
@@ -28,7 +32,7 @@ export function isAmbiguousPath(url: string): boolean {
 /**
  * A path that is still ambiguous after one percent-decoding (`/accounts/%252e%252e/x` is
  * `/accounts/%2e%2e/x` once decoded): an upstream or framework that decodes twice would see
- * `/accounts/../x`. Refused as Envoy and Kong do. Only a path with a `%` is decoded at all.
+ * `/accounts/../x`; likewise `/%2561ccounts` (`/%61ccounts`, an encoded unreserved character once decoded). Refused as Envoy and Kong do. Only a path with a `%` is decoded at all.
  */
 export function isDoublyEncodedPath(path: string): boolean {
   if (path.indexOf('%') === -1) return false;
@@ -38,7 +42,7 @@ export function isDoublyEncodedPath(path: string): boolean {
   } catch {
     return true; // not decodable: the router refuses it before this, but never forward it
   }
-  return AMBIGUOUS.test(once);
+  return DOT_SEGMENT_OR_SEPARATOR.test(once) || ENCODED_UNRESERVED_BUT_DOT.test(once);
 }
 
 /**

@@ -146,7 +146,6 @@ t.test('public port: every refusal at the edges of HTTP is a problem', async (t)
       '/accounts/a%252fb',
       '/accounts/a%252Fb',
       '/accounts/a%255cb',
-      '/accounts/%25%32%65%25%32%65/x',
       '/accounts/%252e%252e?ok=1',
     ];
     for (const target of targets) {
@@ -156,6 +155,14 @@ t.test('public port: every refusal at the edges of HTTP is a problem', async (t)
         assertProblem(t, answer, 400, 1200, target, target);
         t.equal(gw.upstream.requests.length, 0, `${target}: nothing reached the upstream`);
       }
+    }
+    // `%32` is an encoded digit (unreserved): the path guard refuses it as ambiguous (404, 1204)
+    // before the double decoding is looked at; nothing reaches the upstream either way.
+    for (const headers of [[UA], [UA, ['Authorization', `Bearer ${token}`] as [string, string]]]) {
+      gw.upstream.requests.length = 0;
+      const target = '/accounts/%25%32%65%25%32%65/x';
+      assertProblem(t, await ask(requestText('GET', target, headers)), 404, 1204, target, target);
+      t.equal(gw.upstream.requests.length, 0, `${target}: nothing reached the upstream`);
     }
     // A `%` that decodes to something harmless is forwarded as it came.
     for (const target of ['/accounts/100%25', '/accounts/a%2525b', '/accounts/%252x', '/accounts/file%252ejson', '/accounts/x?next=%252e%252e']) {
