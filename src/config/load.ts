@@ -7,10 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { parseRateLimit } from '../limits/rate-limit.js';
 import { readFileSync } from 'node:fs';
-import type { Config, Environment, RedisTlsConfig, StoreConfig } from './config.js';
+import type { Config, Environment, StoreConfig } from './config.js';
 import { keyProblem } from '../identity/signing-keys.js';
 import { formatRouteError, loadRoutesFile } from '../route-table/load.js';
-import { parseCertificates, readText, tlsKeyPairProblems } from './pem.js';
+import { tlsKeyPairProblems } from './pem.js';
+import { readRedisTls } from './redis-tls.js';
 import { parseKind } from './setting-kinds.js';
 import { isShippedSecret, redisUrlPassword, weakSecretProblem } from './shipped-secrets.js';
 import { settingSpec, type SettingName, type SettingSpec, type SettingValue, type SpecOf } from './settings.js';
@@ -19,7 +20,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export type LoadResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
 /** A setting with a default in the table always has a value; one without may be undefined. */
-type Loaded<N extends SettingName> = SpecOf<N> extends { default: unknown } ? SettingValue<N> : SettingValue<N> | undefined;
+export type Loaded<N extends SettingName> = SpecOf<N> extends { default: unknown } ? SettingValue<N> : SettingValue<N> | undefined;
 
 /**
  * Reads every setting from `env` in one pass. A bad setting is reported by name, never by
@@ -195,7 +196,7 @@ export function loadConfig(env: Env): LoadResult {
       fail('AUTHGATE_REDIS_SENTINEL_USERNAME', 'needs AUTHGATE_REDIS_SENTINEL_PASSWORD');
     }
     // As written, valid or not: a contradiction with the TLS setting is reported either way.
-    const tls = readRedisTls(read('AUTHGATE_REDIS_URL'));
+    const tls = readRedisTls(read('AUTHGATE_REDIS_URL'), { setting, given, fail });
     const username = setting('AUTHGATE_REDIS_USERNAME');
     const password = setting('AUTHGATE_REDIS_PASSWORD');
     const optional = <T>(value: T | undefined) => (value === undefined ? {} : value);
@@ -213,40 +214,6 @@ export function loadConfig(env: Env): LoadResult {
       commandTimeoutMs: setting('AUTHGATE_REDIS_TIMEOUT_MS'),
       waitReplicas: setting('AUTHGATE_REDIS_WAIT_REPLICAS'),
     };
-  }
-
-  /**
-   * One switch for every connection of the topology. A standalone URL already says it with its
-   * scheme, so a setting that contradicts the scheme is refused rather than one of them ignored.
-   * There is no way to turn certificate verification off: a private CA is trusted with the CA file.
-   */
-  function readRedisTls(url: string | undefined): RedisTlsConfig | undefined {
-    const mode = setting('AUTHGATE_REDIS_TLS');
-    const secureUrl = url !== undefined && url.startsWith('rediss://');
-    if (url !== undefined && mode === 'on' && !secureUrl) fail('AUTHGATE_REDIS_TLS', 'is on but AUTHGATE_REDIS_URL is redis://: use rediss://');
-    if (secureUrl && mode === 'off') fail('AUTHGATE_REDIS_TLS', 'is off but AUTHGATE_REDIS_URL is rediss://');
-    // Unset, the URL's scheme decides; a refused value is off (the refusal stops the start anyway).
-    const on = mode === 'on' || (!given('AUTHGATE_REDIS_TLS') && secureUrl);
-    if (!on) {
-      for (const name of ['AUTHGATE_REDIS_TLS_CA_FILE', 'AUTHGATE_REDIS_TLS_SERVER_NAME'] as const) {
-        if (given(name)) fail(name, 'needs Redis TLS: AUTHGATE_REDIS_TLS=on or a rediss:// AUTHGATE_REDIS_URL');
-      }
-      return undefined;
-    }
-    const serverName = setting('AUTHGATE_REDIS_TLS_SERVER_NAME');
-    const caFile = setting('AUTHGATE_REDIS_TLS_CA_FILE');
-    let ca: string | undefined;
-    if (caFile !== undefined) {
-      // Parsed now (config/pem.ts): a corrupt bundle would otherwise fail every handshake, unnamed.
-      ca = readText(caFile);
-      const parsed = ca === undefined ? undefined : parseCertificates(ca);
-      if (parsed === undefined) fail('AUTHGATE_REDIS_TLS_CA_FILE', 'cannot be read');
-      else if (!parsed.ok) {
-        ca = undefined;
-        fail('AUTHGATE_REDIS_TLS_CA_FILE', parsed.problem);
-      }
-    }
-    return { ...(ca === undefined ? {} : { ca }), ...(serverName === undefined ? {} : { serverName }) };
   }
 
   /**
