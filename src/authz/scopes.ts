@@ -159,9 +159,3 @@ export const LEGACY_SCOPES = ['accounts:read', 'accounts:write', 'organization:r
 export function namesOfLegacySet(set: number): string[] {
   return LEGACY_SCOPES.filter((_scope, i) => (set & (1 << i)) !== 0);
 }
-
-/**
- * @deprecated A scope is a name (a string). Kept only while config/forwarded-routes.ts and
- * proxy/forward.ts (the proxy lane removes them) still name this type.
- */
-export type Scope = string;

@@ -54,7 +54,6 @@ import routePolicy from './route-policy.js';
 import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 import type { Server as HttpsServer } from 'node:https';
 import './request-context.js';
-import type { RouteTableSource } from '../route-table/types.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
 import { trustProxyOption } from './trust-proxy.js';
 
