@@ -5,6 +5,12 @@ import { addressPrefix } from '../services/client-description.js';
 import type { AuditEvent, AuditRetention, AuditStore } from '../store/audit.js';
 
 /**
+ * What a notice of an event may say beyond the stored event, which names e-mail domains only:
+ * the address an e-mail change left, so the operator can tell the organization there.
+ */
+export type NoticeExtras = Readonly<{ previousEmail?: string }>;
+
+/**
  * Records security events into the store's audit log without a store round trip on the request:
  * record() queues the event (synchronously, in order) and a write of everything queued goes out
  * on the next turn of the event loop, one at a time, so a burst becomes one append. A write that
@@ -12,7 +18,11 @@ import type { AuditEvent, AuditRetention, AuditStore } from '../store/audit.js';
  * error for the request: the log line of each event (the other record) is written anyway.
  */
 export type AuditTrail = {
-  record(event: Omit<AuditEvent, 'at'>): void;
+  /**
+   * `extras` are for the out-of-band notice of the event (notices/, issue 31) only: never
+   * stored in the trail, never logged. The trail itself ignores them.
+   */
+  record(event: Omit<AuditEvent, 'at'>, extras?: NoticeExtras): void;
   /** Writes what is queued (and waits for a write under way): for close() and tests. */
   flush(): Promise<void>;
 };
