@@ -28,7 +28,9 @@ async function twoReplicas(t: Test, env: Record<string, string>) {
   t.teardown(() => redis.stop());
   const upstream = await startRecordingUpstream();
   t.teardown(() => upstream.close());
-  const shared = { AUTHGATE_REDIS_URL: redis.url, AUTHGATE_REDIS_TIMEOUT_MS: '300', AUTHGATE_UPSTREAM_URL: upstream.url, ...env };
+  // A generous command timeout: on a busy machine a burst of 180 requests must not time Redis out
+  // (a 503 is no answer about the limit); the paused-Redis test sets a short one of its own.
+  const shared = { AUTHGATE_REDIS_URL: redis.url, AUTHGATE_REDIS_TIMEOUT_MS: '3000', AUTHGATE_UPSTREAM_URL: upstream.url, ...env };
   const a = await injectGateway(t, { env: shared });
   const b = await injectGateway(t, { env: shared });
   await until('both replicas subscribed', async () => a.gateway.storage.bus.subscribed && b.gateway.storage.bus.subscribed);
@@ -140,7 +142,7 @@ t.test('overrides: an organization\'s limit and a key\'s own, set on one replica
 
 t.test('Redis paused: each replica keeps to its local share of the window; the credential check still fails closed for what is not cached', async (t) => {
   const limit = 40;
-  const { redis, upstream, a, b } = await twoReplicas(t, { AUTHGATE_RATE_LIMIT: `${limit}/1h`, AUTHGATE_CACHE_TTL_SECONDS: '600' });
+  const { redis, upstream, a, b } = await twoReplicas(t, { AUTHGATE_RATE_LIMIT: `${limit}/1h`, AUTHGATE_CACHE_TTL_SECONDS: '600', AUTHGATE_REDIS_TIMEOUT_MS: '300' });
   const org = await a.signedUp();
   const uncached = await b.login(org.email, org.password);
   // Both replicas draw on the window (so each knows there are two), and cache the key.
