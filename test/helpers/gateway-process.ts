@@ -38,7 +38,8 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const started: GatewayProcess = { child, publicUrl: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}`, output: () => output, exited };
   if (options.waitReady !== false) {
-    const deadline = Date.now() + 15_000;
+    // Generous: a start on a machine running other suites beside this one can take many seconds.
+    const deadline = Date.now() + 60_000;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`gateway exited: ${output}`);
       try {
@@ -46,7 +47,11 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`gateway did not become ready: ${output}`);
+      if (Date.now() > deadline) {
+        // Never leave it running behind the failed test (it would hold its ports and its store).
+        child.kill('SIGKILL');
+        throw new Error(`gateway did not become ready: ${output}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
