@@ -80,7 +80,22 @@ export async function stopAll(): Promise<void> {
   for (const entry of [...started].reverse()) await stopProcess(entry);
 }
 
-export function freePort(): Promise<number> {
+/**
+ * A loopback port nobody listens on now, and none this process handed out before: the kernel
+ * may give the same ephemeral port twice in a row while the first taker has not bound it yet
+ * (the tests' helper, test/helpers/redis.ts, keeps the same guard).
+ */
+const handedOut = new Set<number>();
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await probePort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function probePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
