@@ -163,8 +163,9 @@ export function loadConfig(env: Env): LoadResult {
   function readNotices(): Config['notices'] {
     const webhookUrl = setting('AUTHGATE_NOTIFY_WEBHOOK_URL');
     const secret = setting('AUTHGATE_NOTIFY_WEBHOOK_SECRET');
+    // A value already refused for its form is not named twice.
     if (webhookUrl === undefined) {
-      if (given('AUTHGATE_NOTIFY_WEBHOOK_SECRET')) fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', 'is set but AUTHGATE_NOTIFY_WEBHOOK_URL is not');
+      if (secret !== undefined && !given('AUTHGATE_NOTIFY_WEBHOOK_URL')) fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', 'is set but AUTHGATE_NOTIFY_WEBHOOK_URL is not');
       return undefined;
     }
     if (secret === undefined) {
