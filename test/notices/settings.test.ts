@@ -1,6 +1,6 @@
 import t from 'tap';
 import { loadConfig, type Env } from '../../src/config/load.js';
-import { checkConfig } from '../../src/config/check.js';
+import { checkConfig, startWarnings } from '../../src/config/check.js';
 
 /**
  * AUTHGATE_NOTIFY_WEBHOOK_URL and _SECRET (issue 31): off when unset; the secret comes with the
@@ -59,4 +59,16 @@ t.test('`authgate config check` reports it as a start would, without the value',
   t.equal(status, 1);
   t.ok(out.some((l) => l.startsWith('authgate: AUTHGATE_NOTIFY_WEBHOOK_SECRET ')), 'named');
   t.notOk(out.join('\n').includes('replace-with') || out.join('\n').includes('hook-pass-123'), 'no value printed');
+});
+
+t.test('production warns about a plain http:// webhook (notices name e-mail addresses), not about https://', async (t) => {
+  const warned = (url: string, env: Env = PRODUCTION) => {
+    const full = { ...env, AUTHGATE_NOTIFY_WEBHOOK_URL: url, AUTHGATE_NOTIFY_WEBHOOK_SECRET: SECRET };
+    const loaded = loadConfig(full);
+    if (!loaded.ok) throw new Error(loaded.errors.join('; '));
+    return startWarnings(loaded.config, full).some((w) => w.event === 'notify_webhook_plain_http');
+  };
+  t.ok(warned('http://notices.internal/authgate'), 'http:// in production: warned');
+  t.notOk(warned(URL_), 'https://: not warned');
+  t.notOk(warned('http://127.0.0.1:9999/hook', {}), 'development: not warned');
 });
