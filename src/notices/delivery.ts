@@ -99,9 +99,7 @@ export function createNoticeDelivery(deps: {
     }
     if (outcome.retry && entry.attempts < tuning.maxAttempts && !closing) {
       deps.count('retried');
-      const backoff = Math.min(tuning.maxDelayMs, tuning.baseDelayMs * 2 ** (entry.attempts - 1));
-      // Equal jitter: replicas that failed together do not come back together, and the wait still grows.
-      const delay = Math.min(tuning.maxDelayMs, Math.max(backoff / 2 + Math.random() * (backoff / 2), outcome.retryAfterMs ?? 0));
+      const delay = retryDelayMs(entry.attempts, tuning, outcome.retryAfterMs);
       waiting.add(entry);
       entry.timer = setTimeout(() => {
         waiting.delete(entry);
@@ -197,6 +195,16 @@ export function createNoticeDelivery(deps: {
       agent.destroy();
     },
   };
+}
+
+/**
+ * The wait after the `attempts`-th failed attempt: baseDelayMs doubled per attempt, capped at
+ * maxDelayMs, its upper half random ("equal jitter": replicas that failed together do not come back
+ * together, and the wait still grows); at least the receiver's Retry-After, still within the cap.
+ */
+export function retryDelayMs(attempts: number, tuning: Pick<DeliveryTuning, 'baseDelayMs' | 'maxDelayMs'>, retryAfterMs?: number, random: () => number = Math.random): number {
+  const backoff = Math.min(tuning.maxDelayMs, tuning.baseDelayMs * 2 ** (attempts - 1));
+  return Math.min(tuning.maxDelayMs, Math.max(backoff / 2 + random() * (backoff / 2), retryAfterMs ?? 0));
 }
 
 class TimeoutError extends Error {

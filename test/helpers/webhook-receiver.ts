@@ -1,10 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ReceivedNotice = Readonly<{ method: string; url: string; headers: IncomingHttpHeaders; raw: Buffer }>;
+export type ReceivedNotice = Readonly<{ method: string; url: string; headers: IncomingHttpHeaders; raw: Buffer; at: number }>;
 
-/** What the receiver answers to its n-th request (from 0): a status, or `hold` (no answer until release()). */
-export type Answer = (n: number) => number | 'hold';
+/** What the receiver answers to its n-th request (from 0): a status (with headers), or `hold` (no answer until release()). */
+export type Answer = (n: number) => number | Readonly<{ status: number; headers: Record<string, string> }> | 'hold';
 
 export type WebhookReceiver = {
   url: string;
@@ -23,10 +23,11 @@ export async function startWebhookReceiver(answer: Answer = () => 200): Promise<
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const n = received.length;
-      received.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, raw: Buffer.concat(chunks) });
-      const status = answer(n);
-      if (status === 'hold') held.push(response);
-      else response.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      received.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, raw: Buffer.concat(chunks), at: Date.now() });
+      const answered = answer(n);
+      if (answered === 'hold') held.push(response);
+      else if (typeof answered === 'number') response.writeHead(answered, { 'content-type': 'text/plain' }).end('ok');
+      else response.writeHead(answered.status, { 'content-type': 'text/plain', ...answered.headers }).end('ok');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -189,6 +189,29 @@ t.test('5xx and 429 are retried with the same delivery id until delivered; anoth
   t.match(line, { type: 'password.reset_issued', orgId: org.id, attempts: 1, reason: 'status 400', webhook: new URL(hook.url).origin }, 'the failure is logged with its reason');
 });
 
+t.test("a 429's Retry-After is waited for before the next attempt", async (t) => {
+  const hook = await receiver(t, (n) => (n === 0 ? { status: 429, headers: { 'retry-after': '1' } } : 200));
+  const gw = await noticed(t, { url: hook.url });
+  const org = await gw.createOrganization();
+  gw.gateway.audit.record({ type: 'password.reset_issued', orgId: org.id, actor: 'admin' });
+  t.ok(await eventually(async () => (await outcomes(gw))['delivered'] === 1), 'delivered on the second attempt');
+  t.equal(hook.received.length, 2);
+  t.ok(hook.received[1]!.at - hook.received[0]!.at >= 950, 'not before the second the receiver asked for (base wait: 20 ms)');
+});
+
+t.test('a key reported leaked sends a notice naming the key by id, never the key', async (t) => {
+  const hook = await receiver(t);
+  const gw = await noticed(t, { url: hook.url });
+  const org = await gw.createOrganization();
+  const key = await gw.createApiKey(await gw.login(org.email, org.password));
+  const reported = await post(gw, '/auth/api-key/leaked', { keys: [key.apiKey] });
+  t.equal(reported.status, 202, 'the report is taken');
+  t.ok(await eventually(async () => (await outcomes(gw))['delivered'] === 1), 'one notice delivered');
+  const notice = verified(hook.received[0]!);
+  t.match(notice, { type: 'api_key.leaked', actor: 'anonymous', organization: { id: org.id }, details: { keyId: key.id } });
+  t.notOk(hook.received[0]!.raw.toString('utf8').includes(key.apiKey), 'never the key');
+});
+
 t.test('a refused port delays no request; its failure is logged without the URL\'s credentials or path', async (t) => {
   const port = await closedPort();
   const gw = await noticed(t, { url: `http://dead-user:dead-pass-4c3b2a@127.0.0.1:${port}/hook/path-token-5e6f`, tuning: { maxAttempts: 2, baseDelayMs: 1500 } });
