@@ -10,6 +10,8 @@ import { createPasswordPolicy } from './credentials/password-policy.js';
 import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
 import { createAuditTrail, type AuditTrail } from './audit/trail.js';
+import { createNoticeDelivery, type DeliveryTuning, type NoticeDelivery } from './notices/delivery.js';
+import { withNotices } from './notices/noticing-trail.js';
 import { createIdentityAsserter } from './identity/assertion.js';
 import { loadIdentityKeys } from './identity/signing-keys.js';
 import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
@@ -65,6 +67,8 @@ export type GatewayDeps = Readonly<{
    * built-in one: tests of several upstreams, public routes and precedence use it.
    */
   routes: RouteTable;
+  /** The security notices' retry waits and bounds (notices/delivery.ts); tests shorten them. */
+  noticeTuning: Partial<DeliveryTuning>;
 }>;
 
 export type Gateway = Readonly<{
@@ -78,6 +82,8 @@ export type Gateway = Readonly<{
   keyUsage: KeyUsageTracker;
   /** Security events, written to the store's audit log in batches. */
   audit: AuditTrail;
+  /** The security notices' queue, where AUTHGATE_NOTIFY_WEBHOOK_URL is set. */
+  notices: NoticeDelivery | undefined;
   /** The route table the request paths read; a reload swaps it. */
   routes: LiveRouteTable;
   /**
@@ -111,7 +117,19 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const passwords = createPasswordHasher();
   const growth = createTenantGrowth(store, config.tenantLimits);
   const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth });
-  const audit = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
+  const trail = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
+  const notices = config.notices && createNoticeDelivery({
+    ...config.notices,
+    organization: async (orgId) => {
+      const org = await store.findOrganizationById(orgId);
+      return org && { id: org.id, name: org.name, email: org.email };
+    },
+    now,
+    logger,
+    count: (outcome) => metrics.notices.inc({ outcome }),
+    tuning: deps.noticeTuning,
+  });
+  const audit = notices === undefined ? trail : withNotices(trail, notices, now);
   const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
 
   // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
@@ -194,6 +212,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     storage,
     keyUsage,
     audit,
+    notices,
     routes,
     reloadRoutes: async (trigger) => reloading?.reload(trigger),
     startDraining: () => health.startDraining(),
@@ -209,6 +228,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
         await keyUsage.close();
         await audit.flush();
+        // Before the store closes: each notice reads its organization when it is sent.
+        await notices?.close();
         await bus.close();
         await storage.store.close();
       })()),

@@ -29,6 +29,10 @@ export function startWarnings(config: Config, env: Env): StartWarning[] {
       message: 'TLS is off: the interface is HTTPS only; terminate TLS here (AUTHGATE_TLS_CERT_FILE/KEY_FILE) or set AUTHGATE_TLS=offloaded behind an ingress that does',
     });
   }
+  if (config.production && config.notices !== undefined && config.notices.webhookUrl.startsWith('http:')) {
+    // Signed, so not forgeable; but a notice names the organization and its e-mail addresses.
+    warnings.push({ event: 'notify_webhook_plain_http', message: 'AUTHGATE_NOTIFY_WEBHOOK_URL is http://: security notices (names and e-mail addresses) cross the network unencrypted; use https://' });
+  }
   for (const name of unknownSettings(env)) {
     // The name only: a value could be a secret set under a misspelt name.
     warnings.push({ event: 'unknown_setting', fields: { name }, message: `${name} is not an authgate setting and is ignored: check its spelling` });

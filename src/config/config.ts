@@ -100,6 +100,11 @@ export type Config = Readonly<{
   tenantLimits: Readonly<{ maxKeys: number; keyCreation: RateLimit | undefined; maxSessions: number; sessionCreation: RateLimit | undefined }>;
   /** The password policy's minimum, and how long an operator's reset token lasts (issue 31). */
   passwords: Readonly<{ minLength: number; resetTtlSeconds: number }>;
+  /**
+   * The security notices' webhook (notices/, issue 31): where signed notices of credential changes
+   * are POSTed; undefined: none are sent.
+   */
+  notices: Readonly<{ webhookUrl: string; secret: string }> | undefined;
   /** The self-service console under /console/ (console/). */
   console: Readonly<{ enabled: boolean }>;
   /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */

@@ -123,6 +123,7 @@ export function loadConfig(env: Env): LoadResult {
       sessionCreation: parseRateLimit(setting('AUTHGATE_SESSION_CREATION_RATE_LIMIT')),
     },
     passwords: { minLength: setting('AUTHGATE_PASSWORD_MIN_LENGTH'), resetTtlSeconds: setting('AUTHGATE_PASSWORD_RESET_TTL_SECONDS') },
+    notices: readNotices(),
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
     cors: { origins: readCorsOrigins() },
     routesFile: readRoutesFile(identity),
@@ -152,6 +153,32 @@ export function loadConfig(env: Env): LoadResult {
     check('AUTHGATE_REDIS_URL', [url === undefined ? undefined : redisUrlPassword(url)], false);
     check('AUTHGATE_REDIS_PASSWORD', [read('AUTHGATE_REDIS_PASSWORD')], false);
     check('AUTHGATE_REDIS_SENTINEL_PASSWORD', [read('AUTHGATE_REDIS_SENTINEL_PASSWORD')], false);
+  }
+
+  /**
+   * The notices' webhook: the secret comes with the URL and never without it, and is never a value
+   * the repository shows (in development too: nothing is generated for it, and a receiver that
+   * verifies with a public key verifies nothing).
+   */
+  function readNotices(): Config['notices'] {
+    const webhookUrl = setting('AUTHGATE_NOTIFY_WEBHOOK_URL');
+    const secret = setting('AUTHGATE_NOTIFY_WEBHOOK_SECRET');
+    // A value already refused for its form is not named twice.
+    if (webhookUrl === undefined) {
+      if (secret !== undefined && !given('AUTHGATE_NOTIFY_WEBHOOK_URL')) fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', 'is set but AUTHGATE_NOTIFY_WEBHOOK_URL is not');
+      return undefined;
+    }
+    if (secret === undefined) {
+      if (!given('AUTHGATE_NOTIFY_WEBHOOK_SECRET')) fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', 'is required when AUTHGATE_NOTIFY_WEBHOOK_URL is set');
+      return undefined;
+    }
+    if (isShippedSecret(secret)) {
+      fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', 'is a value shipped in the repository\'s examples or docs, public to anyone: set a secret of your own');
+      return undefined;
+    }
+    const weak = production ? weakSecretProblem(secret) : undefined;
+    if (weak !== undefined) fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', weak);
+    return { webhookUrl, secret };
   }
 
   /** Each an origin as browsers send it (scheme, host, optional port; no path), or `*` alone. */

@@ -13,6 +13,7 @@ const SHIPPED = [
   // config/authgate.env.example
   'replace-with-a-long-random-secret-of-at-least-32-bytes',
   'replace-with-a-long-random-admin-token',
+  'replace-with-a-long-random-webhook-secret-of-32-bytes', // also docs/operations.md (security notices)
   'password', // its AUTHGATE_REDIS_URL, redis://:password@…; also the chart's values.yaml comment
   // README.md (development quick start, the CLI)
   'dev-admin-token-change-me',

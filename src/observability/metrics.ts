@@ -89,6 +89,12 @@ export function createMetrics(environment: string) {
       help: 'Audit events the store did not take (the request went on; the log line was written).',
       registers: [registry],
     }),
+    notices: new Counter({
+      name: 'authgate_notices_total',
+      help: 'Security notices to AUTHGATE_NOTIFY_WEBHOOK_URL, by outcome: delivered, retried (an attempt failed and another follows), failed (given up: out of attempts, refused, or undelivered at shutdown) or dropped (the queue was full).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     revocationPropagation: new Histogram({
       name: 'authgate_revocation_propagation_seconds',
       help: "Time from another replica's announcement of a revocation to this replica dropping the credential from its cache (clocks of two hosts: keep them in NTP).",
