@@ -61,6 +61,11 @@ export function createEmailClaims(context: Pick<RedisStoreContext, 'client' | 'k
       return false;
     },
 
+    /** The record holds the e-mail now: its claim's pending mark has done its job. */
+    settled: async (email: string): Promise<void> => {
+      await client.del(pendingKey(email));
+    },
+
     /** Releases the claim only while it names orgId. */
     release: async (email: string, orgId: string): Promise<void> => {
       await run.releaseEmail([claimKey(email)], [orgId]);

@@ -55,8 +55,9 @@ export function redisOrganizationProfiles(context: RedisStoreContext): Organizat
           const [, previousName, previousEmail, ...ended] = reply as string[];
           if (email !== undefined) {
             // Committed and announced: a claim left behind finds nothing and is released by the
-            // next claim of the e-mail, so a failure here must not turn the answer into an error.
-            await claims.release(previousEmail!, orgId).catch((error: unknown) => {
+            // next claim of the e-mail (a mark left behind expires), so a failure here must not
+            // turn the answer into an error.
+            await Promise.all([claims.release(previousEmail!, orgId), claims.settled(email)]).catch((error: unknown) => {
               logger?.warn({ event: 'redis_email_release_failed', error: describe(error) }, 'the previous e-mail stays claimed until its next claim');
             });
           }
