@@ -79,3 +79,51 @@ t.test('the signer: one signing for concurrent requests of a credential, the org
   t.equal(await asserter.sign({ orgId: 'org_gone', via: 'api_key', credentialId: 'key_9', scopes: ALL_SCOPES_GRANT }), undefined, 'an organization that is gone');
   t.equal(asserter.current({ orgId: 'org_gone', via: 'api_key', credentialId: 'key_9', scopes: ALL_SCOPES_GRANT }), undefined);
 });
+
+t.test('the signer forgets a profile change (issue 31): that organization\'s profile and assertions go, others stay; a read the change overtook is not kept', async (t) => {
+  const keys = await loadIdentityKeys(undefined, []);
+  const names = new Map([['org_a', 'Acme'], ['org_b', 'Beta']]);
+  let release: (() => void) | undefined;
+  const asserter = createIdentityAsserter({
+    key: keys.signing,
+    issuer: 'authgate',
+    audience: 'http://svc',
+    ttlSeconds: 60,
+    environment: 'production',
+    now: () => 1_900_000_000_000,
+    organization: async (orgId) => {
+      const name = names.get(orgId)!;
+      if (release === undefined && orgId === 'org_slow') await new Promise<void>((resolve) => (release = resolve));
+      return { name: name ?? 'Slow', email: `${orgId}@example.test` };
+    },
+    max: 100,
+    scopes: () => BUILTIN_SCOPE_TABLE,
+  });
+  const jwks = createLocalJWKSet(keys.jwks as { keys: import('jose').JWK[] });
+  const principal = (orgId: string, credentialId: string): Principal => ({ orgId, via: 'api_key', credentialId, scopes: ALL_SCOPES_GRANT });
+  const nameIn = async (token: string | undefined) => (await jwtVerify(token!, jwks, { audience: 'http://svc', currentDate: new Date(1_900_000_000_000) })).payload['name'];
+  const [a1, a2, b] = [principal('org_a', 'key_a1'), principal('org_a', 'key_a2'), principal('org_b', 'key_b')];
+  for (const p of [a1, a2, b]) await asserter.sign(p);
+  t.ok(asserter.current(a1) && asserter.current(a2) && asserter.current(b), 'all kept');
+
+  names.set('org_a', 'Acme Renamed');
+  asserter.invalidate([{ kind: 'session', cacheKey: 'org_a' }, { kind: 'rate_limits', cacheKey: 'org_a' }]);
+  t.ok(asserter.current(a1), 'other kinds pass it by');
+  asserter.invalidate([{ kind: 'profile', cacheKey: 'org_a' }]);
+  t.equal(asserter.current(a1), undefined, "the organization's assertions go");
+  t.equal(asserter.current(a2), undefined);
+  t.ok(asserter.current(b), "another organization's stay");
+  t.equal(await nameIn(await asserter.sign(a1)), 'Acme Renamed', 'signed anew with the profile read again');
+
+  asserter.invalidate('all');
+  t.equal(asserter.current(b), undefined, "'all' drops everything");
+
+  // A read under way when the change is heard: used for that request, never kept.
+  const slow = principal('org_slow', 'key_slow');
+  const pending = asserter.sign(slow);
+  await new Promise((resolve) => setImmediate(resolve));
+  asserter.invalidate([{ kind: 'profile', cacheKey: 'org_slow' }]);
+  release!();
+  t.ok(await pending, 'the request still gets one');
+  t.equal(asserter.current(slow), undefined, 'but it is not kept');
+});

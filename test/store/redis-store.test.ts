@@ -97,6 +97,7 @@ function everyMethod(store: GatewayStore): [string, () => Promise<unknown>][] {
     ['createPasswordReset', () => store.createPasswordReset({ orgId: org.id, tokenHash: newResetToken(org.id).tokenHash, expiresAt: Date.now() + 60_000 })],
     ['findPasswordReset', () => store.findPasswordReset(newResetToken(org.id).tokenHash)],
     ['consumePasswordReset', () => store.consumePasswordReset(org.id, newResetToken(org.id).tokenHash, 'x')],
+    ['changeOrganizationProfile', () => store.changeOrganizationProfile(org.id, { name: 'x', email: 'x@example.com' })],
     ['ping', () => store.ping()],
   ];
 }

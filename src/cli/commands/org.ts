@@ -1,6 +1,6 @@
-// authgate org create|list|get|delete|limit|key-limit: organizations through the admin API.
+// authgate org create|list|get|update|delete|limit|key-limit|reset-password: organizations through the admin API.
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
-import { CliError } from '../cli-error.js';
+import { CliError, usageError } from '../cli-error.js';
 import type { Command, Family, Refusal } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
 
@@ -117,14 +117,62 @@ const keyLimit = setter('key-limit', 'count', 'a count of keys (e.g. 5000, or de
   'default (AUTHGATE_MAX_KEYS_PER_ORGANIZATION again).',
 ]);
 
+/** `org update <id> --name --email`: one PATCH of the organization, printed. */
+const update: Command = {
+  family: 'org',
+  action: 'update',
+  args: ['id'],
+  argsWhat: 'an organization id',
+  flags: [
+    { name: 'name', type: 'string', value: 'name' },
+    { name: 'email', type: 'string', value: 'email' },
+  ],
+  refuse: [NOT_SESSIONS, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+  description: [
+    "Change an organization's name and/or e-mail (at least one). An",
+    'e-mail change ends every login session of the organization; the',
+    'e-mail must be free. Prints the organization.',
+  ],
+  examples: ['authgate org update org_123 --name "Acme Ltd" --email ops@acme.example'],
+  async run({ args: [id], values }) {
+    const { name, email } = values;
+    if (typeof name !== 'string' && typeof email !== 'string') throw usageError('org update needs --name, --email or both');
+    const target = resolveTarget(process.env);
+    printJson((await call(target, 'PATCH', orgPath(id!), { ...(typeof name === 'string' && { name }), ...(typeof email === 'string' && { email }) })).body);
+    return 0;
+  },
+};
+
+/** `org reset-password <id>`: the one-time reset token, printed once (POST .../password-reset). */
+const resetPassword: Command = {
+  family: 'org',
+  action: 'reset-password',
+  args: ['id'],
+  argsWhat: 'an organization id',
+  refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+  description: [
+    'End every login session of an organization and print a one-time',
+    'password-reset token (resetToken, expiresAt) as JSON: shown this',
+    'once; hand it to the organization over a channel you trust.',
+  ],
+  examples: ['authgate org reset-password org_123'],
+  async run({ args: [id] }) {
+    const target = resolveTarget(process.env);
+    printJson((await call(target, 'POST', orgPath(id!, '/password-reset'))).body);
+    return 0;
+  },
+};
+
 export const org: Family = {
   name: 'org',
   commands: [
     create,
     list,
     byId('get', 'Print an organization as JSON.', 'authgate org get org_123'),
+    update,
     byId('delete', 'Delete an organization with all its keys and sessions.'),
     limit,
     keyLimit,
+    resetPassword,
   ],
 };
