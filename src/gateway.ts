@@ -37,6 +37,7 @@ import { createRateLimitService } from './services/rate-limits.js';
 import { createKeyUsageTracker, type KeyUsageTracker } from './services/key-usage.js';
 import { createSessionService } from './services/sessions.js';
 import { createPasswordChangeService } from './services/password-changes.js';
+import { createProfileService } from './services/organization-profiles.js';
 import { createTenantGrowth } from './guards/tenant-growth.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
@@ -124,6 +125,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // Built here, at start: the blocklist is read once, and a missing one stops the start.
   const policy = createPasswordPolicy(config.passwords);
   const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
+  const profiles = createProfileService({ store, bus });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
@@ -138,6 +140,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
       ? undefined
       : reloadRoutesFile({ routes, path: config.routesFile.path, context: routeLoadContext(config, upstreamUrl), logger, count: routeMetrics.countReload, watch: true });
   const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
+  // A changed name or e-mail (and 'all', after a resubscribe): the kept profiles and assertions go, on every replica.
+  if (identity !== undefined) bus.onInvalidation((invalidation) => identity.asserter.invalidate(invalidation));
 
   const accessLog = createAccessLog(logger, logDestination);
   const publicServer = await buildPublicServer({
@@ -153,6 +157,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     apiKeys,
     leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
     passwords: passwordChanges,
+    profiles,
     passwordResets: createResetThrottle(store),
     keyUsage,
     audit,
@@ -174,6 +179,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     metrics,
     health,
     organizations,
+    profiles,
     apiKeys,
     sessions,
     passwords: passwordChanges,

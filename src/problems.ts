@@ -54,6 +54,10 @@ export const problems = {
   // One answer for a reset token that is malformed, unknown, used, replaced or expired.
   resetTokenInvalid: { status: 400, code: 1218, title: 'Invalid or expired reset token' },
   tooManyResetAttempts: { status: 429, code: 1219, title: 'Too many password-reset attempts' },
+  // Changing an organization's name and e-mail (PATCH /auth/organization, issue 31).
+  nothingToChange: { status: 400, code: 1222, title: 'Nothing to change' },
+  currentPasswordRequired: { status: 400, code: 1223, title: 'Current password required' },
+  profileChangeConflict: { status: 409, code: 1224, title: 'E-mail changed meanwhile' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

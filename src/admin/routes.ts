@@ -6,6 +6,8 @@ import { addressPrefix } from '../services/client-description.js';
 import type { AuditStore } from '../store/audit.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
+import type { ProfileService } from '../services/organization-profiles.js';
+import { recordProfileChange } from '../routes/organization.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
 import { refuseSpoofingName } from '../routes/display-names.js';
@@ -21,6 +23,8 @@ export async function adminRoutes(
   app: FastifyInstance,
   opts: {
     organizations: OrganizationService;
+    /** Name and e-mail changes (services/organization-profiles.ts). */
+    profiles: ProfileService;
     apiKeys: ApiKeyService;
     sessions: SessionService;
     /** Password resets (services/password-changes.ts). */
@@ -82,19 +86,28 @@ export async function adminRoutes(
     schema: {
       operationId: 'changeOrganization',
       tags: ['organizations'],
-      summary: "Set an organization's rate limit or API-key limit.",
-      description: 'The limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound. `keyLimit`: how many API keys it may hold, instead of AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
+      summary: "Change an organization's name, e-mail, rate limit or API-key limit.",
+      description: '`name` and `email` as PATCH /auth/organization changes them, without a password (the admin token is the authority): the e-mail must be free across the whole store (409, 1303; 1224 for a concurrent change of its e-mail), an e-mail change ends every login session of the organization, and the identity assertion carries the new values at once on every replica; audited as `organization.name_changed` and `organization.email_changed` (both domains only). They are changed first: a refusal there changes nothing else. `rateLimit`: the limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound. `keyLimit`: how many API keys it may hold, instead of AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
       params: IdParams,
       body: OrganizationChangeBody,
-      response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
+      response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound'), 409: problemOf('emailTaken', 'profileChangeConflict') },
     },
     handler: async (request) => {
-      const { rateLimit, keyLimit } = request.body;
+      const { rateLimit, keyLimit, name, email } = request.body;
+      if (name !== undefined || email !== undefined) {
+        refuseSpoofingName('name', name);
+        const outcome = await opts.profiles.change(request.params.id, { name, email });
+        // Never the addresses: which fields changed, and how many sessions ended.
+        audit.info({ event: 'organization.profile_changed', orgId: request.params.id, nameChanged: outcome.nameChanged, emailChanged: outcome.emailChanged, sessionsEnded: outcome.sessionsEnded, by: 'admin' }, 'organization profile changed');
+        recordProfileChange(trail, outcome, admin(request));
+      }
       let org = rateLimit === undefined ? undefined : await organizations.setRateLimit(request.params.id, rateLimit);
       if (keyLimit !== undefined) org = await organizations.setKeyLimit(request.params.id, keyLimit);
       org ??= await organizations.get(request.params.id);
-      audit.info({ event: 'organization.changed', orgId: org.id, rateLimit: org.rateLimit, keyLimit: org.keyLimit }, 'organization changed');
-      trail.record({ type: 'organization.changed', orgId: org.id, ...admin(request), details: { rateLimit: org.rateLimit, keyLimit: org.keyLimit } });
+      if (rateLimit !== undefined || keyLimit !== undefined) {
+        audit.info({ event: 'organization.changed', orgId: org.id, rateLimit: org.rateLimit, keyLimit: org.keyLimit }, 'organization changed');
+        trail.record({ type: 'organization.changed', orgId: org.id, ...admin(request), details: { rateLimit: org.rateLimit, keyLimit: org.keyLimit } });
+      }
       return org;
     },
   });

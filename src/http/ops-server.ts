@@ -15,6 +15,7 @@ import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { OrganizationService } from '../services/organizations.js';
+import type { ProfileService } from '../services/organization-profiles.js';
 import type { SessionService } from '../services/sessions.js';
 import type { RouteTableSource } from '../route-table/types.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
@@ -35,6 +36,8 @@ export type OpsServerDeps = Readonly<{
   metrics: Metrics;
   health: Health;
   organizations: OrganizationService;
+  /** Changing an organization's name and e-mail (PATCH /admin/organizations/{id}). */
+  profiles: ProfileService;
   /** The API keys' service: the admin API lists and revokes an organization's keys with it. */
   apiKeys: ApiKeyService;
   /** The login sessions' service: the admin API lists and ends an organization's sessions with it. */
@@ -129,6 +132,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/routes.schema.json', hidden, async (_request, reply) => reply.type('application/schema+json').send(routesSchema));
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
   return app;
 }

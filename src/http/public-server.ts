@@ -16,6 +16,8 @@ import { forwardedRoutes } from '../proxy/forward.js';
 import { apiKeyRoutes } from '../routes/api-keys.js';
 import { authRoutes } from '../routes/auth.js';
 import { passwordRoutes } from '../routes/passwords.js';
+import { organizationRoutes } from '../routes/organization.js';
+import type { ProfileService } from '../services/organization-profiles.js';
 import { auditRoutes } from '../routes/audit.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import { scopeRoutes } from '../routes/scopes.js';
@@ -74,6 +76,8 @@ export type PublicServerDeps = Readonly<{
   leakReports: LeakReportThrottle;
   /** Changing and resetting passwords (POST /auth/password, /auth/password/reset). */
   passwords: PasswordChangeService;
+  /** Changing the organization's name and e-mail (GET and PATCH /auth/organization). */
+  profiles: ProfileService;
   /** The reset-attempt limit per client address (POST /auth/password/reset). */
   passwordResets: ResetThrottle;
   /** Notes each allowed API-key request, for lastUsedAt (services/key-usage.ts). */
@@ -189,6 +193,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     auth.addHook('onRequest', noStore);
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit });
     await auth.register(passwordRoutes, { passwords: deps.passwords, throttle: deps.throttle, resets: deps.passwordResets, audit: deps.audit });
+    await auth.register(organizationRoutes, { profiles: deps.profiles, passwords: deps.passwords, throttle: deps.throttle, audit: deps.audit });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit });
     await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });

@@ -6,6 +6,7 @@ import { growingLru } from '../credentials/growing-lru.js';
 import type { ScopeGrant, ScopeTable } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import type { Principal } from '../credentials/principal.js';
+import type { Invalidation } from '../store/invalidation.js';
 import type { SigningKey } from './signing-keys.js';
 
 /** The header that carries it, on every forwarded request; a client's own is always removed. */
@@ -46,9 +47,15 @@ export type IdentityAsserter = {
    * when the organization is gone (the caller refuses the request as revoked).
    */
   sign(principal: Principal, audience?: string): Promise<string | undefined>;
+  /**
+   * From the invalidation bus: a `profile` change (an organization's name or e-mail) drops the
+   * profile kept for that organization and every assertion signed with it, so the next request
+   * is signed with what the store holds now; 'all' drops everything.
+   */
+  invalidate(invalidation: Invalidation): void;
 };
 
-type Memo = { token: string; scopes: ScopeGrant; table: ScopeTable; refreshAt: number };
+type Memo = { token: string; orgId: string; scopes: ScopeGrant; table: ScopeTable; refreshAt: number };
 
 /** A credential's memo under an audience: one per (credential, audience), so two upstreams never get each other's `aud`. */
 const memoKey = (credentialId: string, audience: string) => `${credentialId} ${audience}`;
@@ -83,12 +90,21 @@ export function createIdentityAsserter(deps: {
   const signing = new Map<string, Promise<string | undefined>>();
   const header = { alg: signingKey.alg, kid: signingKey.kid, typ: 'JWT' };
 
+  /**
+   * Per organization, how many profile changes this replica has heard of: a read of the profile
+   * that a change overtook (the change heard while the read was in flight) is used once, never kept.
+   */
+  const generations = new Map<string, number>();
+
   async function signFor(principal: Principal, audience: string, key: string): Promise<string | undefined> {
     let profile = profiles.get(principal.orgId);
+    let keep = true;
     if (profile === undefined) {
+      const generation = generations.get(principal.orgId);
       profile = await deps.organization(principal.orgId);
       if (profile === undefined) return undefined;
-      profiles.set(principal.orgId, profile);
+      keep = generations.get(principal.orgId) === generation;
+      if (keep) profiles.set(principal.orgId, profile);
     }
     const table = deps.scopes();
     const t = now();
@@ -110,7 +126,7 @@ export function createIdentityAsserter(deps: {
       .setExpirationTime(iat + ttlSeconds)
       .setJti(randomUUID())
       .sign(signingKey.privateKey);
-    memos.set(key, { token, scopes: principal.scopes, table, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
+    if (keep && profiles.get(principal.orgId) === profile) memos.set(key, { token, orgId: principal.orgId, scopes: principal.scopes, table, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
     return token;
   }
 
@@ -127,6 +143,24 @@ export function createIdentityAsserter(deps: {
         signing.set(id, pending);
       }
       return pending;
+    },
+    invalidate(invalidation) {
+      if (invalidation === 'all') {
+        profiles.clear();
+        memos.clear();
+        return;
+      }
+      for (const { kind, cacheKey: orgId } of invalidation) {
+        if (kind !== 'profile') continue;
+        generations.set(orgId, (generations.get(orgId) ?? 0) + 1);
+        profiles.delete(orgId);
+        // A rare event (a person edits a form): a walk over the kept assertions is fine.
+        const stale: string[] = [];
+        memos.forEach((memo, id) => {
+          if (memo.orgId === orgId) stale.push(id);
+        });
+        for (const id of stale) memos.delete(id);
+      }
     },
   };
 }

@@ -83,6 +83,7 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     createPasswordReset: timed('create_password_reset', store.createPasswordReset.bind(store)),
     findPasswordReset: timed('find_password_reset', store.findPasswordReset.bind(store)),
     consumePasswordReset: timed('consume_password_reset', store.consumePasswordReset.bind(store)),
+    changeOrganizationProfile: timed('change_organization_profile', store.changeOrganizationProfile.bind(store)),
     // The health ping is timed by nothing: authgate_store_up is its metric.
     ping: store.ping.bind(store),
     close: store.close.bind(store),
@@ -100,10 +101,10 @@ export function instrumentBus(bus: InvalidationBus, metrics: Metrics): Invalidat
       metrics.invalidationsReceived.inc({ kind: 'all' });
       return;
     }
-    // A rate-limit change is no credential: counted apart, and not a revocation's propagation.
+    // A rate-limit or profile change is no credential: counted apart, and not a revocation's propagation.
     const credentials = countCredentials(invalidation);
     if (credentials > 0) metrics.invalidationsReceived.inc({ kind: 'credential' }, credentials);
-    if (credentials < invalidation.length) metrics.invalidationsReceived.inc({ kind: 'rate_limits' }, invalidation.length - credentials);
+    for (const item of invalidation) if (item.kind === 'rate_limits' || item.kind === 'profile') metrics.invalidationsReceived.inc({ kind: item.kind });
     // Measured as the message is applied: the cache's listener runs in this same synchronous
     // turn. A clock behind the sender's would make it negative: counted as 0.
     if (publishedAt !== undefined && credentials > 0) metrics.revocationPropagation.observe(Math.max(0, Date.now() - publishedAt) / 1000);
@@ -124,10 +125,10 @@ export function instrumentBus(bus: InvalidationBus, metrics: Metrics): Invalidat
   };
 }
 
-/** How many of the revoked are credentials (not a `rate_limits` change). */
+/** How many of the revoked are credentials (not a `rate_limits` or `profile` change). */
 function countCredentials(revoked: readonly Revoked[]): number {
   let count = 0;
-  for (const item of revoked) if (item.kind !== 'rate_limits') count++;
+  for (const item of revoked) if (item.kind === 'api_key' || item.kind === 'session') count++;
   return count;
 }
 

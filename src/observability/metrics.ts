@@ -114,7 +114,7 @@ export function createMetrics(environment: string) {
     }),
     invalidationsReceived: new Counter({
       name: 'authgate_invalidations_received_total',
-      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, or all after a resubscribe).',
+      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, profile for a change of an organization\'s name or e-mail, or all after a resubscribe).',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),

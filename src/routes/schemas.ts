@@ -211,9 +211,12 @@ export const PasswordResetIssued = Type.Object(
   },
 );
 
+/** An organization's name: 1 to 200 characters, not only spaces (trimmed when stored). */
+const OrganizationName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
+
 export const NewOrganizationBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+    name: OrganizationName,
     email: Email,
     password: Type.Optional(NewPassword),
   },
@@ -239,8 +242,27 @@ export const CreatedOrganizationResponse = Type.Object({
   resetExpiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When that reset token stops working.' })),
 }, { description: 'The organization, and its reset token when it was created without a password.' });
 
+/** PATCH /auth/organization (issue 31). */
+export const ProfileChangeBody = Type.Object(
+  {
+    name: Type.Optional({ ...OrganizationName, description: 'The new name: 1 to 200 characters, trimmed; no control, bidirectional or invisible format character.' }),
+    email: Type.Optional({ ...Email, description: 'The new e-mail (trimmed, lower-cased): free across the whole store (409, 1303). Needs `currentPassword`.' }),
+    currentPassword: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'The password in use: required with `email` (400, 1223), even on a fresh token.' })),
+  },
+  { additionalProperties: false },
+);
+export type ProfileChangeBody = Static<typeof ProfileChangeBody>;
+
+/** GET and PATCH /auth/organization: the organization as it sees itself. */
+export const ProfileResponse = Type.Object(
+  { id: Type.String(), name: Type.String(), email: Type.String(), createdAt: Type.String({ format: 'date-time' }) },
+  { description: 'The organization: its id, name, e-mail and creation time.' },
+);
+
 export const OrganizationChangeBody = Type.Object(
   {
+    name: Type.Optional({ ...OrganizationName, description: 'Its new name (trimmed). Audited as `organization.name_changed`.' }),
+    email: Type.Optional({ ...Email, description: 'Its new e-mail (trimmed, lower-cased), free across the whole store (409, 1303): every login session of the organization ends. Audited as `organization.email_changed` with both domains only.' }),
     rateLimit: Type.Optional(Type.Union([{ ...RateLimitText, pattern: `${RateLimitText.pattern}|^off$` }, Type.Null()], {
       description: `Its credentials' rate limit on forwarded routes: ${RateLimitText.description} \`off\` exempts it from AUTHGATE_RATE_LIMIT; null returns it to AUTHGATE_RATE_LIMIT.`,
     })),

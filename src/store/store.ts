@@ -16,6 +16,7 @@ import type { RateLimitStore } from './rate-limits.js';
 import type { TenantLimitStore } from './tenant-limits.js';
 import type { OrganizationListing } from './organization-listing.js';
 import type { PasswordResetStore } from './password-resets.js';
+import type { OrganizationProfileStore } from './organization-profiles.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -37,9 +38,11 @@ export * from './counters.js';
  * Something a write made invalid. `cacheKey` is what the credential cache keys it by:
  * the key's hash for an API key, the session id for a session. `rate_limits` is no credential:
  * the rate-limit overrides changed (its cacheKey is the organization's id), and every replica
- * reads them again (store/rate-limits.ts); credential caches pass it by.
+ * reads them again (store/rate-limits.ts); credential caches pass it by. `profile` is no credential
+ * either: the organization cacheKey's name or e-mail changed (store/organization-profiles.ts), and
+ * every replica forgets what it kept of them (the identity assertion's profiles).
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits'; cacheKey: string }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile'; cacheKey: string }>;
 
 export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */
@@ -74,4 +77,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore;

@@ -300,8 +300,9 @@ function parseMessage(text: string): Message | undefined {
   for (const item of revoked as unknown[]) {
     if (!isRecord(item)) return undefined;
     const { kind, cacheKey } = item;
-    // rate_limits: the overrides of the organization cacheKey changed (store/rate-limits.ts).
-    if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits') return undefined;
+    // rate_limits: the overrides of the organization cacheKey changed (store/rate-limits.ts);
+    // profile: its name or e-mail (store/organization-profiles.ts).
+    if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits' && kind !== 'profile') return undefined;
     if (typeof cacheKey !== 'string' || cacheKey.length === 0) return undefined;
     items.push({ kind, cacheKey });
   }

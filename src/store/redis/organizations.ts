@@ -7,6 +7,7 @@ import type { OrganizationListing } from '../organization-listing.js';
 import { shardTagOf } from '../shard-tag.js';
 import type { OrganizationStore } from '../store.js';
 import type { RedisStoreContext } from './context.js';
+import { createEmailClaims } from './email-claims.js';
 import { createOrganizationIndex } from './organization-index.js';
 import { organizationRevocations, unexpected } from './replies.js';
 import { describe } from './support.js';
@@ -14,17 +15,10 @@ import { describe } from './support.js';
 export function redisOrganizations(context: RedisStoreContext): OrganizationStore & OrganizationListing {
   const { client, keys, run, logger, announced, guard, durably, organizationPlace, organizationRecord, readOrganization } = context;
 
-  /** The e-mail → organization claim lives under the e-mail's own tag: any shard. */
-  const emailClaim = (email: string) => keys.shard(shardTagOf(email)).emailClaim(email);
-  const organizationIndex = createOrganizationIndex({
-    client,
-    keys,
-    readOrganization,
-    findOrganizationByEmail: async (email) => {
-      const orgId: unknown = await client.get(emailClaim(email));
-      return typeof orgId === 'string' ? readOrganization(orgId) : undefined;
-    },
-  });
+  /** The e-mail → organization claim lives under the e-mail's own tag: any shard (email-claims.ts). */
+  const claims = createEmailClaims(context);
+  const emailClaim = claims.claimKey;
+  const organizationIndex = createOrganizationIndex({ client, keys, readOrganization, findOrganizationByEmail: claims.find });
 
   return {
     /**
@@ -33,8 +27,9 @@ export function redisOrganizations(context: RedisStoreContext): OrganizationStor
      * claim always names an organization that was written. A crash between the two leaves an
      * organization nobody can reach (its id was never returned), never a taken e-mail. A claim
      * naming an organization that is gone was left by a deletion cut off before it released
-     * the claim: it is released here (only while it still names the dead organization) and the
-     * claim retried. Losing the claim deletes the organization just written.
+     * the claim (or one naming an organization that holds another e-mail, by an e-mail change cut
+     * off: email-claims.ts): it is released here (only while it still names that organization)
+     * and the claim retried. Losing the claim deletes the organization just written.
      */
     createOrganizationIfEmailFree: (org) =>
       guard('createOrganizationIfEmailFree', () => durably([organizationRecord(org.id), emailClaim(org.email)], async () => {
@@ -46,30 +41,16 @@ export function redisOrganizations(context: RedisStoreContext): OrganizationStor
         // Ids are 128 random bits: a clash is a bug, not a taken e-mail.
         if (written === 'exists') throw new Error('an organization with this id exists');
         if (written !== 'created') throw unexpected('createOrganization');
-        const claim = emailClaim(org.email);
-        for (let attempt = 0; attempt < 3; attempt++) {
-          if ((await client.set(claim, org.id, 'NX')) === 'OK') {
-            return { id: org.id, name: org.name, email: org.email, passwordHash: org.passwordHash, createdAt: org.createdAt };
-          }
-          const holder: unknown = await client.get(claim);
-          if (typeof holder === 'string' && (await readOrganization(holder)) === undefined) {
-            await run.releaseEmail([claim], [holder]);
-            continue;
-          }
-          if (holder !== null) break;
+        if (await claims.claim(org.email, org.id, false)) {
+          return { id: org.id, name: org.name, email: org.email, passwordHash: org.passwordHash, createdAt: org.createdAt };
         }
         await client.del(record);
         return 'email-taken';
       })),
 
-    findOrganizationByEmail: (email) =>
-      guard('findOrganizationByEmail', async () => {
-        const orgId: unknown = await client.get(emailClaim(email));
-        if (orgId === null) return undefined;
-        if (typeof orgId !== 'string') throw unexpected('findOrganizationByEmail');
-        // A claim whose organization is gone (a deletion cut off halfway) finds nothing.
-        return readOrganization(orgId);
-      }),
+    // A claim whose organization is gone (a deletion cut off halfway), or holds another e-mail
+    // now (an e-mail change cut off halfway), finds nothing.
+    findOrganizationByEmail: (email) => guard('findOrganizationByEmail', () => claims.find(email)),
 
     findOrganizationById: (orgId) => guard('findOrganizationById', () => readOrganization(orgId)),
 

@@ -41,6 +41,8 @@ export const SCRIPT_NAMES = [
   'replacePassword',
   'createPasswordReset',
   'consumePasswordReset',
+  'claimEmail',
+  'changeOrganizationProfile',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

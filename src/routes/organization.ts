@@ -1,0 +1,102 @@
+import type { FastifyInstance } from 'fastify';
+import { actorOf, type AuditTrail } from '../audit/trail.js';
+import type { AuditEvent } from '../store/audit.js';
+import { throttleAddress } from '../guards/client-address.js';
+import type { LoginThrottle } from '../guards/login-throttle.js';
+import { Problem } from '../problems.js';
+import { emailDomain, type ProfileOutcome, type ProfileService } from '../services/organization-profiles.js';
+import { normalizeEmail } from '../services/organizations.js';
+import type { PasswordChangeService } from '../services/password-changes.js';
+import type { Organization } from '../store/store.js';
+import { refuseSpoofingName } from './display-names.js';
+import { ProfileChangeBody, ProfileResponse, Problem as ProblemSchema, problemOf } from './schemas.js';
+
+/** What GET and PATCH /auth/organization answer: never the password hash. */
+export const profileView = (org: Organization) => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt });
+
+/**
+ * The audit events of a change (both routes): `organization.name_changed`, and
+ * `organization.email_changed` naming both domains only; the previous address goes to the notice
+ * extras (audit/trail.ts), never to the trail or a log line.
+ */
+export function recordProfileChange(audit: AuditTrail, outcome: ProfileOutcome, who: Pick<AuditEvent, 'actor' | 'credential' | 'network'>): void {
+  const orgId = outcome.organization.id;
+  if (outcome.nameChanged) audit.record({ type: 'organization.name_changed', orgId, ...who });
+  if (outcome.emailChanged) {
+    const details = { previousDomain: emailDomain(outcome.previousEmail), newDomain: emailDomain(outcome.organization.email), sessionsEnded: outcome.sessionsEnded };
+    audit.record({ type: 'organization.email_changed', orgId, ...who, details }, { previousEmail: outcome.previousEmail });
+  }
+}
+
+/** GET and PATCH /auth/organization (login token): the organization's own name and e-mail (issue 31). */
+export async function organizationRoutes(app: FastifyInstance, opts: { profiles: ProfileService; passwords: Pick<PasswordChangeService, 'verifyCurrent'>; throttle: LoginThrottle; audit: AuditTrail }) {
+  const { profiles, passwords, throttle, audit } = opts;
+
+  app.get('/auth/organization', {
+    config: { auth: 'login-token', routeLabel: '/auth/organization' },
+    schema: {
+      operationId: 'getOwnOrganization',
+      tags: ['auth'],
+      summary: 'The organization of the login token: its id, name, e-mail and creation time.',
+      response: { 200: ProfileResponse, 401: ProblemSchema, 403: problemOf('loginTokenRequired'), 503: problemOf('storeUnavailable', 'overloaded') },
+    },
+    handler: async (request, reply) => reply.header('cache-control', 'no-store').send(profileView(await profiles.current(request.principal!.orgId))),
+  });
+
+  app.patch<{ Body: ProfileChangeBody }>('/auth/organization', {
+    config: { auth: 'login-token', routeLabel: '/auth/organization' },
+    schema: {
+      operationId: 'changeOwnOrganization',
+      tags: ['auth'],
+      summary: "Change the organization's name and/or e-mail; an e-mail change ends every other login session.",
+      description:
+        'Needs a login token, and at least one of `name` and `email` (400, 1222). An e-mail change needs `currentPassword` (400, 1223), even on a fresh token: a wrong one is a 403 (1217) counted against the login limits exactly as a failed login (429 1108 once spent). The new e-mail must be free across the whole store (409, 1303; of changes and sign-ups racing for one address exactly one wins); a concurrent change of this organization\'s own e-mail is 409 (1224) and changes nothing. On an e-mail change every login session of the organization ends on every replica except the one presented; a name change ends none. The upstream\'s identity assertion (x-authgate-identity) carries the new values at once on every replica. Audited as `organization.name_changed` and `organization.email_changed` (with both e-mails\' domains only). Answers the organization as GET /auth/organization does.',
+      body: ProfileChangeBody,
+      response: {
+        200: ProfileResponse,
+        400: problemOf('badRequest', 'nothingToChange', 'currentPasswordRequired'),
+        401: ProblemSchema,
+        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        409: problemOf('emailTaken', 'profileChangeConflict'),
+        415: ProblemSchema,
+        429: problemOf('tooManyLoginAttempts'),
+        503: problemOf('storeUnavailable', 'overloaded'),
+      },
+    },
+    handler: async (request, reply) => {
+      const { orgId, credentialId } = request.principal!;
+      const { name, email, currentPassword } = request.body;
+      if (name === undefined && email === undefined) throw new Problem('nothingToChange', 'Give `name`, `email` or both.');
+      refuseSpoofingName('name', name);
+      if (email !== undefined) {
+        if (currentPassword === undefined) throw new Problem('currentPasswordRequired', 'Changing the e-mail needs `currentPassword`.');
+        // Judged before the new e-mail is looked at: without the password, nobody learns whether an address is taken.
+        const org = await profiles.current(orgId);
+        const address = throttleAddress(request.ip);
+        // Counted before the password is judged, as a login is (guards/login-throttle.ts).
+        const attempt = await throttle.attempt(normalizeEmail(org.email), address);
+        let valid: boolean;
+        try {
+          valid = await passwords.verifyCurrent(org, currentPassword);
+        } catch (error) {
+          if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
+          throw error;
+        }
+        if (!valid) {
+          audit.record({ type: 'organization.email_change_failed', orgId, ...actorOf(request), details: { reason: 'bad_password' } });
+          if (attempt.exhausted) {
+            request.log.warn({ event: 'login.throttled', address }, 'repeated wrong current passwords');
+            audit.record({ type: 'login.throttled', orgId, ...actorOf(request) });
+          }
+          throw new Problem('currentPasswordWrong', 'The current password is not right.', 'bad_password');
+        }
+        await attempt.succeeded();
+      }
+      const outcome = await profiles.change(orgId, { name, email }, credentialId);
+      // Never the addresses: which fields changed, and how many sessions ended.
+      request.log.info({ event: 'organization.profile_changed', orgId, nameChanged: outcome.nameChanged, emailChanged: outcome.emailChanged, sessionsEnded: outcome.sessionsEnded }, 'organization profile changed');
+      recordProfileChange(audit, outcome, actorOf(request));
+      return reply.header('cache-control', 'no-store').send(profileView(outcome.organization));
+    },
+  });
+}
