@@ -1,16 +1,20 @@
 // The security page: change the password (POST /auth/password) and the organization's name and
-// e-mail (PATCH /auth/organization). Each refusal is shown under the field it is about: the
+// e-mail (GET and PATCH /auth/organization). Each refusal is shown under the field it is about: the
 // password policy's reason under the new password, a wrong current password under that one.
 import { call, changePassword } from './api.js';
-import { h } from './dom.js';
-import { showDone, statusArea } from './feedback.js';
+import { h, replaceChildren } from './dom.js';
+import { clear, showDone, showError, statusArea } from './feedback.js';
 import { codeOf, field, isBadInput, newPasswordField, POLICY_CODES, submit, type Field } from './fields.js';
 
 /** Problem codes the API answers about one field (docs/errors.md). */
 const CURRENT_PASSWORD_WRONG = 1217;
+const NOTHING_TO_CHANGE = 1222;
+const CURRENT_PASSWORD_REQUIRED = 1223;
+const EMAIL_CHANGED_MEANWHILE = 1224;
 const EMAIL_TAKEN = 1303;
 
-type Organization = Readonly<{ id?: string; name?: string; email?: string }>;
+/** As GET and PATCH /auth/organization answer. */
+type Organization = Readonly<{ id: string; name: string; email: string; createdAt: string }>;
 
 export function securityPage(): HTMLElement {
   return h(
@@ -48,38 +52,64 @@ function passwordForm(): HTMLElement {
 
 function profileForm(): HTMLElement {
   const status = statusArea();
-  const name = field({ id: 'org-name', label: 'New name', hint: 'Leave empty to keep the name.', input: { type: 'text', name: 'organization', autocomplete: 'organization', maxlength: 100 } });
-  const email = field({ id: 'org-email', label: 'New e-mail', hint: 'Leave empty to keep the e-mail. It is the one you sign in with.', input: { type: 'email', name: 'email', autocomplete: 'email' } });
+  const shown = h('dl');
+  const name = field({ id: 'org-name', label: 'Name', input: { type: 'text', name: 'organization', autocomplete: 'organization', maxlength: 100, required: true } });
+  const email = field({ id: 'org-email', label: 'E-mail', hint: 'The one you sign in with. Changing it ends every other session.', input: { type: 'email', name: 'email', autocomplete: 'email', required: true } });
   const password = field({ id: 'org-current-password', label: 'Current password (needed to change the e-mail)', input: { type: 'password', name: 'current-password', autocomplete: 'current-password' } });
-  const fields = h('fieldset', {}, h('legend', {}, 'Change the name or e-mail'), ...name.nodes, ...email.nodes, ...password.nodes, h('button', { type: 'submit' }, 'Save'));
+  const fields = h('fieldset', { disabled: true }, h('legend', {}, 'Change the name or e-mail'), ...name.nodes, ...email.nodes, ...password.nodes, h('button', { type: 'submit' }, 'Save'));
   const form = h('form', { novalidate: true }, fields, status);
+  // What the gateway holds now (GET /auth/organization): shown, and the fields start from it, so
+  // only what was edited is sent.
+  let current: Organization | undefined;
+  const showCurrent = (org: Organization) => {
+    current = org;
+    replaceChildren(shown, h('dt', {}, 'Name'), h('dd', {}, org.name), h('dt', {}, 'E-mail'), h('dd', {}, org.email));
+    name.input.value = org.name;
+    email.input.value = org.email;
+    password.input.value = '';
+  };
+  // The form stays disabled until the current values are in (a 503: the Retry button loads again).
+  async function load(): Promise<void> {
+    clear(status);
+    try {
+      showCurrent(await call<Organization>('GET', '/auth/organization'));
+      fields.disabled = false;
+    } catch (error) {
+      showError(status, error, () => void load());
+    }
+  }
   const place = (error: unknown): Field | undefined => {
     const code = codeOf(error);
-    if (code === CURRENT_PASSWORD_WRONG) return password;
-    if (code === EMAIL_TAKEN) return email;
+    if (code === CURRENT_PASSWORD_WRONG || code === CURRENT_PASSWORD_REQUIRED) return password;
+    if (code === EMAIL_TAKEN || code === EMAIL_CHANGED_MEANWHILE) return email;
+    if (code === NOTHING_TO_CHANGE) return name;
     return undefined;
   };
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    if (current === undefined) return;
     const newName = name.input.value.trim();
     const newEmail = email.input.value.trim();
-    const body = {
-      ...(newName !== '' && { name: newName }),
-      ...(newEmail !== '' && { email: newEmail }),
-      ...(newEmail !== '' && { currentPassword: password.input.value }),
-    };
+    const nameChanged = newName !== current.name;
+    const emailChanged = newEmail.toLowerCase() !== current.email.toLowerCase();
     // Said next to the right field before asking; the API checks it all again.
     for (const f of [name, email, password]) f.clearError();
-    if (newName === '' && newEmail === '') return name.showError('Enter a new name, a new e-mail, or both.');
-    if (newEmail !== '' && password.input.value === '') return password.showError('Changing the e-mail needs the current password.');
+    if (newName === '') return name.showError('The name cannot be empty.');
+    if (newEmail === '') return email.showError('The e-mail cannot be empty.');
+    if (!nameChanged && !emailChanged) return name.showError('Nothing to change: edit the name, the e-mail, or both.');
+    if (emailChanged && password.input.value === '') return password.showError('Changing the e-mail needs the current password.');
+    const body = {
+      ...(nameChanged && { name: newName }),
+      ...(emailChanged && { email: newEmail, currentPassword: password.input.value }),
+    };
     const changed = await submit(fields, status, [name, email, password], place, () => call<Organization>('PATCH', '/auth/organization', body));
     if (changed === undefined) return;
-    form.reset();
-    const now = [typeof changed.name === 'string' && `name: ${changed.name}`, typeof changed.email === 'string' && `e-mail: ${changed.email}`].filter((part): part is string => part !== false);
+    showCurrent(changed);
     showDone(
       status,
-      `Saved${now.length > 0 ? ` (${now.join(', ')})` : ''}.${newEmail !== '' ? ' Sign in with the new e-mail from now on; every other session of your organization has ended.' : ''}`,
+      `Saved.${emailChanged ? ' Sign in with the new e-mail from now on; every other session of your organization has ended.' : ''}`,
     );
   });
-  return h('section', { 'aria-labelledby': 'profile-title' }, h('h3', { id: 'profile-title' }, 'Name and e-mail'), form);
+  void load();
+  return h('section', { 'aria-labelledby': 'profile-title' }, h('h3', { id: 'profile-title' }, 'Name and e-mail'), shown, form);
 }

@@ -8,7 +8,9 @@ import { findChromium, launchBrowser } from '../helpers/browser.js';
  * Issue 31 in the console, in a real headless Chromium against a real gateway: the security page
  * changes the password (the policy's reason under the field, a wrong current password under its
  * own without signing out, then the message that other sessions ended, the old tokens refused and
- * the console still working with the returned one), and the reset page sets a password with a
+ * the console still working with the returned one) and the name and e-mail (PATCH
+ * /auth/organization: the refusals under their fields, the other sessions ended by an e-mail
+ * change and not by a name change), and the reset page sets a password with a
  * token the admin API made (from the URL's fragment, which no request carries; once, not twice).
  * Screenshots go to test-output/console/ beside the other console tests'.
  */
@@ -118,6 +120,73 @@ t.test('the security page changes the password', { skip }, async (t) => {
   t.equal(await page.getByRole('row').filter({ hasText: '(this session)' }).count(), 1, 'the console works on, in its one new session');
   t.equal(await login(gw, org.email, org.password), 401, 'the old password fails');
   t.equal(await login(gw, org.email, 'a brand new passphrase for the lamp'), 200, 'the new one works');
+  t.same(problems, [], 'no console errors');
+});
+
+t.test('the security page changes the name and the e-mail', { skip }, async (t) => {
+  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' } });
+  const org = await gw.createOrganization({ name: 'Ferry Operators', email: `ferry-${process.pid}@example.test` });
+  const taken = await gw.createOrganization({ name: 'Someone Else', email: `taken-${process.pid}@example.test` });
+  const other = await gw.login(org.email, org.password);
+  const { page, problems, shot } = await openPage(t);
+
+  await page.goto(`${gw.publicUrl}/console/#security`);
+  const signedIn = page.waitForResponse((response) => response.url().endsWith('/auth/login') && response.status() === 200);
+  await page.getByLabel('E-mail').fill(org.email);
+  await page.getByLabel('Password').fill(org.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const consoleToken = ((await (await signedIn).json()) as { token: string }).token;
+  await page.getByRole('heading', { name: 'Name and e-mail' }).waitFor();
+  const shown = page.locator('section[aria-labelledby="profile-title"] dl');
+  await shown.filter({ hasText: 'Ferry Operators' }).waitFor();
+  t.match(await shown.textContent(), new RegExp(`Ferry Operators.*${org.email.replace(/[.]/g, '\\.')}`), 'the current values shown');
+  const name = page.getByLabel('Name', { exact: true });
+  const email = page.getByLabel('E-mail', { exact: true });
+  const password = page.getByLabel('Current password (needed to change the e-mail)');
+  t.equal(await name.inputValue(), 'Ferry Operators', 'the fields start from them');
+  const save = page.getByRole('button', { name: 'Save' });
+
+  // A name change: no password asked, no session ended.
+  await name.fill('Ferry Operators of the North');
+  await save.click();
+  await shown.filter({ hasText: 'Ferry Operators of the North' }).waitFor();
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  t.equal((await gw.get('/auth/organization', bearer(other))).json().name, 'Ferry Operators of the North', 'the gateway holds the new name');
+  t.equal((await gw.get('/auth/sessions', bearer(other))).status, 200, 'a name change ends no session');
+
+  // An e-mail change without the current password: asked for under its field, nothing sent.
+  await email.fill(`new-ferry-${process.pid}@example.test`);
+  await save.click();
+  await page.locator('#org-current-password-error').filter({ hasText: 'needs the current password' }).waitFor();
+  // A wrong one: the API's 403 under the same field, still signed in.
+  await password.fill('not the current password');
+  await save.click();
+  await page.locator('#org-current-password-error').filter({ hasText: 'not right' }).waitFor();
+  t.equal(await page.getByRole('heading', { name: 'Security' }).isVisible(), true, 'still signed in');
+  // An address in use: 409 under the e-mail field.
+  await email.fill(taken.email);
+  await password.fill(org.password);
+  await save.click();
+  await page.locator('#org-email-error').waitFor();
+  t.match(await page.locator('#org-email-error').textContent(), /already|taken|in use/i);
+  t.equal(await email.getAttribute('aria-invalid'), 'true');
+  await shot('13-security-email-taken');
+
+  // The change: the message, the other session ended, this one kept, the new address signs in.
+  const newEmail = `new-ferry-${process.pid}@example.test`;
+  await email.fill(newEmail);
+  await password.fill(org.password);
+  await save.click();
+  await page.getByRole('status').filter({ hasText: 'Sign in with the new e-mail' }).waitFor();
+  await shown.filter({ hasText: newEmail }).waitFor();
+  t.equal(await password.inputValue(), '', 'the password is not kept in the page');
+  await shot('14-security-email-changed');
+  t.equal((await gw.get('/auth/sessions', bearer(other))).status, 401, 'the other session ended');
+  t.equal((await gw.get('/auth/sessions', bearer(consoleToken))).status, 200, "the console's session goes on");
+  await page.getByRole('link', { name: 'Sessions' }).click();
+  await page.getByText('(this session)').waitFor();
+  t.equal(await login(gw, newEmail, org.password), 200, 'the new e-mail signs in');
+  t.equal(await login(gw, org.email, org.password), 401, 'the old one does not');
   t.same(problems, [], 'no console errors');
 });
 
