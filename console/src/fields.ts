@@ -51,7 +51,7 @@ export function field(options: FieldOptions): Field {
  * and save one, paste allowed (nothing blocks it: NIST SP 800-63B-4 asks verifiers to allow it),
  * and a "Show" switch so a long passphrase can be checked before it is sent.
  */
-export function newPasswordField(id: string, label: string): Field & { toggle: HTMLElement } {
+export function newPasswordField(id: string, label: string): Field & { toggle: HTMLElement; empty(): void } {
   const base = field({
     id,
     label,
@@ -62,7 +62,16 @@ export function newPasswordField(id: string, label: string): Field & { toggle: H
   show.addEventListener('change', () => {
     base.input.type = show.checked ? 'text' : 'password';
   });
-  return { ...base, toggle: h('label', { class: 'check', for: show.id }, show, ' Show password') };
+  return {
+    ...base,
+    toggle: h('label', { class: 'check', for: show.id }, show, ' Show password'),
+    /** Emptied and hidden again, after use. */
+    empty() {
+      base.input.value = '';
+      base.input.type = 'password';
+      show.checked = false;
+    },
+  };
 }
 
 /** The problem codes of the password policy (400): each reason belongs next to the new password. */

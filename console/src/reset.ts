@@ -62,7 +62,7 @@ function resetPage(fromLink: string): HTMLElement {
     );
     if (done !== true) return;
     // The token is spent: out of the page, with the password.
-    form.reset();
+    next.empty();
     token.input.value = '';
     const message = statusArea();
     showDone(message, 'Your password is set. Every session of your organization has ended; sign in with the new password. API keys are not affected.');

@@ -17,20 +17,25 @@ const EMAIL_TAKEN = 1303;
 type Organization = Readonly<{ id: string; name: string; email: string; createdAt: string }>;
 
 export function securityPage(): HTMLElement {
+  // The account a password manager should save the new password under: a hidden username field
+  // in the password form (what browsers look for), filled once the e-mail is known.
+  const username = h('input', { type: 'email', name: 'username', autocomplete: 'username', hidden: true, readonly: true, tabindex: -1 });
   return h(
     'section',
     { 'aria-labelledby': 'page-title' },
     h('h2', { id: 'page-title', tabindex: -1 }, 'Security'),
-    passwordForm(),
-    profileForm(),
+    passwordForm(username),
+    profileForm((org) => {
+      username.value = org.email;
+    }),
   );
 }
 
-function passwordForm(): HTMLElement {
+function passwordForm(username: HTMLInputElement): HTMLElement {
   const status = statusArea();
   const current = field({ id: 'current-password', label: 'Current password', input: { type: 'password', name: 'current-password', autocomplete: 'current-password', required: true } });
   const next = newPasswordField('new-password', 'New password');
-  const fields = h('fieldset', {}, h('legend', {}, 'Change the password'), ...current.nodes, ...next.nodes, next.toggle, h('button', { type: 'submit' }, 'Change password'));
+  const fields = h('fieldset', {}, h('legend', {}, 'Change the password'), username, ...current.nodes, ...next.nodes, next.toggle, h('button', { type: 'submit' }, 'Change password'));
   const form = h('form', { novalidate: true }, fields, status);
   // The policy's reasons and any other bad input (a too long value, say) are about the new
   // password; a wrong current password (403, not 401: the session is still good) about that one.
@@ -40,8 +45,9 @@ function passwordForm(): HTMLElement {
     event.preventDefault();
     const done = await submit(fields, status, [current, next], place, () => changePassword(current.input.value, next.input.value).then(() => true));
     if (done !== true) return;
-    form.reset();
-    next.input.type = 'password';
+    // Not form.reset(): that would also empty the hidden username.
+    current.input.value = '';
+    next.empty();
     showDone(
       status,
       'Password changed. Every other session of your organization has ended, on every device: they must sign in again with the new password. This console goes on with a new session. API keys are not affected: they keep working.',
@@ -50,7 +56,7 @@ function passwordForm(): HTMLElement {
   return h('section', { 'aria-labelledby': 'password-title' }, h('h3', { id: 'password-title' }, 'Password'), form);
 }
 
-function profileForm(): HTMLElement {
+function profileForm(onLoaded: (org: Organization) => void): HTMLElement {
   const status = statusArea();
   const shown = h('dl');
   const name = field({ id: 'org-name', label: 'Name', input: { type: 'text', name: 'organization', autocomplete: 'organization', maxlength: 100, required: true } });
@@ -67,6 +73,7 @@ function profileForm(): HTMLElement {
     name.input.value = org.name;
     email.input.value = org.email;
     password.input.value = '';
+    onLoaded(org);
   };
   // The form stays disabled until the current values are in (a 503: the Retry button loads again).
   async function load(): Promise<void> {

@@ -70,6 +70,10 @@ t.test('the security page changes the password', { skip }, async (t) => {
   const next = page.getByLabel('New password', { exact: true });
   t.equal(await next.getAttribute('autocomplete'), 'new-password');
   t.equal(await current.getAttribute('autocomplete'), 'current-password');
+  // The account a password manager saves the new password under: the organization's e-mail.
+  const username = page.locator('input[autocomplete="username"]');
+  await page.waitForFunction(`document.querySelector('input[autocomplete="username"]').value !== ''`);
+  t.equal(await username.inputValue(), org.email, 'a hidden username field holds the e-mail');
   // Paste allowed: a real paste from the clipboard (as from a password manager) lands in the field.
   await page.evaluate(`navigator.clipboard.writeText(${JSON.stringify('pasted from a password manager')})`);
   await next.focus();
@@ -111,6 +115,7 @@ t.test('the security page changes the password', { skip }, async (t) => {
   await page.getByRole('status').filter({ hasText: 'Every other session of your organization has ended' }).waitFor();
   t.equal(await current.inputValue(), '', 'the fields are emptied');
   t.equal(await next.inputValue(), '');
+  t.equal(await username.inputValue(), org.email, 'the username field is kept');
   await shot('9-security-password-changed');
   t.equal((await gw.get('/auth/sessions', bearer(other))).status, 401, "another session's token is refused");
   t.equal((await gw.get('/auth/sessions', bearer(consoleToken))).status, 401, "the console's old token is refused");
