@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 
 const source = new URL('../console/', import.meta.url);
 const target = new URL('../dist/console/', import.meta.url);
-for (const file of ['index.html', 'console.css']) copyFileSync(new URL(file, source), new URL(file, target));
+for (const file of ['index.html', 'reset.html', 'console.css']) copyFileSync(new URL(file, source), new URL(file, target));
 
 const LIMIT = 100 * 1024;
 let gzipped = 0;

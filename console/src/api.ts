@@ -36,6 +36,15 @@ export async function signOut(): Promise<void> {
   }
 }
 
+/**
+ * POST /auth/password: every login session of the organization ends, this one too, and the
+ * answer's token (a new session's) replaces it, so the console keeps working signed in.
+ */
+export async function changePassword(currentPassword: string, newPassword: string): Promise<void> {
+  const answer = await call<{ token: string }>('POST', '/auth/password', { currentPassword, newPassword });
+  token = answer.token;
+}
+
 export function forgetToken(): void {
   token = undefined;
 }

@@ -1,11 +1,12 @@
 // The console's shell: sign-in until there is a token, then the pages by the URL's fragment
-// (#keys, #sessions, #audit, #organization), with sign-out. Everything it does is a call of the
+// (#keys, #sessions, #audit, #organization, #security), with sign-out. Everything it does is a call of the
 // public API (api.ts); the token lives in this page's memory only.
 import { forgetToken, onSessionEnded, signedIn, signOut } from './api.js';
 import { auditPage } from './audit.js';
 import { h, replaceChildren } from './dom.js';
 import { keysPage } from './keys.js';
 import { organizationPage } from './organization.js';
+import { securityPage } from './security.js';
 import { sessionsPage } from './sessions.js';
 import { signInPage } from './sign-in.js';
 
@@ -14,6 +15,7 @@ const PAGES = {
   sessions: { title: 'Sessions', render: () => sessionsPage(() => showSignIn('You signed out this session.')) },
   audit: { title: 'Audit trail', render: auditPage },
   organization: { title: 'Organization', render: organizationPage },
+  security: { title: 'Security', render: securityPage },
 } as const;
 type PageName = keyof typeof PAGES;
 

@@ -27,5 +27,11 @@ export function signInPage(message: string | undefined, onSignedIn: () => void):
   });
   if (message !== undefined) showNotice(status, message);
   queueMicrotask(() => email.focus());
-  return h('section', { 'aria-labelledby': 'page-title', class: 'sign-in' }, h('h2', { id: 'page-title' }, 'Sign in'), form);
+  return h(
+    'section',
+    { 'aria-labelledby': 'page-title', class: 'sign-in' },
+    h('h2', { id: 'page-title' }, 'Sign in'),
+    form,
+    h('p', {}, 'Forgot the password? Your operator can give you a one-time reset token: ', h('a', { href: 'reset' }, 'set a new password with it'), '.'),
+  );
 }

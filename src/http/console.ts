@@ -75,7 +75,9 @@ export async function consoleRoutes(app: FastifyInstance, opts: { directory?: UR
   app.get('/console', { config, schema }, (_request, reply) => reply.redirect('/console/', 308));
   app.get('/console/', { config, schema }, (request, reply) => send(request, reply, files.get('index.html')!));
   app.get<{ Params: { file: string } }>('/console/:file', { config, schema }, (request, reply) => {
-    const file = files.get(request.params.file);
+    // A page of its own is asked for without its extension (/console/reset is reset.html).
+    const name = request.params.file;
+    const file = files.get(name) ?? (name.includes('.') ? undefined : files.get(`${name}.html`));
     if (file === undefined) throw new Problem('notFound');
     return send(request, reply, file);
   });

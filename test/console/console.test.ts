@@ -197,10 +197,15 @@ t.test('the console is off in production unless turned on, and serves only its o
   t.equal(page.status, 200);
   t.match(page.headers['content-type'], /^text\/html/);
   t.equal((await on.get('/console/app.js')).headers['content-type'], 'text/javascript; charset=utf-8');
+  // The reset page is a page of its own, asked for without its extension.
+  const reset = await on.get('/console/reset');
+  t.equal(reset.status, 200, '/console/reset');
+  t.match(reset.body, /<script type="module" src="reset\.js"><\/script>/);
+  t.equal(reset.headers['content-security-policy'], page.headers['content-security-policy'], 'under the same CSP');
   const redirect = await on.get('/console');
   t.equal(redirect.status, 308);
   t.equal(redirect.headers.location, '/console/');
-  for (const path of ['/console/nope.js', '/console/..%2Fpackage.json', '/console/%2e%2e/main.js', '/console/sub/app.js']) {
+  for (const path of ['/console/nope.js', '/console/..%2Fpackage.json', '/console/%2e%2e/main.js', '/console/sub/app.js', '/console/nope', '/console/reset.js.html']) {
     const res = await on.get(path);
     t.equal(res.status, 404, path);
     t.match(res.headers['content-type'], /problem\+json/);
