@@ -265,3 +265,33 @@ t.test('a full queue drops new notices, counts them and logs once', async (t) =>
     'the three queued are delivered',
   );
 });
+
+t.test('through the API: an organization changing its e-mail, and an operator renaming it, each send one notice; the one of the e-mail change names the address it left', async (t) => {
+  const hook = await receiver(t);
+  const gw = await noticed(t, { url: hook.url });
+  const org = await gw.createOrganization({ name: 'Notice Profile Co' });
+  const token = await gw.login(org.email, org.password);
+  const newEmail = `moved-${randomBytes(4).toString('hex')}@example.test`;
+  const patched = await send(`${gw.publicUrl}/auth/organization`, {
+    method: 'PATCH',
+    headers: { ...json, authorization: `Bearer ${token}` },
+    body: JSON.stringify({ email: newEmail, currentPassword: org.password }),
+  });
+  t.equal(patched.status, 200, 'the e-mail is changed');
+  const renamed = await send(`${gw.opsUrl}/admin/organizations/${org.id}`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: JSON.stringify({ name: 'Renamed By Operator' }),
+  });
+  t.equal(renamed.status, 200, 'the operator renames it');
+  t.ok(await eventually(async () => hook.received.length >= 2), 'two notices arrive');
+  const byType = new Map(hook.received.map(verified).map((n) => [n!.type, n!]));
+  const moved = byType.get('organization.email_changed');
+  t.equal(moved?.previousEmail, org.email, 'the address it left');
+  t.equal(moved?.actor, 'organization');
+  const named = byType.get('organization.name_changed');
+  t.equal(named?.actor, 'admin');
+  t.equal(named?.organization.name, 'Renamed By Operator', 'the organization as it is now');
+  t.equal(named?.organization.email, newEmail);
+  for (const r of hook.received) t.notOk(r.raw.includes(org.password) || r.raw.includes(token), 'no password or token in a notice');
+});
