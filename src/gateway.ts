@@ -121,9 +121,11 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
   const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
   const replica = randomUUID();
-  const limiter = createRateLimiter({ store, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
+  // The leases of both limiters are children of the request's span (tracing on only).
+  const leaseStore = traced(store, tracing, { leaseRateBudget: 'rate_limit.lease' });
+  const limiter = createRateLimiter({ store: leaseStore, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
   // The routes' own limits (a routes file's `rateLimit`): windows of their own, leased the same way.
-  const routeLimiter = createRateLimiter({ store, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
+  const routeLimiter = createRateLimiter({ store: leaseStore, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
   // Built here, at start: the blocklist is read once, and a missing one stops the start.
   const policy = createPasswordPolicy(config.passwords);

@@ -31,7 +31,8 @@ async function tracedGateway(tt: Test, receiver: OtlpReceiver, env: Record<strin
 t.test('a sampled request: the server span, its children and the client span the upstream is told of', async (t) => {
   const receiver = await startOtlpReceiver();
   t.teardown(() => receiver.close());
-  const gw = await tracedGateway(t, receiver);
+  // A rate limit too high to refuse: the first request leases budget from the store.
+  const gw = await tracedGateway(t, receiver, { AUTHGATE_RATE_LIMIT: '100000/60s' });
   const org = await gw.createOrganization();
   const token = await gw.login(org.email, org.password);
   const key = await gw.createApiKey(token);
@@ -72,6 +73,7 @@ t.test('a sampled request: the server span, its children and the client span the
   const children = spans.filter((s) => s.kind === SPAN_KIND.internal).map((s) => s.name).sort();
   t.ok(children.includes('store.find_api_key'), `the store read of the cache miss is a child: ${children}`);
   t.ok(children.includes('identity.sign'), 'the identity signing is a child');
+  t.ok(children.includes('rate_limit.lease'), 'the rate-limit lease is a child');
   const serverIds = new Set(servers.map((s) => s.spanId));
   for (const child of spans.filter((s) => s.kind === SPAN_KIND.internal)) t.ok(serverIds.has(child.parentSpanId), `${child.name} hangs under a server span`);
   t.match(receiver.contentTypes[0], /application\/x-protobuf/);
@@ -99,10 +101,19 @@ t.test('login: argon2 is a child of the login\'s span; refusals are spans with t
   t.equal(loginServer.name, 'POST /auth/login');
   t.equal(loginSpans.find((s) => s.name === 'argon2.verify')!.parentSpanId, loginServer.spanId);
 
+  // A log line of the request (not only its access line) carries the gateway's span's ids.
+  const token = login.json().token as string;
+  const keyTrace = hexId(16);
+  const created = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}`, traceparent: traceparent(keyTrace, hexId(8), '01') } });
+  t.equal(created.status, 201);
+  const keyServer = (await spansOf(receiver, keyTrace, (s) => s.some((x) => x.kind === SPAN_KIND.server))).find((x) => x.kind === SPAN_KIND.server);
+  const event = gw.logs.records().find((r) => r.event === 'api_key.created' && r.trace_id === keyTrace);
+  t.equal(event?.span_id, keyServer!.spanId, 'the api_key.created line names the request\'s span');
+
   const refusedTrace = hexId(16);
   const refused = await gw.get('/accounts', { authorization: 'Bearer agk_test_notakeyatall0000000000000000', traceparent: traceparent(refusedTrace, hexId(8), '01') });
   t.equal(refused.status, 401);
-  const [denied] = await spansOf(receiver, refusedTrace, (s) => s.some((x) => x.kind === SPAN_KIND.server));
+  const denied = (await spansOf(receiver, refusedTrace, (s) => s.some((x) => x.kind === SPAN_KIND.server))).find((x) => x.kind === SPAN_KIND.server);
   t.equal(denied!.attributes['http.response.status_code'], 401);
   t.type(denied!.attributes['authgate.decision.reason'], 'string', 'the reason it was refused');
   t.notOk(receiver.spans.some((s) => s.traceId === refusedTrace && s.kind === SPAN_KIND.client), 'a refused request has no upstream call');
@@ -204,6 +215,11 @@ t.test('tracing off: the client\'s traceparent goes upstream unchanged and into 
   const lines = gw.logs.records().filter((r) => r.msg === 'request' && r.route !== '/auth/login' && r.trace_id === trace);
   t.equal(lines.length, 2, 'both access lines (framework path and fast lane) carry the trace');
   for (const line of lines) t.equal(line.span_id, span);
+  const keySpan = hexId(8);
+  const created = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}`, traceparent: traceparent(trace, keySpan, '01') } });
+  t.equal(created.status, 201);
+  const event = gw.logs.records().find((r) => r.event === 'api_key.created' && r.trace_id === trace);
+  t.equal(event?.span_id, keySpan, 'a log line of the request carries the client\'s ids too');
   const plain = await gw.get('/accounts', { authorization: `Bearer ${key.apiKey}` });
   t.equal(plain.status, 200);
   const last = gw.logs.records().filter((r) => r.msg === 'request').at(-1)!;
