@@ -8,6 +8,8 @@
 import type { RunSpec } from './loadgen.js';
 import type { Options } from './options.js';
 import type { Summary } from './report/summary.js';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { ROUTES_LAST_PATH, ROUTES_PROBE_PATH, routesFile, routesFileUnsupported } from './routes-file.js';
 
 type Env = Record<string, string>;
@@ -96,7 +98,25 @@ const ROUTES_2 = routesTwin('authgate-routes-2', 2);
 const ROUTES_50 = routesTwin('authgate-routes-50', 50);
 const ROUTES_50_B = routesTwin('authgate-routes-50-b', 50);
 const ROUTES_2_B = routesTwin('authgate-routes-2-b', 2);
-export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B];
+/**
+ * Issue 33: twins with tracing off, on with 0 % sampling and on with 100 % sampling, exporting
+ * to the bench's own OTLP sink (bench/otlp-sink.ts; the runner puts its address in
+ * OTEL_EXPORTER_OTLP_ENDPOINT when a tracing scenario is selected). The load sends no
+ * traceparent: every request is a root, sampled by the ratio.
+ */
+/** A build with tracing has its module beside main.js (dist/tracing/). */
+const tracingSupported = (main: string): boolean => existsSync(join(dirname(main), 'tracing', 'tracing.js'));
+const tracingTwin = (name: string, tracing: 'off' | '0' | '1'): GatewaySpec => ({
+  name,
+  env: (c) => (tracing === 'off' ? { ...c, AUTHGATE_TRACING: 'off' } : { ...c, AUTHGATE_TRACING: 'on', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: tracing }),
+  unsupported: (main) => (tracingSupported(main) ? undefined : 'this build has no AUTHGATE_TRACING (issue 33)'),
+});
+const TRACING_OFF = tracingTwin('authgate-tracing-off', 'off');
+const TRACING_0 = tracingTwin('authgate-tracing-0', '0');
+const TRACING_100 = tracingTwin('authgate-tracing-100', '1');
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100];
+/** The scenarios that need the bench's OTLP sink (bench/runner/setup.ts starts it for them). */
+export const TRACING_SCENARIOS: readonly string[] = ['tracing-off', 'tracing-0', 'tracing-100'];
 
 const identityCost = '(reference: the identity assertion’s cost)';
 const secondPair = '(reference: the identity assertion’s cost, second pair)';
@@ -129,6 +149,10 @@ export const SCENARIOS = [
   { id: 'routes-50', title: `authgate twin, API key, warm cache, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSize, showP99: true, bringsAlong: ['routes-2', 'routes-50-b', 'routes-2-b'], check: 'authgate twin (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
   { id: 'routes-2-b', title: 'authgate twin B, API key, routes file of 2 routes', server: ROUTES_2_B, credential: 'apiKey', target: routesSecondPair, unlisted: true, check: 'authgate twin B (routes file, 2 routes)' },
   { id: 'routes-50-b', title: `authgate twin B, API key, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50_B, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSecondPair, unlisted: true, bringsAlong: ['routes-2-b'], check: 'authgate twin B (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
+  // Issue 33: tracing's cost, each twin against the one with tracing off.
+  { id: 'tracing-off', title: 'authgate twin, API key, warm cache, tracing off', server: TRACING_OFF, credential: 'apiKey', target: '(reference: tracing’s cost)', showP99: true, check: 'authgate twin (tracing off)' },
+  { id: 'tracing-0', title: 'authgate twin, API key, warm cache, tracing on, 0 % sampled', server: TRACING_0, credential: 'apiKey', target: '(reference: tracing’s cost)', showP99: true, bringsAlong: ['tracing-off'], check: 'authgate twin (tracing on, 0 %)' },
+  { id: 'tracing-100', title: 'authgate twin, API key, warm cache, tracing on, 100 % sampled to a local OTLP receiver', server: TRACING_100, credential: 'apiKey', target: '(reference: tracing’s cost)', showP99: true, bringsAlong: ['tracing-off'], check: 'authgate twin (tracing on, 100 %)' },
   { id: 'compare', title: ({ options }) => `compare: ${options.compareMain}, API key, warm cache`, server: COMPARE, credential: 'apiKey', target: '(development aid)', showP99: true, withGatewayOnly: true },
 ] as const satisfies readonly ScenarioSpec[];
 
@@ -159,6 +183,9 @@ export const PAIR_COSTS = [
   // Issue 28: the fast lane serves every route of the table; a request to the last of 50 routes
   // within 0.03 of a 2-route table. Two mirrored pairs, as for the identity assertion.
   { with: 'routes-50', without: 'routes-2', second: ['routes-50-b', 'routes-2-b'], limit: -0.03, json: 'routesTableCost', name: 'routes table cost: API key, the last of 50 routes against 2 routes', how: '(median of same-round differences of the ratio with 50 routes and with 2, averaged over two mirrored pairs of twins)' },
+  // Issue 33: tracing on at 0 % within 0.02 of tracing off; at 100 % (to a local receiver) within 0.15.
+  { with: 'tracing-0', without: 'tracing-off', limit: -0.02, json: 'tracingUnsampledCost', name: 'tracing cost: on, 0 % sampled, against off', how: '(median of same-round differences of the ratio with and without it)' },
+  { with: 'tracing-100', without: 'tracing-off', limit: -0.15, json: 'tracingSampledCost', name: 'tracing cost: on, 100 % sampled to a local OTLP receiver, against off', how: '(median of same-round differences of the ratio with and without it)' },
 ] as const satisfies readonly { with: ScenarioId; without: ScenarioId; second?: readonly [ScenarioId, ScenarioId]; limit: number; json: string; name: string; how: string }[];
 
 /** The table as the runner and the report read it. */

@@ -30,7 +30,8 @@ import { createHealth, type Health } from './observability/health.js';
 import { instrument } from './observability/instrumentation.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createMetrics, readBuildInfo, type Metrics } from './observability/metrics.js';
+import { loadTracing, traced, type Tracing } from './tracing/tracing.js';
 import { registerRouteMetrics } from './observability/route-metrics.js';
 import { LEAK_REPORTS } from './routes/leaked-keys.js';
 import { createApiKeyService } from './services/api-keys.js';
@@ -111,11 +112,14 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const cache = createCredentialCache(config.cache);
   const { store, bus, recordDecision, onStoreUp } = instrument(storage, metrics, cache);
   followRevocations(cache, bus);
+  // AUTHGATE_TRACING=on: the SDK loaded now (tracing/sdk.ts); off, nothing of it is loaded. The
+  // children of a request's span: the store read of a cache miss, argon2, the lease, the signing.
+  const tracing = await buildTracing(config, metrics);
 
   const tokens = await createTokenService({ ...config.jwt, environment: config.environment });
-  const resolver = createResolver({ store, cache, tokens, environment: config.environment, now });
+  const resolver = createResolver({ store: traced(store, tracing, { findApiKeyByHash: 'store.find_api_key', findSession: 'store.find_session' }), cache, tokens, environment: config.environment, now });
   // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
-  const passwords = createPasswordHasher();
+  const passwords = traced(createPasswordHasher(), tracing, { hash: 'argon2.hash', verify: 'argon2.verify' });
   const growth = createTenantGrowth(store, config.tenantLimits);
   const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth });
   const trail = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
@@ -136,9 +140,11 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
   const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
   const replica = randomUUID();
-  const limiter = createRateLimiter({ store, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
+  // The leases of both limiters are children of the request's span (tracing on only).
+  const leaseStore = traced(store, tracing, { leaseRateBudget: 'rate_limit.lease' });
+  const limiter = createRateLimiter({ store: leaseStore, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
   // The routes' own limits (a routes file's `rateLimit`): windows of their own, leased the same way.
-  const routeLimiter = createRateLimiter({ store, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
+  const routeLimiter = createRateLimiter({ store: leaseStore, replica, now, onLease: (outcome) => metrics.rateLimitLeases.inc({ outcome }) });
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
   // Built here, at start: the blocklist is read once, and a missing one stops the start.
   const policy = createPasswordPolicy(config.passwords);
@@ -180,11 +186,12 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     keyUsage,
     audit,
     auditLog: store,
-    identity: identity?.asserter,
+    identity: identity === undefined ? undefined : traced(identity.asserter, tracing, { sign: 'identity.sign' }),
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
     rateLimits: { policy: rateLimits, limiter },
     routeLimits: { check: createRouteLimitCheck(routeLimiter, () => metrics.rateLimitRefusals.inc()), limiter: routeLimiter },
+    tracing,
   });
   // The table's routes in the public OpenAPI document (the catch-all itself is hidden from it).
   const forwardedDocs = createForwardedDocs(routes, (error) => logger.error({ event: 'routes.openapi_failed', err: error }, 'the route table could not be documented'));
@@ -238,8 +245,20 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         await notices?.close();
         await bus.close();
         await storage.store.close();
+        // Last: the spans of the requests just drained are exported (bounded: tracing/sdk.ts).
+        await tracing?.shutdown();
       })()),
   };
+}
+
+/** The SDK, loaded only with AUTHGATE_TRACING=on; its dropped spans counted in the gateway's metrics. */
+async function buildTracing(config: Config, metrics: Metrics): Promise<Tracing | undefined> {
+  if (!config.tracing.enabled) return undefined;
+  return loadTracing({
+    recordOrgId: config.tracing.recordOrgId,
+    serviceVersion: readBuildInfo().version,
+    onDropped: (reason, spans) => metrics.tracingSpansDropped.inc({ reason }, spans),
+  });
 }
 
 /**

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { send, sendJson } from '../lib/http.js';
 import { startBenchRedis, type BenchRedis } from '../lib/redis.js';
 import type { Options } from '../options.js';
-import { GATEWAYS, MAIN, NOIDENT, REPLICA, SPECS, type GatewaySpec, type ScenarioId, type ScenarioSpec } from '../scenarios.js';
+import { GATEWAYS, MAIN, NOIDENT, REPLICA, SPECS, TRACING_SCENARIOS, type GatewaySpec, type ScenarioId, type ScenarioSpec } from '../scenarios.js';
 import { checkIdentityKeys } from './identity-check.js';
 import { benchFile, keepTemporary, LoadGenerator, makeIdentityKey, runFile, SERVER_CORE, startGateway, startNodeChild, UA, type Gateway } from './processes.js';
 import { startReferences, type Server } from './references.js';
@@ -74,6 +74,11 @@ export async function startRun(options: Options, redisBinary: string, log: (text
   const wanted = (id: ScenarioId): boolean => only === undefined || only.includes(id) || id === 'baseline' || only.some((o) => SPECS.find((s) => s.id === o)?.bringsAlong?.includes(id));
   const selected = SPECS.filter((s) => s.withGatewayOnly === true || wanted(s.id));
   const gatewayOf = (s: ScenarioSpec) => (typeof s.server === 'string' ? undefined : s.server);
+  // Issue 33: the tracing twins export to the bench's own OTLP sink, started only for them.
+  if (selected.some((s) => TRACING_SCENARIOS.includes(s.id))) {
+    const sink = await startNodeChild('otlp-sink', benchFile('otlp-sink.js'), [], SERVER_CORE);
+    common['OTEL_EXPORTER_OTLP_ENDPOINT'] = `http://127.0.0.1:${sink.port}`;
+  }
 
   // The gateways start side by side (each mostly waits for its Redis connection and readiness), in
   // the table's order; one the build cannot run is not started, and its scenarios are skipped.

@@ -109,6 +109,8 @@ export type Config = Readonly<{
   console: Readonly<{ enabled: boolean }>;
   /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */
   cors: Readonly<{ origins: readonly string[] | '*' }>;
+  /** OpenTelemetry (tracing/): off, or on, with the organization id on spans or not. */
+  tracing: Readonly<{ enabled: boolean; recordOrgId: boolean }>;
   /** Each credential's limit on forwarded routes unless its organization or key says otherwise; undefined: none. */
   rateLimit: Readonly<{ default: RateLimit | undefined }>;
   /**

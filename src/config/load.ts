@@ -126,6 +126,7 @@ export function loadConfig(env: Env): LoadResult {
     notices: readNotices(),
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
     cors: { origins: readCorsOrigins() },
+    tracing: { enabled: setting('AUTHGATE_TRACING') === 'on', recordOrgId: setting('AUTHGATE_TRACING_ORG_ID') === 'on' },
     routesFile: readRoutesFile(identity),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };

@@ -58,6 +58,7 @@ import type { Server as HttpsServer } from 'node:https';
 import './request-context.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
 import { trustProxyOption } from './trust-proxy.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 export type PublicServerDeps = Readonly<{
   config: Config;
@@ -95,6 +96,8 @@ export type PublicServerDeps = Readonly<{
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The routes' own rate limits (limits/route-limit.ts): the check, and its limiter for the fast lane. */
   routeLimits: Readonly<{ check: RouteLimitCheck; limiter: RateLimiter }>;
+  /** AUTHGATE_TRACING=on (tracing/tracing.ts): a span per request; undefined: off. */
+  tracing?: Tracing | undefined;
 }>;
 
 /** The public port. The order of work reads top to bottom, as a request meets it. */
@@ -116,12 +119,13 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     cors.stamp(request, reply);
   };
   // After the reply is on the wire: the metric and the one log line (see step 6).
-  const record = recordRequest(deps.metrics, deps.accessLog, deps.routes);
+  const tracing = deps.tracing;
+  const record = recordRequest(deps.metrics, deps.accessLog, deps.routes, tracing);
   const trustProxy = trustProxyOption(config.trustProxy);
   const app = Fastify({
     // A missing Host is refused by the first hook, as a problem (admission.ts), not by node.
     ...(tls ? { https: { ...readTlsFiles(tls), minVersion: TLS_MIN_VERSION, ...ADMISSION_SERVER_OPTIONS } } : { http: ADMISSION_SERVER_OPTIONS }),
-    ...sharedServerOptions(deps.logger),
+    ...sharedServerOptions(deps.logger, tracing),
     trustProxy,
     bodyLimit: AUTH_BODY_LIMIT,
     // The router's refusals (an undecodable target) and node's parser's (an oversized header
@@ -183,6 +187,9 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   await registerLoadShedding(app, config.shedding);
   // An unknown route or method is refused here, before its body would be parsed (http/refusals.ts).
   app.addHook('onRequest', refuseUnrouted);
+  // A route with a body runs its handler from the body's events: its span made current again,
+  // so argon2, the store and the lease are its children (tracing on only).
+  if (tracing !== undefined) app.addHook('preHandler', (request, _reply, done) => tracing.resume(request.raw, done));
   // 2-3. Authentication and authorization, fixed per route from its config.auth.
   await app.register(routePolicy, { resolver: deps.resolver, record: deps.recordDecision, noteKeyUse: deps.keyUsage.note });
 
@@ -221,6 +228,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     rateLimit: deps.rateLimit,
     routeLimit: deps.routeLimits.check,
     varyOrigin: cors.varyOrigin,
+    tracing,
   });
 
   // 6. After the reply is on the wire: the metric and the one log line.
@@ -233,7 +241,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   if (framework === undefined) throw new Error('fastify attached no request handler');
   // Behind the admission of bodies (http/admission.ts): `Expect: 100-continue` is answered when
   // the body is first read, and a refusal past the drain bound closes the connection.
-  admitRequests(app.server, createFastPath({
+  // With tracing on, each request's server span begins before anything else is done with it.
+  const fastPath = createFastPath({
     routes: deps.routes,
     pools,
     routeLimiter: deps.routeLimits.limiter,
@@ -248,9 +257,11 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     identity: deps.identity,
     metrics: deps.metrics,
     record: record.record,
+    tracing,
     closing: () => shutdown.closing,
     overloaded: () => (app as unknown as { isUnderPressure?: () => boolean }).isUnderPressure?.() === true,
     framework,
-  }));
+  });
+  admitRequests(app.server, tracing === undefined ? fastPath : tracing.serve(fastPath, tls === undefined ? 'http' : 'https'));
   return app;
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthDecision } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
@@ -5,6 +6,7 @@ import type { AccessLog } from '../observability/access-log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RouteTableSource } from '../route-table/types.js';
 import type { CounterSeries, HistogramSeries } from '../observability/series-metrics.js';
+import { traceIdsOf, type Tracing } from '../tracing/tracing.js';
 
 type RequestSeries = { requests: CounterSeries; duration: HistogramSeries };
 
@@ -15,9 +17,10 @@ type RequestSeries = { requests: CounterSeries; duration: HistogramSeries };
  * credential itself.
  *
  * It runs for every request, so it does no more than it must: the metric series of each
- * (route, method, status) are bound once and found again without building a key.
+ * (route, method, status) are bound once and found again without building a key. With tracing
+ * on it also ends the request's span (tracing/tracing.ts), with the same route, status and decision.
  */
-export function recordRequest(metrics: Metrics, accessLog: AccessLog, routes?: RouteTableSource) {
+export function recordRequest(metrics: Metrics, accessLog: AccessLog, routes?: RouteTableSource, tracing?: Tracing) {
   const series = new Map<string, Map<string, Map<number, RequestSeries>>>();
   const seriesOf = (route: string, method: string, status: number): RequestSeries => {
     let byMethod = series.get(route);
@@ -39,8 +42,13 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog, routes?: R
     return found;
   };
 
-  const record: RecordAnswer = (reqId, method, route, status, elapsedMs, upstreamStartedAt, principal, decision) => {
+  const record: RecordAnswer = (reqId, method, route, status, elapsedMs, upstreamStartedAt, principal, decision, raw) => {
     const metric = seriesOf(route, method, status);
+    // Read before finish(), which forgets the request's span.
+    const trace = traceIdsOf(tracing, raw);
+    const credentialKind = principal?.via ?? decision?.kind;
+    const authReason = decision?.outcome === 'allowed' ? undefined : decision?.reason;
+    if (tracing !== undefined) tracing.finish(raw, { route, status, credentialKind, reason: decision?.reason, orgId: principal?.orgId });
     metric.requests.inc();
     metric.duration.observe(elapsedMs / 1000);
     if (upstreamStartedAt > 0) upstreamSeriesOf(route).observe((performance.now() - upstreamStartedAt) / 1000);
@@ -51,9 +59,11 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog, routes?: R
       status,
       durationMs: Math.round(elapsedMs * 1000) / 1000,
       orgId: principal?.orgId,
-      credentialKind: principal?.via ?? decision?.kind,
+      credentialKind,
       keyId: principal?.via === 'api_key' ? principal.credentialId : undefined,
-      authReason: decision?.outcome === 'allowed' ? undefined : decision?.reason,
+      authReason,
+      traceId: trace?.traceId,
+      spanId: trace?.spanId,
     });
   };
   /**
@@ -73,7 +83,7 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog, routes?: R
     return route !== undefined && route.methods.has(request.method) ? route.label : 'unmatched';
   };
   const onResponse = function onResponse(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    record(request.id, request.method, labelOf(request), reply.statusCode, reply.elapsedTime, request.upstreamStartedAt, request.principal, request.authDecision);
+    record(request.id, request.method, labelOf(request), reply.statusCode, reply.elapsedTime, request.upstreamStartedAt, request.principal, request.authDecision, request.raw);
     done();
   };
   return Object.assign(onResponse, { record });
@@ -89,4 +99,6 @@ export type RecordAnswer = (
   upstreamStartedAt: number,
   principal: Principal | null,
   decision: AuthDecision | null,
+  /** The request itself: its trace (tracing/), never read for anything else. */
+  raw: IncomingMessage,
 ) => void;

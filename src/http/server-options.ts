@@ -1,4 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import { LogController, type FastifyBaseLogger } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
+import { traceIdsOf, type Tracing } from '../tracing/tracing.js';
 import type { Logger } from '../observability/logging.js';
 import { requestIdOf } from './request-id.js';
 import { describeValidation } from './validation-message.js';
@@ -9,8 +12,18 @@ import { describeValidation } from './validation-message.js';
  * its own answer while closing. Each server adds what is its own (TLS, proxy trust, body limit,
  * router, refusal handlers).
  */
-export function sharedServerOptions(logger: Logger) {
+export function sharedServerOptions(logger: Logger, tracing?: Tracing) {
   return {
+    // Every log line of a request carries its trace (tracing on: the gateway's span; off: the
+    // client's traceparent), as its access line does: its logs are found from its trace.
+    childLoggerFactory(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions, raw: IncomingMessage): FastifyBaseLogger {
+      const trace = traceIdsOf(tracing, raw);
+      if (trace !== undefined) {
+        bindings['trace_id'] = trace.traceId;
+        bindings['span_id'] = trace.spanId;
+      }
+      return parent.child(bindings, options);
+    },
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written in onResponse (observability/access-log.ts), not fastify's two.
     logController: new LogController({ disableRequestLogging: true }),

@@ -12,6 +12,9 @@ export type AccessRecord = {
   credentialKind: string | undefined;
   keyId: string | undefined;
   authReason: string | undefined;
+  /** The request's trace (W3C ids, hex): the gateway's span with tracing on, else the client's traceparent. */
+  traceId?: string | undefined;
+  spanId?: string | undefined;
 };
 
 export type AccessLog = (record: AccessRecord) => void;
@@ -59,6 +62,9 @@ export function createAccessLog(logger: Logger, destination: DestinationStream):
     if (r.credentialKind !== undefined) line += ',"credentialKind":' + quote(r.credentialKind);
     if (r.keyId !== undefined) line += ',"keyId":' + quote(r.keyId);
     if (r.authReason !== undefined) line += ',"authReason":' + quote(r.authReason);
+    // Hex by construction (tracing/trace-context.ts, or the SDK's ids): no quoting needed. The
+    // OpenTelemetry log data model's names, so a log backend links the line to its trace.
+    if (r.traceId !== undefined) line += ',"trace_id":"' + r.traceId + '","span_id":"' + r.spanId + '"';
     destination.write(line + ',"msg":"request"}\n');
   };
 }

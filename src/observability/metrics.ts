@@ -118,6 +118,12 @@ export function createMetrics(environment: string) {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    tracingSpansDropped: new Counter({
+      name: 'authgate_tracing_spans_dropped_total',
+      help: 'Spans never exported (AUTHGATE_TRACING=on), by reason: queue_full (the bounded export queue was full) or export_failed (the collector did not take them). A request never waits on export.',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     invalidationsReceived: new Counter({
       name: 'authgate_invalidations_received_total',
       help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, profile for a change of an organization\'s name or e-mail, or all after a resubscribe).',
@@ -132,7 +138,7 @@ export function createMetrics(environment: string) {
 /** What `npm run build` wrote (scripts/build-info.mjs); from dist/observability/ and src/observability/ alike. */
 const BUILD_INFO = new URL('../../dist/build-info.json', import.meta.url);
 
-function readBuildInfo(): { version: string; commit: string } {
+export function readBuildInfo(): { version: string; commit: string } {
   try {
     const info = JSON.parse(readFileSync(BUILD_INFO, 'utf8')) as { version?: unknown; commit?: unknown };
     return { version: typeof info.version === 'string' ? info.version : 'unknown', commit: typeof info.commit === 'string' ? info.commit : 'unknown' };

@@ -17,6 +17,7 @@ import type { RateVerdict } from '../limits/limiter.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CounterSeries } from '../observability/series-metrics.js';
 import type { CompiledRoute, RouteTable } from '../route-table/types.js';
+import type { Tracing } from '../tracing/tracing.js';
 import { upstreamAnswerHeaders } from './answer-headers.js';
 import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { upstreamProblem } from './upstream-errors.js';
@@ -55,8 +56,11 @@ export function createLaneSender(deps: {
   noteKeyUse: (principal: Principal) => void;
   metrics: Metrics;
   record: RecordAnswer;
+  /** AUTHGATE_TRACING=on: the upstream call's client span, its context in the upstream's traceparent. */
+  tracing: Tracing | undefined;
 }): (request: IncomingMessage, response: ServerResponse, taken: Taken) => void {
   const varyOrigin = deps.varyOrigin;
+  const tracing = deps.tracing;
   return function send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, startedAt }) {
     const headers = request.headers;
     const route = lane.route;
@@ -87,11 +91,12 @@ export function createLaneSender(deps: {
         clientGone = true;
         controller?.abort(CLIENT_CLOSED);
       }
-      deps.record(requestId, method, route.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, decision);
+      deps.record(requestId, method, route.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, decision, request);
     });
 
     const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, deps.forwardedInfo(request), assertion, lane.table.scopes);
     outgoing['host'] = upstream.host;
+    if (tracing !== undefined) tracing.upstream(request, outgoing, upstream.host);
     const fail = (error: Error & { code?: string }) => {
       // The abort above (the client went, its body cut short or not): nobody is waiting for an answer.
       if (clientGone) return;

@@ -33,6 +33,7 @@ import type { RateLimitPolicy } from '../limits/policy.js';
 import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
+import type { Tracing } from '../tracing/tracing.js';
 import { createLaneSender, type Lane } from './fast-forward.js';
 import type { ForwardedInfo } from './identity-headers.js';
 import { isAmbiguousPath } from './path-guard.js';
@@ -64,6 +65,8 @@ export function createFastPath(deps: {
   identity: IdentityAsserter | undefined;
   metrics: Metrics;
   record: RecordAnswer;
+  /** AUTHGATE_TRACING=on (tracing/tracing.ts); undefined: off. */
+  tracing: Tracing | undefined;
   /** True from the moment the server starts closing: fastify answers 503 then. */
   closing: () => boolean;
   /** True while load shedding refuses: fastify answers 503 then. */

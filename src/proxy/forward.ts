@@ -16,6 +16,7 @@ import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from
 import { pathGuard } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { UpstreamPools } from './upstream-pools.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 export { upstreamAnswerHeaders } from './answer-headers.js';
 
@@ -37,6 +38,8 @@ export type ForwardOptions = Readonly<{
   routeLimit: RouteLimitCheck;
   /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin (http/cors.ts). */
   varyOrigin: boolean;
+  /** AUTHGATE_TRACING=on: the upstream call's client span, its context in the upstream's traceparent. */
+  tracing: Tracing | undefined;
 }>;
 
 /** The router constraint that keeps the catch-all off the gateway's own paths. */
@@ -69,9 +72,12 @@ function pathOf(url: string): string {
  * its paths, and reply-from itself refuses a `..` segment and keeps the upstream's origin.
  */
 export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions): Promise<void> {
+  const tracing = opts.tracing;
   const rewriteRequestHeaders = (request: FastifyRequest, headers: OutgoingHeaders) => {
     request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
-    return rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, request.routeTable!.scopes);
+    const outgoing = rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, request.routeTable!.scopes);
+    if (tracing !== undefined) tracing.upstream(request.raw, outgoing, request.forwardedRoute!.upstream.host);
+    return outgoing;
   };
   const onError = (reply: FastifyReply, { error }: { error: Error & { statusCode?: number; code?: string } }) => {
     const problem = upstreamProblem(error);

@@ -870,3 +870,33 @@ t.test('rate limit, console, CORS and audit retention: rendered from config, che
     t.match(refused, /values don't meet the specifications of the schema|schema/i, `refused by the schema: ${what}`);
   }
 });
+
+t.test('tracing: off by default; on, the OTEL_* settings rendered, checked by the schema and accepted by the gateway', async (t) => {
+  const render = (files: string[] = []) => renderChart({ release: RELEASE, namespace: NAMESPACE, set: [], valuesFiles: files });
+  const defaults = one<any>(await render(), 'ConfigMap').data as Record<string, string>;
+  t.equal(defaults['AUTHGATE_TRACING'], 'off');
+  t.notOk(Object.keys(defaults).some((name) => name.startsWith('OTEL_') || name === 'AUTHGATE_TRACING_ORG_ID'), 'no OpenTelemetry setting while off');
+
+  const on = one<any>(await render([IDENTITY_KEY, valuesFile({ tracing: { enabled: true, endpoint: 'http://otel-collector.observability:4318', samplerRatio: 0.25, serviceName: 'authgate-eu' } })]), 'ConfigMap').data as Record<string, string>;
+  t.match(on, {
+    AUTHGATE_TRACING: 'on',
+    AUTHGATE_TRACING_ORG_ID: 'off',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.25',
+    OTEL_SERVICE_NAME: 'authgate-eu',
+  });
+  const { AUTHGATE_IDENTITY_KEY_FILE: _keyFile, AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT: _jwks, ...settingsOnly } = on;
+  const loaded = loadConfig({ ...settingsOnly, AUTHGATE_JWT_SECRET: 'chart-test-jwt-secret-0123456789abcdef', AUTHGATE_ADMIN_TOKEN: 'chart-test-admin-token-0123', AUTHGATE_UPSTREAM_URL: 'http://svc', AUTHGATE_STORE: 'memory', AUTHGATE_IDENTITY_ASSERTION: 'off', AUTHGATE_TLS: 'offloaded' });
+  t.ok(loaded.ok, loaded.ok ? 'loaded' : loaded.errors.join('; '));
+  if (loaded.ok) t.same(loaded.config.tracing, { enabled: true, recordOrgId: false });
+
+  for (const [values, what] of [
+    [{ tracing: { samplerRatio: 2 } }, 'a ratio above 1'],
+    [{ tracing: { endpoint: 'otel-collector:4318' } }, 'an endpoint without a scheme'],
+    [{ tracing: { enabled: 'enabled' } }, 'enabled not a boolean'],
+  ] as const) {
+    const refused = await templateFails([], [valuesFile(values)]);
+    t.match(refused, /values don't meet the specifications of the schema|schema/i, `refused by the schema: ${what}`);
+  }
+});

@@ -1,0 +1,247 @@
+/**
+ * The OpenTelemetry side of tracing/tracing.ts, imported only when AUTHGATE_TRACING=on. Official
+ * packages only: the API, the trace SDK (tracer provider, batch processor, samplers), the W3C
+ * Trace Context propagator of core, resources and the OTLP/HTTP protobuf exporter, which reads
+ * OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS and
+ * OTEL_EXPORTER_OTLP_TIMEOUT itself.
+ *
+ * No global provider, propagator or context manager is registered: the request's span is handed
+ * explicitly (a WeakMap by request, the parent passed to startSpan), and an AsyncLocalStorage of
+ * this module's own carries it to the child spans (the store read, argon2, …) without the rest of
+ * the gateway knowing of it. A child outside a request is no span at all, never a stray root.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage } from 'node:http';
+import {
+  createNoopMeter,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Meter,
+  type MeterProvider,
+  type Span,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+} from '@opentelemetry/sdk-trace';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  ATTR_URL_SCHEME,
+} from '@opentelemetry/semantic-conventions';
+import type { RequestHandler, TracedAnswer, Tracing, TracingOptions } from './tracing.js';
+
+/** Attribute names of the gateway's own (no semantic convention says these). */
+export const ATTR_DECISION_REASON = 'authgate.decision.reason';
+export const ATTR_CREDENTIAL_KIND = 'authgate.credential.kind';
+export const ATTR_ORGANIZATION_ID = 'authgate.organization.id';
+
+/** The SDK's own metric of finished spans; `error.type` on it says which were dropped and why. */
+const PROCESSED_SPANS = 'otel.sdk.processor.span.processed';
+
+/** How long close() waits for the last export: a dead collector never holds a shutdown longer. */
+const SHUTDOWN_BOUND_MS = 5_000;
+
+type RequestSpans = { server: Span; client: Span | undefined };
+
+export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = process.env): Tracing {
+  const processor = new BatchSpanProcessor({
+    exporter: new OTLPTraceExporter(),
+    // Bounded: past maxQueueSize spans are dropped (and counted), a request never waits.
+    maxQueueSize: positive(env.OTEL_BSP_MAX_QUEUE_SIZE, 'OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048,
+    maxExportBatchSize: positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE') ?? 512,
+    scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY, 'OTEL_BSP_SCHEDULE_DELAY') ?? 5000,
+    exportTimeoutMillis: positive(env.OTEL_BSP_EXPORT_TIMEOUT, 'OTEL_BSP_EXPORT_TIMEOUT') ?? 30_000,
+    selfObsMeterProvider: droppedSpanMeter(options.onDropped),
+  });
+  const provider = new TracerProvider({
+    sampler: samplerFrom(env),
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) over the gateway's own defaults.
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'authgate', [ATTR_SERVICE_VERSION]: options.serviceVersion }).merge(detectResources({ detectors: [envDetector] })),
+    spanProcessors: [processor],
+  });
+  const tracer = provider.getTracer('authgate', options.serviceVersion);
+  const propagator = new W3CTraceContextPropagator();
+  const current = new AsyncLocalStorage<Span>();
+  const requests = new WeakMap<IncomingMessage, RequestSpans>();
+  const recordOrgId = options.recordOrgId;
+
+  return {
+    serve(handler: RequestHandler, scheme: 'http' | 'https'): RequestHandler {
+      return (request, response) => {
+        const parent = request.headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+        const method = request.method ?? '_OTHER';
+        const attributes: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_SCHEME]: scheme };
+        const host = hostOf(request.headers.host);
+        if (host !== undefined) attributes[ATTR_SERVER_ADDRESS] = host;
+        // Named by method only until the route is known (finish): never by the raw path.
+        const server = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
+        requests.set(request, { server, client: undefined });
+        current.run(server, handler, request, response);
+      };
+    },
+
+    finish(request, answer: TracedAnswer) {
+      const spans = requests.get(request);
+      if (spans === undefined) return;
+      requests.delete(request);
+      const { server, client } = spans;
+      const status = answer.status;
+      if (client !== undefined) {
+        client.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+        if (status >= 500) client.setAttribute(ATTR_ERROR_TYPE, String(status)).setStatus({ code: SpanStatusCode.ERROR });
+        client.end();
+      }
+      if (!server.isRecording()) return server.end();
+      const method = request.method ?? '_OTHER';
+      if (answer.route !== 'unmatched') server.updateName(`${method} ${answer.route}`).setAttribute(ATTR_HTTP_ROUTE, answer.route);
+      server.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+      if (answer.credentialKind !== undefined) server.setAttribute(ATTR_CREDENTIAL_KIND, answer.credentialKind);
+      if (answer.reason !== undefined) server.setAttribute(ATTR_DECISION_REASON, answer.reason);
+      if (recordOrgId && answer.orgId !== undefined) server.setAttribute(ATTR_ORGANIZATION_ID, answer.orgId);
+      // A server's 4xx is the client's error and leaves the status unset (HTTP semantic
+      // conventions); the code and the decision's reason say why it was refused. A 5xx is an error.
+      if (status >= 500) server.setAttribute(ATTR_ERROR_TYPE, String(status)).setStatus({ code: SpanStatusCode.ERROR });
+      server.end();
+    },
+
+    ids(request) {
+      const spans = requests.get(request);
+      if (spans === undefined) return undefined;
+      const context = spans.server.spanContext();
+      return isSpanContextValid(context) ? { traceId: context.traceId, spanId: context.spanId } : undefined;
+    },
+
+    upstream(request, headers, upstreamHost) {
+      const spans = requests.get(request);
+      if (spans === undefined || spans.client !== undefined) return;
+      const method = request.method ?? '_OTHER';
+      const client = tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: hostOf(upstreamHost) ?? upstreamHost } }, trace.setSpan(ROOT_CONTEXT, spans.server));
+      spans.client = client;
+      // Replaces the client's traceparent (and carries its tracestate on): the upstream's parent is this span.
+      propagator.inject(trace.setSpan(ROOT_CONTEXT, client), headers, defaultTextMapSetter);
+    },
+
+    resume(request, next) {
+      const spans = requests.get(request);
+      if (spans === undefined) return next();
+      current.run(spans.server, next);
+    },
+
+    child<T>(name: string, work: () => Promise<T>): Promise<T> {
+      const parent = current.getStore();
+      if (parent === undefined || !parent.isRecording()) return work();
+      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, trace.setSpan(ROOT_CONTEXT, parent));
+      return work().then(
+        (value) => {
+          span.end();
+          return value;
+        },
+        (error: unknown) => {
+          // The error's class only: its message may hold what a span must not (an address, a key).
+          span.setAttribute(ATTR_ERROR_TYPE, error instanceof Error ? error.name : 'error').setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+          throw error;
+        },
+      );
+    },
+
+    async shutdown() {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, SHUTDOWN_BOUND_MS);
+        timer.unref();
+      });
+      await Promise.race([provider.shutdown().catch(() => undefined), bound]);
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (the OpenTelemetry names). Unset: parent-based
+ * ratio, so a client's decision is respected and a root is sampled at the ratio (default 1).
+ */
+export function samplerFrom(env: NodeJS.ProcessEnv): Sampler {
+  const name = (env.OTEL_TRACES_SAMPLER ?? '').trim().toLowerCase() || 'parentbased_traceidratio';
+  const arg = (env.OTEL_TRACES_SAMPLER_ARG ?? '').trim();
+  const ratio = () => {
+    if (arg === '') return 1;
+    const value = Number(arg);
+    if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, not ${JSON.stringify(arg)}`);
+    return value;
+  };
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio());
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) });
+    default:
+      throw new Error(`OTEL_TRACES_SAMPLER ${JSON.stringify(name)} is not supported: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio`);
+  }
+}
+
+function positive(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new Error(`${name} must be a whole number above 0, not ${JSON.stringify(value)}`);
+  return number;
+}
+
+/**
+ * The batch processor reports every span it finishes on the SDK's own self-observability
+ * counter, those dropped with `error.type` (`queue_full`, or the failed export's error). This
+ * meter provider keeps only that counter, and only its drops, for authgate's own metric.
+ */
+function droppedSpanMeter(onDropped: TracingOptions['onDropped']): MeterProvider {
+  const noop = createNoopMeter();
+  const meter = Object.create(noop) as Meter;
+  meter.createCounter = ((name: string, options?: Parameters<Meter['createCounter']>[1]) => {
+    if (name !== PROCESSED_SPANS) return noop.createCounter(name, options);
+    return {
+      add(value: number, attributes?: Attributes) {
+        const error = attributes?.[ATTR_ERROR_TYPE];
+        if (error !== undefined) onDropped(error === 'queue_full' ? 'queue_full' : 'export_failed', value);
+      },
+    };
+  }) as Meter['createCounter'];
+  return { getMeter: () => meter };
+}
+
+/** The Host header's host, without the port; bounded, as a client wrote it. */
+function hostOf(host: string | undefined): string | undefined {
+  if (host === undefined || host === '' || host.length > 255) return undefined;
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    return end === -1 ? undefined : host.slice(1, end);
+  }
+  const colon = host.indexOf(':');
+  return colon === -1 ? host : host.slice(0, colon);
+}
