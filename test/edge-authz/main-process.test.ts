@@ -31,6 +31,8 @@ t.test('the built gateway serves the authorization port, and exits on SIGTERM wi
         },
       );
       req.on('error', reject);
+      // Bounded: a hung answer fails the test rather than holding it until tap's timeout.
+      req.setTimeout(15_000, () => req.destroy(new Error('no answer within 15 s')));
       req.end();
     });
   const answer = await ask();
