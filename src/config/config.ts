@@ -111,6 +111,11 @@ export type Config = Readonly<{
   cors: Readonly<{ origins: readonly string[] | '*' }>;
   /** OpenTelemetry (tracing/): off, or on, with the organization id on spans or not. */
   tracing: Readonly<{ enabled: boolean; recordOrgId: boolean }>;
+  /**
+   * The edge proxies' authorization port (edge-authz/, issue 30): port undefined: off. The
+   * trusted proxies are proxy-addr's entries; cacheSeconds bounds how long a proxy may keep an allow.
+   */
+  authz: Readonly<{ port: number | undefined; host: string; trustedProxies: readonly string[]; cacheSeconds: number }>;
   /** Each credential's limit on forwarded routes unless its organization or key says otherwise; undefined: none. */
   rateLimit: Readonly<{ default: RateLimit | undefined }>;
   /**

@@ -21,6 +21,8 @@ export type SettingKind =
   | Readonly<{ kind: 'dns-name' }>
   /** false, true, a hop count, or comma-separated addresses/CIDRs (proxy-addr's grammar). */
   | Readonly<{ kind: 'trust-proxy' }>
+  /** Comma-separated addresses/CIDRs, or proxy-addr's names `loopback`, `linklocal`, `uniquelocal`. */
+  | Readonly<{ kind: 'address-list' }>
   /** `off`, or `<count>/<window>` normalized to `<count>/<seconds>s` (limits/rate-limit.ts). */
   | Readonly<{ kind: 'rate-limit' }>;
 
@@ -29,7 +31,7 @@ export type KindValue<K extends SettingKind> = K extends { kind: 'integer' }
   ? number
   : K extends { kind: 'enum'; values: readonly (infer V)[] }
     ? V
-    : K extends { kind: 'text-list' }
+    : K extends { kind: 'text-list' } | { kind: 'address-list' }
       ? readonly string[]
       : K extends { kind: 'host-port-list' }
         ? readonly HostPort[]
@@ -114,6 +116,11 @@ export const settings = [
   { name: 'AUTHGATE_CORS_ORIGINS', type: { kind: 'text-list', minLength: 1, unit: 'characters' }, doc: 'Comma-separated origins (`https://app.example.com`) whose browser apps may call the public API, or `*` for any; none by default. Preflights are answered by the gateway without a credential and never forwarded; credentials (cookies) are never allowed.' },
   { name: 'AUTHGATE_TRACING', type: { kind: 'enum', values: ['on', 'off'] }, default: 'off', doc: '`on`: OpenTelemetry tracing (docs/operations.md, "Tracing"): a server span per request on the public port, child spans (store read, argon2, rate-limit lease, identity signing) and the upstream call as a client span whose context goes upstream in `traceparent`, exported over OTLP/HTTP (protobuf) in batches. The standard `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` (default `parentbased_traceidratio`) and `OTEL_TRACES_SAMPLER_ARG` (default 1) are honoured. `off`: the SDK is not even loaded; a client\'s `traceparent` still goes upstream unchanged and its ids still go in the log lines.' },
   { name: 'AUTHGATE_TRACING_ORG_ID', type: { kind: 'enum', values: ['on', 'off'] }, default: 'off', doc: '`on` records the organization id on each request\'s span (`authgate.organization.id`). Never recorded, either way: a credential, a key id, an e-mail, an organization name or the query string.' },
+  // The edge proxies' authorization port (issue 30; docs/edge-authz.md).
+  { name: 'AUTHGATE_AUTHZ_PORT', type: port, doc: 'Port of the authorization endpoints for an edge proxy (nginx `auth_request`, Traefik and Caddy forward-auth, Envoy `ext_authz` over HTTP): off unless set. Never the public port: a client must not reach it directly.' },
+  { name: 'AUTHGATE_AUTHZ_HOST', type: { kind: 'text' }, default: '0.0.0.0', doc: 'Address the authorization port listens on (as the other ports; AUTHGATE_AUTHZ_TRUSTED_PROXIES decides who is answered).' },
+  { name: 'AUTHGATE_AUTHZ_TRUSTED_PROXIES', type: { kind: 'address-list' }, defaultDoc: '`loopback`', doc: 'The proxies whose requests the authorization port decides (and whose X-Forwarded-For, X-Real-IP and original-request headers it believes): comma-separated addresses/CIDRs, or `loopback`, `linklocal`, `uniquelocal`. Any other peer gets 403 (code 1114) without a decision.' },
+  { name: 'AUTHGATE_AUTHZ_CACHE_SECONDS', type: { kind: 'integer', min: 0, max: 5 }, default: 0, doc: 'How long an edge proxy may keep an allow of the authorization port (`Cache-Control: max-age=N` and `X-Accel-Expires: N`); 0 sends `no-store`. A revoked credential can pass a caching proxy for up to this long, beyond the usual revocation bound. Refusals, and allows under a rate limit, are never cacheable.' },
   { name: 'LOG_LEVEL', type: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, default: 'info', doc: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
 ] as const satisfies readonly SettingSpec[];
 

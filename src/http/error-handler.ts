@@ -67,16 +67,22 @@ export function toProblem(error: FastifyError | Error): Problem {
 }
 
 export function sendProblem(reply: FastifyReply, problem: Problem, realm = 'authgate'): FastifyReply {
-  const spec = problems[problem.problem];
-  reply.code(spec.status).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store');
-  if (spec.status === 401) {
-    reply.header('www-authenticate', wwwAuthenticate(realm, problem));
-  } else if (problem.requiredScope !== undefined) {
-    // RFC 6750 §3.1: the scope the request lacked. Scope names are the gateway's own (authz/scopes.ts).
-    reply.header('www-authenticate', `Bearer realm="${realm}", error="insufficient_scope", scope="${problem.requiredScope}"`);
-  }
-  if (spec.status === 503 || spec.status === 429) reply.header('retry-after', String(problem.retryAfterSeconds ?? 1));
+  reply.code(problems[problem.problem].status).headers(problemHeaders(problem, realm));
   return reply.send(problemBody(problem.problem, problem.detail));
+}
+
+/**
+ * The headers of a refusal beside its body: sendProblem's, and those of the answers made outside
+ * fastify (the edge proxies' authorization port, edge-authz/), so both say the same.
+ */
+export function problemHeaders(problem: Problem, realm = 'authgate'): Record<string, string> {
+  const status = problems[problem.problem].status;
+  const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': 'no-store' };
+  if (status === 401) headers['www-authenticate'] = wwwAuthenticate(realm, problem);
+  // RFC 6750 §3.1: the scope the request lacked. Scope names are the gateway's own (authz/scopes.ts).
+  else if (problem.requiredScope !== undefined) headers['www-authenticate'] = `Bearer realm="${realm}", error="insufficient_scope", scope="${problem.requiredScope}"`;
+  if (status === 503 || status === 429) headers['retry-after'] = String(problem.retryAfterSeconds ?? 1);
+  return headers;
 }
 
 /** RFC 6750 §3: no error code when no bearer token was sent, else what was wrong with it. */

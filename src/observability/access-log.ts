@@ -15,6 +15,8 @@ export type AccessRecord = {
   /** The request's trace (W3C ids, hex): the gateway's span with tracing on, else the client's traceparent. */
   traceId?: string | undefined;
   spanId?: string | undefined;
+  /** The edge proxy's protocol on the authorization port (edge-authz/); absent on the public port. */
+  protocol?: string;
 };
 
 export type AccessLog = (record: AccessRecord) => void;
@@ -65,6 +67,7 @@ export function createAccessLog(logger: Logger, destination: DestinationStream):
     // Hex by construction (tracing/trace-context.ts, or the SDK's ids): no quoting needed. The
     // OpenTelemetry log data model's names, so a log backend links the line to its trace.
     if (r.traceId !== undefined) line += ',"trace_id":"' + r.traceId + '","span_id":"' + r.spanId + '"';
+    if (r.protocol !== undefined) line += ',"protocol":' + quote(r.protocol);
     destination.write(line + ',"msg":"request"}\n');
   };
 }
