@@ -74,7 +74,7 @@ function decider(): { decide: EdgeDecider; seen: EdgeRequest[] } {
 
 type Started = { server: ExtAuthzGrpcServer; client: Client; seen: EdgeRequest[] };
 
-async function start(t: Test, options: { trusted?: (address: string) => boolean; removeCredential?: boolean } = {}): Promise<Started> {
+async function start(t: Test, options: { trusted?: (address: string) => boolean; removeCredential?: boolean; onUndecided?: (request: EdgeRequest | undefined, refusal: EdgeDeny) => void } = {}): Promise<Started> {
   const { decide, seen } = decider();
   const server = await startExtAuthzGrpc({
     decide,
@@ -84,6 +84,7 @@ async function start(t: Test, options: { trusted?: (address: string) => boolean;
     untrusted: () => deny(403, {}, undefined),
     failed: () => deny(503, { 'retry-after': '1' }, undefined),
     removeCredential: options.removeCredential ?? false,
+    ...(options.onUndecided === undefined ? {} : { onUndecided: options.onUndecided }),
   });
   const client = new Client(`127.0.0.1:${server.port}`, credentials.createInsecure());
   t.teardown(async () => {
@@ -261,7 +262,8 @@ t.test('AUTHGATE_AUTHZ_REMOVE_CREDENTIAL: authorization in headers_to_remove; pu
 });
 
 t.test('refusals: denied_response{status, headers, body} and the matching rpc code; never an RPC error', async (t) => {
-  const { client } = await start(t);
+  const undecided: string[] = [];
+  const { client } = await start(t, { onUndecided: (request, refusal) => undecided.push(`${request?.authorization[0]} ${refusal.status}`) });
   const cases: Array<{ token: string | undefined; http: number; code: number; headers: Record<string, string> }> = [
     { token: undefined, http: 401, code: 16, headers: { 'www-authenticate': 'Bearer realm="authgate"' } },
     { token: 'Bearer nope', http: 401, code: 16, headers: { 'www-authenticate': 'Bearer realm="authgate", error="invalid_token"' } },
@@ -286,6 +288,7 @@ t.test('refusals: denied_response{status, headers, body} and the matching rpc co
     t.same(numbersOf(denied), [1, 2, 3], `${token}: DeniedHttpResponse{status=1, headers=2, body=3}`);
     t.equal(only(fields(only(denied, 1)[0]!.value as Buffer), 1)[0]!.value, BigInt(http), `${token}: HttpStatus.code = 1, the HTTP status itself`);
   }
+  t.same(undecided, ['Bearer throws 503', 'Bearer rejects 503'], 'only a failing decider is reported as undecided (the decider records its own answers)');
 });
 
 t.test('several Authorization values (Envoy merges them with a comma, or header_map entries) reach the decider as several', async (t) => {
@@ -327,12 +330,14 @@ t.test('client address: source peer, else the last x-forwarded-for entry (the on
 
 t.test('an untrusted transport peer: denied 403 without deciding', async (t) => {
   const peers: string[] = [];
-  const { client, seen } = await start(t, { trusted: (address) => (peers.push(address), false) });
+  const undecided: number[] = [];
+  const { client, seen } = await start(t, { trusted: (address) => (peers.push(address), false), onUndecided: (request, refusal) => undecided.push(request === undefined ? refusal.status : -1) });
   const decoded = decode(await check(client, envoyRequest({ path: '/accounts', headers: { authorization: 'Bearer good' } })));
   t.equal(decoded.status?.code, 7);
   t.equal(decoded.denied_response?.status?.code, 403);
   t.equal(seen.length, 0, 'the decider never ran');
   t.same(peers, ['127.0.0.1'], 'trust is judged on the transport peer, not on attributes.source');
+  t.same(undecided, [403], 'the refusal given without deciding is reported for its metric and access line');
 });
 
 t.test('50 concurrent calls on one channel, each answered', async (t) => {

@@ -66,8 +66,12 @@ export type ExtAuthzGrpcOptions = {
   failed: (error: unknown) => EdgeDeny;
   /** AUTHGATE_AUTHZ_REMOVE_CREDENTIAL. */
   removeCredential: boolean;
-  /** Called after each answered Check (metrics, access line); never throws into the call. */
-  onDecision?: (request: EdgeRequest | undefined, decision: EdgeDecision, startedAt: bigint) => void;
+  /**
+   * Called after a Check answered without the decider (an untrusted peer, a failing decider), for
+   * its metric and access line: the decider records its own. `startedAt` is performance.now()
+   * when the call arrived. Never throws into the call.
+   */
+  onUndecided?: (request: EdgeRequest | undefined, refusal: EdgeDeny, startedAt: number) => void;
 };
 
 export type ExtAuthzGrpcServer = {
@@ -80,43 +84,41 @@ export type ExtAuthzGrpcServer = {
 /** Builds the Check handler: trust first, then one decision, one answer; never an RPC error for a decision. */
 function checkHandler(options: ExtAuthzGrpcOptions) {
   return (call: ServerUnaryCall<CheckRequestMessage, CheckResponseMessage>, callback: sendUnaryData<CheckResponseMessage>): void => {
-    const startedAt = process.hrtime.bigint();
+    const startedAt = performance.now();
     const message = call.request ?? {};
     const peer = peerAddress(call.getPeer());
-    const answer = (request: EdgeRequest | undefined, decision: EdgeDecision): void => {
-      callback(null, checkResponseOf(decision, message, options));
+    const answer = (decision: EdgeDecision): void => callback(null, checkResponseOf(decision, message, options));
+    const refuse = (request: EdgeRequest | undefined, refusal: EdgeDeny): void => {
+      answer(refusal);
       try {
-        options.onDecision?.(request, decision, startedAt);
+        options.onUndecided?.(request, refusal, startedAt);
       } catch {
-        // Observability must never turn an answered decision into an error.
+        // Observability must never turn an answered Check into an error.
       }
     };
     if (!options.trusted(peer)) {
-      answer(undefined, options.untrusted());
+      refuse(undefined, options.untrusted());
       return;
     }
     let request: EdgeRequest;
+    let decided: EdgeDecision | Promise<EdgeDecision>;
     try {
       request = edgeRequestOf(message, peer);
     } catch (error) {
-      answer(undefined, options.failed(error));
+      refuse(undefined, options.failed(error));
       return;
     }
-    let decided: EdgeDecision | Promise<EdgeDecision>;
     try {
       decided = options.decide(request);
     } catch (error) {
-      answer(request, options.failed(error));
+      refuse(request, options.failed(error));
       return;
     }
     if (!(decided instanceof Promise)) {
-      answer(request, decided);
+      answer(decided);
       return;
     }
-    decided.then(
-      (decision) => answer(request, decision),
-      (error: unknown) => answer(request, options.failed(error)),
-    );
+    decided.then(answer, (error: unknown) => refuse(request, options.failed(error)));
   };
 }
 
