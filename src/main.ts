@@ -1,6 +1,7 @@
 import { loadConfig } from './config/load.js';
 import { checkConfig, startWarnings } from './config/check.js';
 import { startExampleUpstream } from './example-upstream.js';
+import { listenExtAuthzGrpc } from './edge-authz/grpc/listen.js';
 import { buildGateway } from './gateway.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createPrettySink, wantsPrettyLogs } from './observability/pretty-sink.js';
@@ -48,12 +49,15 @@ async function main(): Promise<void> {
 
   await gateway.opsServer.listen({ ...config.opsListener });
   await gateway.publicServer.listen({ ...config.publicListener });
+  // Envoy ext_authz over gRPC (AUTHGATE_AUTHZ_GRPC_PORT; off unless set).
+  const extAuthzGrpc = await listenExtAuthzGrpc(gateway.edge, config, logger);
   logger.info(
     {
       event: 'started',
       store: config.store.kind,
       publicPort: config.publicListener.port,
       opsPort: config.opsListener.port,
+      ...(extAuthzGrpc ? { authzGrpcPort: extAuthzGrpc.port } : {}),
       upstream: example ? 'bundled example' : 'configured',
     },
     'authgate started',
@@ -78,6 +82,8 @@ async function main(): Promise<void> {
       gateway.publicServer.server.closeAllConnections();
     }, config.shutdown.graceSeconds * 1000);
     deadline.unref();
+    // The gRPC listener first: its calls in flight are answered (within the grace) while the store is still open.
+    await extAuthzGrpc?.close(config.shutdown.graceSeconds * 1000);
     await gateway.close();
     await example?.close();
     clearTimeout(deadline);
