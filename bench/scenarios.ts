@@ -9,6 +9,7 @@ import type { RunSpec } from './loadgen.js';
 import type { Options } from './options.js';
 import type { Summary } from './report/summary.js';
 import { ROUTES_LAST_PATH, ROUTES_PROBE_PATH, routesFile, routesFileUnsupported } from './routes-file.js';
+import { authzGrpcUnsupported } from './authz-grpc.js';
 
 type Env = Record<string, string>;
 
@@ -28,6 +29,8 @@ export type GatewaySpec = Readonly<{
   ownCredentials?: boolean;
   /** One line saying why this build cannot run it (its scenarios are then skipped), or undefined. */
   unsupported?: (main: string) => string | undefined;
+  /** Also serves Envoy ext_authz over gRPC (AUTHGATE_AUTHZ_GRPC_PORT on a free port the runner picks). */
+  authzGrpc?: boolean;
 }>;
 
 export type ScenarioSpec = Readonly<{
@@ -55,6 +58,8 @@ export type ScenarioSpec = Readonly<{
   unlisted?: boolean;
   /** Not selectable with --only: runs whenever its gateway does (--compare). */
   withGatewayOnly?: boolean;
+  /** 'ext_authz_grpc': the load is Envoy's Check calls to the gateway's gRPC port (bench/grpc-load.ts), checked to be allowed first. */
+  protocol?: 'ext_authz_grpc';
 }>;
 
 const withoutIdentity = (env: Env): Env => ({
@@ -96,7 +101,9 @@ const ROUTES_2 = routesTwin('authgate-routes-2', 2);
 const ROUTES_50 = routesTwin('authgate-routes-50', 50);
 const ROUTES_50_B = routesTwin('authgate-routes-50-b', 50);
 const ROUTES_2_B = routesTwin('authgate-routes-2-b', 2);
-export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B];
+/** Issue 30: the edge proxies' authorization service, Envoy ext_authz over gRPC (a build without it is skipped). */
+const AUTHZ_GRPC: GatewaySpec = { name: 'authgate-authz-grpc', authzGrpc: true, unsupported: authzGrpcUnsupported };
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, AUTHZ_GRPC];
 
 const identityCost = '(reference: the identity assertion’s cost)';
 const secondPair = '(reference: the identity assertion’s cost, second pair)';
@@ -129,6 +136,9 @@ export const SCENARIOS = [
   { id: 'routes-50', title: `authgate twin, API key, warm cache, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSize, showP99: true, bringsAlong: ['routes-2', 'routes-50-b', 'routes-2-b'], check: 'authgate twin (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
   { id: 'routes-2-b', title: 'authgate twin B, API key, routes file of 2 routes', server: ROUTES_2_B, credential: 'apiKey', target: routesSecondPair, unlisted: true, check: 'authgate twin B (routes file, 2 routes)' },
   { id: 'routes-50-b', title: `authgate twin B, API key, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50_B, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSecondPair, unlisted: true, bringsAlong: ['routes-2-b'], check: 'authgate twin B (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
+  // Issue 30: decisions per second of the ext_authz gRPC endpoint (the req/s column), CPU per decision in the notes.
+  { id: 'authz-grpc', title: 'authgate as Envoy ext_authz (gRPC Check over h2c), API key, warm cache: decisions/s', server: AUTHZ_GRPC, credential: 'apiKey', target: '(reference: issue 30, decisions per second)', showP99: true, protocol: 'ext_authz_grpc' },
+  { id: 'authz-grpc-jwt', title: 'authgate as Envoy ext_authz (gRPC Check over h2c), JWT, warm cache: decisions/s', server: AUTHZ_GRPC, credential: 'token', target: '(reference: issue 30, decisions per second)', protocol: 'ext_authz_grpc' },
   { id: 'compare', title: ({ options }) => `compare: ${options.compareMain}, API key, warm cache`, server: COMPARE, credential: 'apiKey', target: '(development aid)', showP99: true, withGatewayOnly: true },
 ] as const satisfies readonly ScenarioSpec[];
 
