@@ -25,6 +25,7 @@ import { createEdgeDecider } from './edge-authz/decider.js';
 import type { EdgeDecider } from './edge-authz/decision.js';
 import { trustedPeers, type PeerTrust } from './edge-authz/peers.js';
 import { createEdgeRecorder, type EdgeRecorder } from './edge-authz/record.js';
+import { createAuthzHttpServer, type AuthzHttpServer } from './edge-authz/http-server.js';
 import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
 import { createAccessLog } from './observability/access-log.js';
@@ -95,6 +96,8 @@ export type Gateway = Readonly<{
    * access line of an answer given without deciding (an untrusted peer, an unreadable request).
    */
   edge: Readonly<{ decide: EdgeDecider; trusted: PeerTrust; record: EdgeRecorder }>;
+  /** The authorization port's HTTP endpoints (edge-authz/http-server.ts), un-started; undefined unless AUTHGATE_AUTHZ_PORT is set. */
+  authzServer: AuthzHttpServer | undefined;
   /** Readiness fails from now on; in-flight requests go on. */
   startDraining(): void;
   /** Closes the servers (waiting for in-flight requests), then the store. */
@@ -194,6 +197,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     record: edgeRecord,
   };
 
+  const authzServer = config.authz.port === undefined ? undefined : createAuthzHttpServer({ ...edge, onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization answer failed') });
+
   // The table's routes in the public OpenAPI document (the catch-all itself is hidden from it).
   const forwardedDocs = createForwardedDocs(routes, (error) => logger.error({ event: 'routes.openapi_failed', err: error }, 'the route table could not be documented'));
   await forwardedDocs.ready();
@@ -227,12 +232,13 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     audit,
     routes,
     edge,
+    authzServer,
     reloadRoutes: async (trigger) => reloading?.reload(trigger),
     startDraining: () => health.startDraining(),
     close: () =>
       (closing ??= (async () => {
         health.startDraining();
-        await Promise.all([publicServer.close(), opsServer.close()]);
+        await Promise.all([publicServer.close(), opsServer.close(), authzServer?.close()]);
         health.stop();
         reloading?.close();
         limiter.close();

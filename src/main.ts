@@ -49,6 +49,9 @@ async function main(): Promise<void> {
 
   await gateway.opsServer.listen({ ...config.opsListener });
   await gateway.publicServer.listen({ ...config.publicListener });
+  // The edge proxies' authorization port (AUTHGATE_AUTHZ_PORT), when set.
+  const authz = gateway.authzServer?.server;
+  if (authz !== undefined) await new Promise<void>((resolve, reject) => authz.once('error', reject).listen(config.authz.port, config.authz.host, () => resolve()));
   // Envoy ext_authz over gRPC (AUTHGATE_AUTHZ_GRPC_PORT; off unless set).
   const extAuthzGrpc = await listenExtAuthzGrpc(gateway.edge, config, logger);
   logger.info(
@@ -57,7 +60,8 @@ async function main(): Promise<void> {
       store: config.store.kind,
       publicPort: config.publicListener.port,
       opsPort: config.opsListener.port,
-      ...(extAuthzGrpc ? { authzGrpcPort: extAuthzGrpc.port } : {}),
+      ...(authz !== undefined && { authzPort: config.authz.port }),
+      ...(extAuthzGrpc !== undefined && { authzGrpcPort: extAuthzGrpc.port }),
       upstream: example ? 'bundled example' : 'configured',
     },
     'authgate started',
@@ -80,6 +84,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       logger.warn({ event: 'shutdown_grace_exceeded' }, 'in-flight requests did not finish in time');
       gateway.publicServer.server.closeAllConnections();
+      authz?.closeAllConnections();
     }, config.shutdown.graceSeconds * 1000);
     deadline.unref();
     // The gRPC listener first: its calls in flight are answered (within the grace) while the store is still open.
