@@ -4,7 +4,8 @@ import { listenExtAuthzGrpc } from '../../src/edge-authz/grpc/listen.js';
 import { authorizationService } from '../../src/edge-authz/grpc/server.js';
 import { loadConfig } from '../../src/config/load.js';
 import { eventually, send, startGateway, testConfig, UA, type StartedGateway } from '../helpers/gateway.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { createOrganizationAndLogin, startGatewayProcess } from '../helpers/gateway-process.js';
+import { freePort, startRedis, type RedisServer } from '../helpers/redis.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
@@ -26,11 +27,14 @@ type Grpc = { check(http: { method?: string; path: string; headers?: Record<stri
 async function grpcOf(t: Test, gw: StartedGateway, options: { removeCredential?: boolean } = {}): Promise<Grpc> {
   const server = await listenExtAuthzGrpc(gw.gateway.edge, { authz: { port: undefined, host: '127.0.0.1', trustedProxies: [], cacheSeconds: 0 }, authzGrpc: { port: 0, removeCredential: options.removeCredential ?? true } }, gw.gateway.logger);
   if (server === undefined) throw new Error('no listener');
-  const client = new Client(`127.0.0.1:${server.port}`, credentials.createInsecure());
-  t.teardown(async () => {
-    client.close();
-    await server.close();
-  });
+  t.teardown(() => server.close());
+  return clientOf(t, server.port);
+}
+
+/** A gRPC client of Check on `port`, closed at teardown. */
+function clientOf(t: Test, port: number): Grpc {
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+  t.teardown(() => client.close());
   const check = authorizationService()['Check']!;
   return {
     check: (http) =>
@@ -173,4 +177,21 @@ t.test('Redis: a key revoked on replica A is refused on replica B\'s gRPC port; 
   t.match(headersOf(down.denied_response?.headers)['retry-after'], /^\d+$/, 'retry-after');
   t.equal(JSON.parse(down.denied_response?.body ?? '{}').code, 1503, 'storeUnavailable');
   t.ok(await eventually(async () => ((await grpc.check({ path: '/accounts', headers: bearer(fresh.apiKey) })).status?.code ?? 0) === 0, 10_000, 20), 'allowed again once the store answers');
+});
+
+t.test('the built gateway (dist/main.js) serves Check on AUTHGATE_AUTHZ_GRPC_PORT, names it in the start line, and exits 0 on SIGTERM with Envoy\'s connection open', async (t) => {
+  const grpcPort = await freePort();
+  const gw = await startGatewayProcess({ AUTHGATE_AUTHZ_HOST: '127.0.0.1', AUTHGATE_AUTHZ_GRPC_PORT: String(grpcPort), AUTHGATE_SHUTDOWN_DELAY_SECONDS: '0', AUTHGATE_SHUTDOWN_GRACE_SECONDS: '5' });
+  t.teardown(() => void gw.child.kill('SIGKILL'));
+  t.match(gw.output(), new RegExp(`"authzGrpcPort":${grpcPort}`), 'the start line names the port');
+  const { orgId, token } = await createOrganizationAndLogin(gw, { name: 'Grpc Org', email: `grpc-${process.pid}@example.test` });
+  const grpc = clientOf(t, grpcPort);
+  const answer = await grpc.check({ path: '/accounts', headers: bearer(token) });
+  t.equal(answer.status?.code ?? 0, 0, 'allowed');
+  t.equal(headersOf(answer.ok_response?.headers)['x-organization-id'], orgId);
+  const stoppingAt = Date.now();
+  gw.child.kill('SIGTERM');
+  const exit = await Promise.race([gw.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000))]);
+  t.same(exit, { code: 0, signal: null }, 'drained and exited 0 while the client still held its HTTP/2 connection');
+  t.comment(`stopped in ${Date.now() - stoppingAt} ms`);
 });
