@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { EdgeDecider, EdgeDecision, EdgeDeny, EdgeRequest } from '../../src/edge-authz/decision.js';
-import { EXTERNAL_AUTH_PROTO, PROTO_ROOT, authorizationService, startExtAuthzGrpc, type ExtAuthzGrpcServer } from '../../src/edge-authz/grpc/server.js';
+import { EXTERNAL_AUTH_PROTO, PROTO_ROOT, authorizationService, peerAddress, startExtAuthzGrpc, type ExtAuthzGrpcServer } from '../../src/edge-authz/grpc/server.js';
 
 /**
  * Envoy ext_authz over gRPC, the contract (issue 30): a real @grpc/grpc-js client calls
@@ -338,6 +338,8 @@ t.test('an untrusted transport peer: denied 403 without deciding', async (t) => 
   t.equal(seen.length, 0, 'the decider never ran');
   t.same(peers, ['127.0.0.1'], 'trust is judged on the transport peer, not on attributes.source');
   t.same(undecided, [403], 'the refusal given without deciding is reported for its metric and access line');
+  // grpc-js's getPeer() is `${remoteAddress}:${remotePort}`, IPv6 without brackets.
+  for (const [peer, address] of [['127.0.0.1:50412', '127.0.0.1'], ['::1:50412', '::1'], ['::ffff:10.0.0.7:443', '::ffff:10.0.0.7'], ['[fd00::1]:80', 'fd00::1'], ['unknown', 'unknown']] as const) t.equal(peerAddress(peer), address, peer);
 });
 
 t.test('50 concurrent calls on one channel, each answered', async (t) => {
