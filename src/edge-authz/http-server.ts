@@ -23,6 +23,7 @@
  *   under a proxy's request.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { problemBody, problemHeaders } from '../http/error-handler.js';
 import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.js';
 import { Problem, problems } from '../problems.js';
@@ -49,8 +50,15 @@ export function createAuthzHttpServer(deps: {
   /** A fault that is no refusal (answered 500). */
   onFault: (error: unknown) => void;
 }): AuthzHttpServer {
-  const { decide, trusted, record } = deps;
+  const { decide, record } = deps;
   let closing = false;
+  // A peer's address is its connection's: checked once per connection, not per kept-alive request.
+  const peers = new WeakMap<Socket, boolean>();
+  const trusted = (socket: Socket): boolean => {
+    let known = peers.get(socket);
+    if (known === undefined) peers.set(socket, (known = deps.trusted(socket.remoteAddress)));
+    return known;
+  };
 
   function refuse(response: ServerResponse, problem: Problem): void {
     const body = JSON.stringify(problemBody(problem.problem, problem.detail));
@@ -92,7 +100,7 @@ export function createAuthzHttpServer(deps: {
   function handle(request: IncomingMessage, response: ServerResponse): void {
     const startedAt = performance.now();
     const protocol = protocolOf(request.url ?? '');
-    if (!trusted(request.socket.remoteAddress)) {
+    if (!trusted(request.socket)) {
       if (protocol === undefined) return refuse(response, UNTRUSTED);
       return refuseUndecided(request, response, protocol, UNTRUSTED, startedAt);
     }

@@ -3,6 +3,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { send, startGateway, UA, type Response, type StartedGateway } from '../helpers/gateway.js';
+import net from 'node:net';
 import { parseResponse, rawRequest } from '../helpers/raw-http.js';
 import { tableOf } from '../helpers/routes.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
@@ -66,6 +67,28 @@ const traefik = (s: Setup, method: string, uri: string, credential?: string) =>
 /** Envoy's HTTP ext_authz check: the original method, path_prefix + path, only these headers. */
 const envoy = (s: Setup, method: string, path: string, credential?: string) =>
   send(`${s.authz.url}/authz/ext-authz${path}`, { method, headers: { host: 'api.example.test', ...(credential && { authorization: `Bearer ${credential}` }), 'content-length': '0' } });
+
+/**
+ * Sends raw bytes and resolves with what has arrived once an answer's head is in (the connection
+ * left open: the point is that the answer does not wait for it to end), or '' after timeoutMs.
+ */
+function firstAnswer(port: number, text: string, timeoutMs = 10_000): Promise<string> {
+  return new Promise((resolve) => {
+    let out = '';
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+    const done = (value: string) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(value);
+    };
+    const timer = setTimeout(() => done(''), timeoutMs);
+    socket.on('data', (chunk: Buffer) => {
+      out += chunk.toString('latin1');
+      if (out.includes('\r\n\r\n')) done(out);
+    });
+    socket.on('error', () => done(out));
+  });
+}
 
 const problemCode = (res: Response) => (res.json() as { code: number }).code;
 
@@ -200,17 +223,19 @@ t.test('the body is never waited for: a GET announcing one is answered at once',
   const s = await setup(t);
   // nginx without `proxy_set_header Content-Length ""`: the client's length, no body. Answered, and the connection closed.
   const head = (path: string, extra: string) => `GET ${path} HTTP/1.1\r\nHost: authz\r\nAuthorization: Bearer ${s.key}\r\n${extra}Content-Length: 1000\r\n\r\n`;
-  let raw = await rawRequest(s.authz.port, head('/authz/auth-request', 'X-Original-Method: POST\r\nX-Original-URI: /accounts\r\n'), 10_000);
-  let answer = parseResponse(raw.raw);
-  t.equal(answer.status, 200, 'decided at once');
+  let answer = parseResponse(await firstAnswer(s.authz.port, head('/authz/auth-request', 'X-Original-Method: POST\r\nX-Original-URI: /accounts\r\n')));
+  t.equal(answer.status, 200, 'decided without a byte of the body');
   t.equal(answer.headers['connection'], 'close', 'the announced bytes will never come: the connection ends after the answer');
   // Traefik with forwardBody sends a body: answered at once all the same, before it arrives.
-  raw = await rawRequest(s.authz.port, head('/authz/forward-auth', 'X-Forwarded-Method: GET\r\nX-Forwarded-Uri: /accounts\r\n'), 10_000);
-  answer = parseResponse(raw.raw);
+  answer = parseResponse(await firstAnswer(s.authz.port, head('/authz/forward-auth', 'X-Forwarded-Method: GET\r\nX-Forwarded-Uri: /accounts\r\n')));
   t.equal(answer.status, 200, 'answered before any byte of the body');
+  t.not(answer.headers['connection'], 'close', 'and the connection stays (the body, when it comes, is discarded)');
   // Expect: 100-continue: decided without inviting the body.
-  raw = await rawRequest(s.authz.port, `GET /authz/ext-authz/accounts HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${s.key}\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n`, 10_000);
-  t.match(raw.raw, /^HTTP\/1\.1 200 /, 'the final answer first, no 100 Continue');
+  const raw = await firstAnswer(s.authz.port, `GET /authz/ext-authz/accounts HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${s.key}\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n`);
+  t.match(raw, /^HTTP\/1\.1 200 /, 'the final answer first, no 100 Continue');
+  // A WebSocket handshake's sub-request inherits Upgrade and Connection: decided like any other.
+  const handshake = await firstAnswer(s.authz.port, `GET /authz/auth-request HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nX-Original-Method: GET\r\nX-Original-URI: /accounts/ws\r\nAuthorization: Bearer ${s.key}\r\n\r\n`);
+  t.match(handshake, /^HTTP\/1\.1 200 /, 'a handshake is decided, never upgraded here');
 });
 
 t.test('keep-alive: many decisions on few connections, an idle timeout above the proxies\'', async (t) => {
