@@ -2,6 +2,7 @@
  * The load generator: a child process (pinned to its own core by the orchestrator) that runs
  * autocannon's programmatic API on request over IPC. Latencies are recorded from autocannon's
  * 'response' events at microsecond resolution (its own histogram keeps whole milliseconds).
+ * A spec with protocol 'ext_authz_grpc' is run by the gRPC client of bench/grpc-load.ts instead.
  */
 import { randomBytes } from 'node:crypto';
 import autocannon, { type Request, type Result } from 'autocannon';
@@ -19,6 +20,8 @@ export type RunSpec = Readonly<{
   connections: number;
   durationS?: number;
   amount?: number;
+  /** 'ext_authz_grpc': `url` is a gRPC target (host:port) and each request one Envoy-shaped Check (bench/grpc-load.ts). */
+  protocol?: 'http' | 'ext_authz_grpc';
   /** Every `every`-th request carries a valid-checksum unknown API key: fresh each time, or from a fixed pool. */
   garbage?: Readonly<{ every: number; pool?: number; environment: 'production' | 'sandbox' }>;
 }>;
@@ -130,8 +133,10 @@ function run(spec: RunSpec): Promise<RunResult> {
   });
 }
 
+const runAny = async (spec: RunSpec): Promise<RunResult> => (spec.protocol === 'ext_authz_grpc' ? (await import('./grpc-load.js')).runGrpc(spec) : run(spec));
+
 process.on('message', (message: Message) => {
-  Promise.all(message.runs.map(run)).then(
+  Promise.all(message.runs.map(runAny)).then(
     (results) => process.send?.({ id: message.id, results }),
     (error: unknown) => process.send?.({ id: message.id, error: error instanceof Error ? error.message : String(error) }),
   );

@@ -11,6 +11,7 @@ import type { Summary } from './report/summary.js';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ROUTES_LAST_PATH, ROUTES_PROBE_PATH, routesFile, routesFileUnsupported } from './routes-file.js';
+import { authzGrpcUnsupported } from './authz-grpc.js';
 
 type Env = Record<string, string>;
 
@@ -30,6 +31,8 @@ export type GatewaySpec = Readonly<{
   ownCredentials?: boolean;
   /** One line saying why this build cannot run it (its scenarios are then skipped), or undefined. */
   unsupported?: (main: string) => string | undefined;
+  /** Also serves Envoy ext_authz over gRPC (AUTHGATE_AUTHZ_GRPC_PORT on a free port the runner picks). */
+  authzGrpc?: boolean;
 }>;
 
 export type ScenarioSpec = Readonly<{
@@ -57,6 +60,8 @@ export type ScenarioSpec = Readonly<{
   unlisted?: boolean;
   /** Not selectable with --only: runs whenever its gateway does (--compare). */
   withGatewayOnly?: boolean;
+  /** 'ext_authz_grpc': the load is Envoy's Check calls to the gateway's gRPC port (bench/grpc-load.ts), checked to be allowed first. */
+  protocol?: 'ext_authz_grpc';
 }>;
 
 const withoutIdentity = (env: Env): Env => ({
@@ -98,6 +103,8 @@ const ROUTES_2 = routesTwin('authgate-routes-2', 2);
 const ROUTES_50 = routesTwin('authgate-routes-50', 50);
 const ROUTES_50_B = routesTwin('authgate-routes-50-b', 50);
 const ROUTES_2_B = routesTwin('authgate-routes-2-b', 2);
+/** Issue 30: the edge proxies' authorization service, Envoy ext_authz over gRPC (a build without it is skipped). */
+const AUTHZ_GRPC: GatewaySpec = { name: 'authgate-authz-grpc', authzGrpc: true, unsupported: authzGrpcUnsupported };
 /**
  * Issue 33: twins with tracing off, on with 0 % sampling and on with 100 % sampling, exporting
  * to the bench's own OTLP sink (bench/otlp-sink.ts; the runner puts its address in
@@ -114,7 +121,7 @@ const tracingTwin = (name: string, tracing: 'off' | '0' | '1'): GatewaySpec => (
 const TRACING_OFF = tracingTwin('authgate-tracing-off', 'off');
 const TRACING_0 = tracingTwin('authgate-tracing-0', '0');
 const TRACING_100 = tracingTwin('authgate-tracing-100', '1');
-export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100];
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100, AUTHZ_GRPC];
 /** The scenarios that need the bench's OTLP sink (bench/runner/setup.ts starts it for them). */
 export const TRACING_SCENARIOS: readonly string[] = ['tracing-off', 'tracing-0', 'tracing-100'];
 
@@ -153,6 +160,9 @@ export const SCENARIOS = [
   { id: 'tracing-off', title: 'authgate twin, API key, warm cache, tracing off', server: TRACING_OFF, credential: 'apiKey', target: '(reference: tracing’s cost)', showP99: true, check: 'authgate twin (tracing off)' },
   { id: 'tracing-0', title: 'authgate twin, API key, warm cache, tracing on, 0 % sampled', server: TRACING_0, credential: 'apiKey', target: '(reference: tracing’s cost)', showP99: true, bringsAlong: ['tracing-off'], check: 'authgate twin (tracing on, 0 %)' },
   { id: 'tracing-100', title: 'authgate twin, API key, warm cache, tracing on, 100 % sampled to a local OTLP receiver', server: TRACING_100, credential: 'apiKey', target: '(reference: tracing’s cost)', showP99: true, bringsAlong: ['tracing-off'], check: 'authgate twin (tracing on, 100 %)' },
+  // Issue 30: decisions per second of the ext_authz gRPC endpoint (the req/s column), CPU per decision in the notes.
+  { id: 'authz-grpc', title: 'authgate as Envoy ext_authz (gRPC Check over h2c), API key, warm cache: decisions/s', server: AUTHZ_GRPC, credential: 'apiKey', target: '(reference: issue 30, decisions per second)', showP99: true, protocol: 'ext_authz_grpc' },
+  { id: 'authz-grpc-jwt', title: 'authgate as Envoy ext_authz (gRPC Check over h2c), JWT, warm cache: decisions/s', server: AUTHZ_GRPC, credential: 'token', target: '(reference: issue 30, decisions per second)', protocol: 'ext_authz_grpc' },
   { id: 'compare', title: ({ options }) => `compare: ${options.compareMain}, API key, warm cache`, server: COMPARE, credential: 'apiKey', target: '(development aid)', showP99: true, withGatewayOnly: true },
 ] as const satisfies readonly ScenarioSpec[];
 

@@ -1,6 +1,7 @@
 import { loadConfig } from './config/load.js';
 import { checkConfig, startWarnings } from './config/check.js';
 import { startExampleUpstream } from './example-upstream.js';
+import { listenExtAuthzGrpc } from './edge-authz/grpc/listen.js';
 import { buildGateway } from './gateway.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createPrettySink, wantsPrettyLogs } from './observability/pretty-sink.js';
@@ -51,6 +52,8 @@ async function main(): Promise<void> {
   // The edge proxies' authorization port (AUTHGATE_AUTHZ_PORT), when set.
   const authz = gateway.authzServer?.server;
   if (authz !== undefined) await new Promise<void>((resolve, reject) => authz.once('error', reject).listen(config.authz.port, config.authz.host, () => resolve()));
+  // Envoy ext_authz over gRPC (AUTHGATE_AUTHZ_GRPC_PORT; off unless set).
+  const extAuthzGrpc = await listenExtAuthzGrpc(gateway.edge, config, logger);
   logger.info(
     {
       event: 'started',
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
       publicPort: config.publicListener.port,
       opsPort: config.opsListener.port,
       ...(authz !== undefined && { authzPort: config.authz.port }),
+      ...(extAuthzGrpc !== undefined && { authzGrpcPort: extAuthzGrpc.port }),
       upstream: example ? 'bundled example' : 'configured',
     },
     'authgate started',
@@ -83,6 +87,8 @@ async function main(): Promise<void> {
       authz?.closeAllConnections();
     }, config.shutdown.graceSeconds * 1000);
     deadline.unref();
+    // The gRPC listener first: its calls in flight are answered (within the grace) while the store is still open.
+    await extAuthzGrpc?.close(config.shutdown.graceSeconds * 1000);
     await gateway.close();
     await example?.close();
     clearTimeout(deadline);

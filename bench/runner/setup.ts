@@ -10,6 +10,7 @@ import { startBenchRedis, type BenchRedis } from '../lib/redis.js';
 import type { Options } from '../options.js';
 import { GATEWAYS, MAIN, NOIDENT, REPLICA, SPECS, TRACING_SCENARIOS, type GatewaySpec, type ScenarioId, type ScenarioSpec } from '../scenarios.js';
 import { checkIdentityKeys } from './identity-check.js';
+import { freePort } from '../lib/proc.js';
 import { benchFile, keepTemporary, LoadGenerator, makeIdentityKey, runFile, SERVER_CORE, startGateway, startNodeChild, UA, type Gateway } from './processes.js';
 import { startReferences, type Server } from './references.js';
 import { watched, type Scenario } from './rounds.js';
@@ -96,7 +97,15 @@ export async function startRun(options: Options, redisBinary: string, log: (text
     const ids = selected.filter((s) => { const g = gatewayOf(s); return g !== undefined && unsupported.get(g) === why; }).map((s) => s.id);
     log(`SKIPPED: ${ids.join(', ')}: ${why}`);
   }
-  const startedGateways = await Promise.all(toStart.map(({ spec, main }) => startGateway(spec.name, main, spec.env?.(common, runFile) ?? common, spec === MAIN ? profileFlags : [])));
+  // A gateway serving ext_authz over gRPC gets a free port for it (issue 30); its scenarios load that port.
+  const grpcPorts = new Map<GatewaySpec, number>();
+  for (const { spec } of toStart) if (spec.authzGrpc === true) grpcPorts.set(spec, await freePort());
+  const envOf = (spec: GatewaySpec): Record<string, string> => {
+    const env = spec.env?.(common, runFile) ?? common;
+    const grpcPort = grpcPorts.get(spec);
+    return grpcPort === undefined ? env : { ...env, AUTHGATE_AUTHZ_GRPC_PORT: String(grpcPort) };
+  };
+  const startedGateways = await Promise.all(toStart.map(({ spec, main }) => startGateway(spec.name, main, envOf(spec), spec === MAIN ? profileFlags : [])));
   const gateways = new Map(toStart.map(({ spec }, i) => [spec, startedGateways[i]!]));
   const gwA = gateways.get(MAIN)!;
   const load = await LoadGenerator.start();
@@ -121,6 +130,8 @@ export async function startRun(options: Options, redisBinary: string, log: (text
     if (s.server === 'upstream' || s.server === 'baseline') return fixed[s.server];
     if (typeof s.server === 'string') return refs.servers.get(s.server);
     const gateway = gateways.get(s.server);
+    const grpcPort = grpcPorts.get(s.server);
+    if (s.protocol === 'ext_authz_grpc') return gateway === undefined || grpcPort === undefined ? undefined : { url: `127.0.0.1:${grpcPort}`, pid: gateway.proc.pid };
     return gateway === undefined ? undefined : { url: gateway.publicUrl, pid: gateway.proc.pid };
   };
   const skipped = new Map<ScenarioId, string>();
@@ -134,8 +145,13 @@ export async function startRun(options: Options, redisBinary: string, log: (text
       continue;
     }
     const credentials = (gateway === undefined ? undefined : credentialsOf.get(gateway)) ?? mine;
-    const spec: Scenario['spec'] = { url: server.url, path: s.path ?? '/accounts', method: 'GET', headers: headersWith(credentials[s.credential]), connections: options.connections, ...(s.garbage === undefined ? {} : { garbage: s.garbage }) };
+    const spec: Scenario['spec'] = { url: server.url, path: s.path ?? '/accounts', method: 'GET', headers: headersWith(credentials[s.credential]), connections: options.connections, ...(s.garbage === undefined ? {} : { garbage: s.garbage }), ...(s.protocol === undefined ? {} : { protocol: s.protocol }) };
     scenarios.push({ id: s.id, title: typeof s.title === 'string' ? s.title : s.title({ options, nginxVersion: refs.nginxVersion }), spec, server: server.pid });
+    // A gRPC scenario: one Check through the load generator itself, allowed, before any load.
+    if (s.protocol === 'ext_authz_grpc') {
+      const [probe] = await load.run({ ...spec, label: `${s.id} check`, amount: 1, connections: 1 });
+      if (probe?.statusCodes['200'] !== 1) throw new Error(`${s.id}: the Check was not allowed: ${JSON.stringify(probe?.statusCodes)} (errors ${probe?.errors})`);
+    }
     // Before any load: 200, and through a proxy the upstream saw the organization.
     if (s.check === undefined) continue;
     for (const path of [spec.path, ...(s.checkPaths ?? [])]) {

@@ -116,6 +116,8 @@ export type Config = Readonly<{
    * trusted proxies are proxy-addr's entries; cacheSeconds bounds how long a proxy may keep an allow.
    */
   authz: Readonly<{ port: number | undefined; host: string; trustedProxies: readonly string[]; cacheSeconds: number }>;
+  /** Envoy ext_authz over gRPC (edge-authz/grpc/, issue 30): port undefined: off; on authz.host, for authz.trustedProxies. */
+  authzGrpc: Readonly<{ port: number | undefined; removeCredential: boolean }>;
   /** Each credential's limit on forwarded routes unless its organization or key says otherwise; undefined: none. */
   rateLimit: Readonly<{ default: RateLimit | undefined }>;
   /**

@@ -67,6 +67,10 @@ export function loadConfig(env: Env): LoadResult {
   if (authzPort !== undefined && authzPort !== 0 && (authzPort === publicListener.port || authzPort === opsListener.port)) {
     fail('AUTHGATE_AUTHZ_PORT', 'must differ from AUTHGATE_PORT and AUTHGATE_OPS_PORT: a client must not reach it on the public port');
   }
+  const authzGrpcPort = setting('AUTHGATE_AUTHZ_GRPC_PORT');
+  if (authzGrpcPort !== undefined && authzGrpcPort !== 0 && [publicListener.port, opsListener.port, authzPort].includes(authzGrpcPort)) {
+    fail('AUTHGATE_AUTHZ_GRPC_PORT', 'must differ from AUTHGATE_PORT, AUTHGATE_OPS_PORT and AUTHGATE_AUTHZ_PORT: it is a listener of its own');
+  }
 
   // Production needs real secrets; development makes them up per start (and says so).
   const jwtGenerated = !given('AUTHGATE_JWT_SECRET') && !production;
@@ -137,6 +141,7 @@ export function loadConfig(env: Env): LoadResult {
       trustedProxies: setting('AUTHGATE_AUTHZ_TRUSTED_PROXIES') ?? ['loopback'],
       cacheSeconds: setting('AUTHGATE_AUTHZ_CACHE_SECONDS'),
     },
+    authzGrpc: { port: authzGrpcPort, removeCredential: setting('AUTHGATE_AUTHZ_REMOVE_CREDENTIAL') === 'on' },
     routesFile: readRoutesFile(identity),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };
