@@ -5,8 +5,10 @@
  * the endpoint each protocol must call, the identity headers each must copy, the listener's ports.
  */
 import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { readSnippet, renderCaddySnippet, renderNginxSnippet } from '../helpers/edge-snippets.js';
+import { EDGE_DIR, readSnippet, renderCaddySnippet, renderNginxSnippet } from '../helpers/edge-snippets.js';
 import { adaptCaddyfile, findCaddy } from '../helpers/caddy-process.js';
 import { checkNginxConfig, findNginx } from '../helpers/nginx-process.js';
 
@@ -84,4 +86,11 @@ t.test('Envoy Gateway: SecurityPolicy extAuth.http to /authz/ext-authz, with its
   t.equal(grant!['kind'], 'ReferenceGrant');
   t.equal(grant!['spec'].to[0].name, 'authgate-authz');
   t.equal(grant!['spec'].from[0].namespace, policy!['metadata'].namespace);
+});
+
+t.test('docs/operations.md shows every configuration as shipped', async (t) => {
+  const operations = readFileSync(join(EDGE_DIR, '..', '..', 'docs', 'operations.md'), 'utf8');
+  for (const file of ['nginx.conf', 'Caddyfile', 'traefik-middleware.yaml', 'ingress-nginx.yaml', 'istio.yaml', 'envoy-gateway.yaml']) {
+    t.ok(operations.includes(readSnippet(file).trimEnd()), `${file} verbatim in docs/operations.md`);
+  }
 });
