@@ -21,6 +21,11 @@ import { createRateLimiter } from './limits/limiter.js';
 import { createRateLimitPolicy } from './limits/policy.js';
 import { createRouteLimitCheck } from './limits/route-limit.js';
 import { createForwardedDocs } from './proxy/forwarded-docs.js';
+import { createEdgeDecider } from './edge-authz/decider.js';
+import type { EdgeDecider } from './edge-authz/decision.js';
+import { trustedPeers, type PeerTrust } from './edge-authz/peers.js';
+import { createEdgeRecorder, type EdgeRecorder } from './edge-authz/record.js';
+import { createAuthzHttpServer, type AuthzHttpServer } from './edge-authz/http-server.js';
 import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
 import { createAccessLog } from './observability/access-log.js';
@@ -85,6 +90,14 @@ export type Gateway = Readonly<{
    * by itself). Undefined without a routes file: the built-in table never changes.
    */
   reloadRoutes(trigger: ReloadTrigger): Promise<ReloadResult | undefined>;
+  /**
+   * The edge proxies' authorization (edge-authz/, issue 30): the one decider every protocol's
+   * endpoint asks, the proxies it may answer (AUTHGATE_AUTHZ_TRUSTED_PROXIES), and the metric and
+   * access line of an answer given without deciding (an untrusted peer, an unreadable request).
+   */
+  edge: Readonly<{ decide: EdgeDecider; trusted: PeerTrust; record: EdgeRecorder }>;
+  /** The authorization port's HTTP endpoints (edge-authz/http-server.ts), un-started; undefined unless AUTHGATE_AUTHZ_PORT is set. */
+  authzServer: AuthzHttpServer | undefined;
   /** Readiness fails from now on; in-flight requests go on. */
   startDraining(): void;
   /** Closes the servers (waiting for in-flight requests), then the store. */
@@ -163,6 +176,29 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     rateLimits: { policy: rateLimits, limiter },
     routeLimits: { check: createRouteLimitCheck(routeLimiter, () => metrics.rateLimitRefusals.inc()), limiter: routeLimiter },
   });
+  // The edge proxies' decision: the public port's resolver, limiters and asserter, so a credential,
+  // its budget and its assertion are one whichever port a request is decided on.
+  const edgeRecord = createEdgeRecorder(metrics, accessLog);
+  const edge = {
+    decide: createEdgeDecider({
+      routes,
+      resolver,
+      recordDecision,
+      noteKeyUse: keyUsage.note,
+      rateLimits: { policy: rateLimits, limiter },
+      routeLimiter,
+      onRateLimited: () => metrics.rateLimitRefusals.inc(),
+      identity: identity?.asserter,
+      cacheSeconds: config.authz.cacheSeconds,
+      record: edgeRecord,
+      onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization decision failed'),
+    }),
+    trusted: trustedPeers(config.authz.trustedProxies),
+    record: edgeRecord,
+  };
+
+  const authzServer = config.authz.port === undefined ? undefined : createAuthzHttpServer({ ...edge, onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization answer failed') });
+
   // The table's routes in the public OpenAPI document (the catch-all itself is hidden from it).
   const forwardedDocs = createForwardedDocs(routes, (error) => logger.error({ event: 'routes.openapi_failed', err: error }, 'the route table could not be documented'));
   await forwardedDocs.ready();
@@ -195,12 +231,14 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     keyUsage,
     audit,
     routes,
+    edge,
+    authzServer,
     reloadRoutes: async (trigger) => reloading?.reload(trigger),
     startDraining: () => health.startDraining(),
     close: () =>
       (closing ??= (async () => {
         health.startDraining();
-        await Promise.all([publicServer.close(), opsServer.close()]);
+        await Promise.all([publicServer.close(), opsServer.close(), authzServer?.close()]);
         health.stop();
         reloading?.close();
         limiter.close();

@@ -48,12 +48,16 @@ async function main(): Promise<void> {
 
   await gateway.opsServer.listen({ ...config.opsListener });
   await gateway.publicServer.listen({ ...config.publicListener });
+  // The edge proxies' authorization port (AUTHGATE_AUTHZ_PORT), when set.
+  const authz = gateway.authzServer?.server;
+  if (authz !== undefined) await new Promise<void>((resolve, reject) => authz.once('error', reject).listen(config.authz.port, config.authz.host, () => resolve()));
   logger.info(
     {
       event: 'started',
       store: config.store.kind,
       publicPort: config.publicListener.port,
       opsPort: config.opsListener.port,
+      ...(authz !== undefined && { authzPort: config.authz.port }),
       upstream: example ? 'bundled example' : 'configured',
     },
     'authgate started',
@@ -76,6 +80,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       logger.warn({ event: 'shutdown_grace_exceeded' }, 'in-flight requests did not finish in time');
       gateway.publicServer.server.closeAllConnections();
+      authz?.closeAllConnections();
     }, config.shutdown.graceSeconds * 1000);
     deadline.unref();
     await gateway.close();

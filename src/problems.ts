@@ -27,6 +27,8 @@ export const problems = {
   tooManyLogins: { status: 429, code: 1112, title: 'Too many logins' },
   // Too many refused admin requests from one client address (guards/admin-refusal-throttle.ts).
   tooManyAdminRefusals: { status: 429, code: 1113, title: 'Too many refused admin requests' },
+  // The edge proxies' authorization port (issue 30, edge-authz/): a peer not in AUTHGATE_AUTHZ_TRUSTED_PROXIES.
+  authzUntrustedPeer: { status: 403, code: 1114, title: 'Not a trusted proxy' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },
@@ -54,6 +56,9 @@ export const problems = {
   // One answer for a reset token that is malformed, unknown, used, replaced or expired.
   resetTokenInvalid: { status: 400, code: 1218, title: 'Invalid or expired reset token' },
   tooManyResetAttempts: { status: 429, code: 1219, title: 'Too many password-reset attempts' },
+  // The edge proxies' authorization port (issue 30): the proxy did not say (or said twice) which request to decide.
+  originalRequestMissing: { status: 400, code: 1220, title: 'Original request not described' },
+  originalRequestInvalid: { status: 400, code: 1221, title: 'Original request not readable' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

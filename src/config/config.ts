@@ -104,6 +104,11 @@ export type Config = Readonly<{
   console: Readonly<{ enabled: boolean }>;
   /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */
   cors: Readonly<{ origins: readonly string[] | '*' }>;
+  /**
+   * The edge proxies' authorization port (edge-authz/, issue 30): port undefined: off. The
+   * trusted proxies are proxy-addr's entries; cacheSeconds bounds how long a proxy may keep an allow.
+   */
+  authz: Readonly<{ port: number | undefined; host: string; trustedProxies: readonly string[]; cacheSeconds: number }>;
   /** Each credential's limit on forwarded routes unless its organization or key says otherwise; undefined: none. */
   rateLimit: Readonly<{ default: RateLimit | undefined }>;
   /**

@@ -63,6 +63,10 @@ export function loadConfig(env: Env): LoadResult {
   if (publicListener.port !== 0 && publicListener.port === opsListener.port) {
     fail('AUTHGATE_OPS_PORT', 'must differ from AUTHGATE_PORT: the ops port is never served publicly');
   }
+  const authzPort = setting('AUTHGATE_AUTHZ_PORT');
+  if (authzPort !== undefined && authzPort !== 0 && (authzPort === publicListener.port || authzPort === opsListener.port)) {
+    fail('AUTHGATE_AUTHZ_PORT', 'must differ from AUTHGATE_PORT and AUTHGATE_OPS_PORT: a client must not reach it on the public port');
+  }
 
   // Production needs real secrets; development makes them up per start (and says so).
   const jwtGenerated = !given('AUTHGATE_JWT_SECRET') && !production;
@@ -125,6 +129,12 @@ export function loadConfig(env: Env): LoadResult {
     passwords: { minLength: setting('AUTHGATE_PASSWORD_MIN_LENGTH'), resetTtlSeconds: setting('AUTHGATE_PASSWORD_RESET_TTL_SECONDS') },
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
     cors: { origins: readCorsOrigins() },
+    authz: {
+      port: setting('AUTHGATE_AUTHZ_PORT'),
+      host: setting('AUTHGATE_AUTHZ_HOST'),
+      trustedProxies: setting('AUTHGATE_AUTHZ_TRUSTED_PROXIES') ?? ['loopback'],
+      cacheSeconds: setting('AUTHGATE_AUTHZ_CACHE_SECONDS'),
+    },
     routesFile: readRoutesFile(identity),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };

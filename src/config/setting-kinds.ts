@@ -59,6 +59,12 @@ function parseAny(type: SettingKind, raw: string): Parsed<unknown> {
         : refuse('must be a DNS host name');
     case 'trust-proxy':
       return parseTrustProxy(raw);
+    case 'address-list': {
+      const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      return list.length > 0 && list.every((entry) => PROXY_ADDR_NAMES.has(entry) || isAddressOrCidr(entry))
+        ? accept(list)
+        : refuse('must be comma-separated addresses/CIDRs (or loopback, linklocal, uniquelocal)');
+    }
     case 'rate-limit': {
       if (raw === NO_LIMIT) return accept(NO_LIMIT);
       const limit = parseRateLimit(raw);
@@ -90,6 +96,8 @@ export function describeKind(type: SettingKind): string {
       return 'DNS host name';
     case 'trust-proxy':
       return '`false`, `true`, a hop count, or addresses/CIDRs';
+    case 'address-list':
+      return 'addresses/CIDRs, comma-separated';
     case 'rate-limit':
       return '`off` or `<count>/<window>` (window in s, m or h)';
   }
@@ -117,6 +125,9 @@ function parseTrustProxy(raw: string): Parsed<boolean | number | string> {
   if (/^[0-9a-fA-F.:/,\s]+$/.test(raw) && raw.split(',').every(isAddressOrCidr)) return accept(raw);
   return refuse('must be false, true, a hop count, or comma-separated addresses/CIDRs');
 }
+
+/** The names proxy-addr expands to ranges (loopback: 127.0.0.1/8 and ::1/128). */
+const PROXY_ADDR_NAMES: ReadonlySet<string> = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** An address or address/prefix that proxy-addr takes (it throws at server start on anything else). */
 function isAddressOrCidr(entry: string): boolean {

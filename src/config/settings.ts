@@ -21,6 +21,8 @@ export type SettingKind =
   | Readonly<{ kind: 'dns-name' }>
   /** false, true, a hop count, or comma-separated addresses/CIDRs (proxy-addr's grammar). */
   | Readonly<{ kind: 'trust-proxy' }>
+  /** Comma-separated addresses/CIDRs, or proxy-addr's names `loopback`, `linklocal`, `uniquelocal`. */
+  | Readonly<{ kind: 'address-list' }>
   /** `off`, or `<count>/<window>` normalized to `<count>/<seconds>s` (limits/rate-limit.ts). */
   | Readonly<{ kind: 'rate-limit' }>;
 
@@ -29,7 +31,7 @@ export type KindValue<K extends SettingKind> = K extends { kind: 'integer' }
   ? number
   : K extends { kind: 'enum'; values: readonly (infer V)[] }
     ? V
-    : K extends { kind: 'text-list' }
+    : K extends { kind: 'text-list' } | { kind: 'address-list' }
       ? readonly string[]
       : K extends { kind: 'host-port-list' }
         ? readonly HostPort[]
@@ -110,6 +112,11 @@ export const settings = [
   { name: 'AUTHGATE_PASSWORD_RESET_TTL_SECONDS', type: { kind: 'integer', min: 60, max: 604800 }, default: 86400, doc: 'How long a password-reset token made by the admin API (POST /admin/organizations/{id}/password-reset, or an organization created without a password) can be used: once, by POST /auth/password/reset, within this many seconds (default 24 hours; at most 7 days).' },
   { name: 'AUTHGATE_CONSOLE', type: { kind: 'enum', values: ['on', 'off'] }, default: 'on', productionDefault: 'off', doc: '`on` serves the self-service console (sign in, keys, sessions, audit) under `/console/` on the public port; on in development, off in production unless set.' },
   { name: 'AUTHGATE_CORS_ORIGINS', type: { kind: 'text-list', minLength: 1, unit: 'characters' }, doc: 'Comma-separated origins (`https://app.example.com`) whose browser apps may call the public API, or `*` for any; none by default. Preflights are answered by the gateway without a credential and never forwarded; credentials (cookies) are never allowed.' },
+  // The edge proxies' authorization port (issue 30; docs/edge-authz.md).
+  { name: 'AUTHGATE_AUTHZ_PORT', type: port, doc: 'Port of the authorization endpoints for an edge proxy (nginx `auth_request`, Traefik and Caddy forward-auth, Envoy `ext_authz` over HTTP): off unless set. Never the public port: a client must not reach it directly.' },
+  { name: 'AUTHGATE_AUTHZ_HOST', type: { kind: 'text' }, default: '0.0.0.0', doc: 'Address the authorization port listens on (as the other ports; AUTHGATE_AUTHZ_TRUSTED_PROXIES decides who is answered).' },
+  { name: 'AUTHGATE_AUTHZ_TRUSTED_PROXIES', type: { kind: 'address-list' }, defaultDoc: '`loopback`', doc: 'The proxies whose requests the authorization port decides (and whose X-Forwarded-For, X-Real-IP and original-request headers it believes): comma-separated addresses/CIDRs, or `loopback`, `linklocal`, `uniquelocal`. Any other peer gets 403 (code 1114) without a decision.' },
+  { name: 'AUTHGATE_AUTHZ_CACHE_SECONDS', type: { kind: 'integer', min: 0, max: 5 }, default: 0, doc: 'How long an edge proxy may keep an allow of the authorization port (`Cache-Control: max-age=N` and `X-Accel-Expires: N`); 0 sends `no-store`. A revoked credential can pass a caching proxy for up to this long, beyond the usual revocation bound. Refusals, and allows under a rate limit, are never cacheable.' },
   { name: 'LOG_LEVEL', type: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] }, default: 'info', doc: 'pino level: fatal, error, warn, info, debug, trace or silent.' },
 ] as const satisfies readonly SettingSpec[];
 

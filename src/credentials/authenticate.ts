@@ -4,9 +4,9 @@ import { Problem } from '../problems.js';
 import { StoreUnavailable } from '../store/store.js';
 import { looksLikeApiKey } from './api-keys.js';
 import { readBearer } from './bearer.js';
-import { ALLOWED, type DecisionKind, type DecisionOutcome, type DecisionReason, type DecisionRecorder } from './decisions.js';
+import { ALLOWED, type BearerRefusal, type DecisionKind, type DecisionOutcome, type DecisionReason, type DecisionRecorder } from './decisions.js';
 import type { Principal } from './principal.js';
-import type { CredentialResolver } from './resolver.js';
+import type { CredentialResolver, Resolution } from './resolver.js';
 import { takeSettledResolution } from './settled-resolution.js';
 
 const ENVIRONMENT_DETAIL = {
@@ -20,6 +20,20 @@ const DENIAL_DETAIL: Partial<Record<DecisionReason, string>> = {
   expired_key: 'The API key has expired.',
 };
 
+
+/** The 401 of an Authorization header that is no one bearer token (also the edge proxies': edge-authz/). */
+export function bearerProblem(reason: BearerRefusal): Problem {
+  return new Problem(reason === 'missing' ? 'credentialMissing' : 'credentialInvalid', 'Send Authorization: Bearer <token or API key>.', reason);
+}
+
+/** The 401 of a credential the resolver refused (also the edge proxies': edge-authz/). */
+export function denialProblem(resolution: Extract<Resolution, { ok: false }>): Problem {
+  if (resolution.reason === 'wrong_environment' && resolution.environment !== undefined) {
+    return new Problem('wrongEnvironment', ENVIRONMENT_DETAIL[resolution.environment], resolution.reason);
+  }
+  const detail = DENIAL_DETAIL[resolution.reason] ?? 'The credential is invalid, expired or revoked.';
+  return new Problem('credentialInvalid', detail, resolution.reason);
+}
 
 /**
  * The onRequest stage that turns the Authorization header into request.principal, or refuses:
@@ -35,7 +49,7 @@ export function createAuthenticate(resolver: Pick<CredentialResolver, 'resolve'>
     const bearer = readBearer(request.headers.authorization, request.raw.rawHeaders);
     if (!bearer.ok) {
       decide(request, 'none', 'denied', bearer.reason);
-      throw new Problem(bearer.reason === 'missing' ? 'credentialMissing' : 'credentialInvalid', 'Send Authorization: Bearer <token or API key>.', bearer.reason);
+      throw bearerProblem(bearer.reason);
     }
     let resolution;
     try {
@@ -51,11 +65,7 @@ export function createAuthenticate(resolver: Pick<CredentialResolver, 'resolve'>
     }
     if (!resolution.ok) {
       decide(request, resolution.kind, 'denied', resolution.reason);
-      if (resolution.reason === 'wrong_environment' && resolution.environment !== undefined) {
-        throw new Problem('wrongEnvironment', ENVIRONMENT_DETAIL[resolution.environment], resolution.reason);
-      }
-      const detail = DENIAL_DETAIL[resolution.reason] ?? 'The credential is invalid, expired or revoked.';
-      throw new Problem('credentialInvalid', detail, resolution.reason);
+      throw denialProblem(resolution);
     }
     const via = resolution.principal.via;
     request.principal = resolution.principal;

@@ -79,6 +79,19 @@ export function sendProblem(reply: FastifyReply, problem: Problem, realm = 'auth
   return reply.send(problemBody(problem.problem, problem.detail));
 }
 
+/**
+ * The headers of a refusal beside its body, as sendProblem sets them: for the answers made
+ * outside fastify (the edge proxies' authorization port, edge-authz/), so both say the same.
+ */
+export function problemHeaders(problem: Problem, realm = 'authgate'): Record<string, string> {
+  const status = problems[problem.problem].status;
+  const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': 'no-store' };
+  if (status === 401) headers['www-authenticate'] = wwwAuthenticate(realm, problem);
+  else if (problem.requiredScope !== undefined) headers['www-authenticate'] = `Bearer realm="${realm}", error="insufficient_scope", scope="${problem.requiredScope}"`;
+  if (status === 503 || status === 429) headers['retry-after'] = String(problem.retryAfterSeconds ?? 1);
+  return headers;
+}
+
 /** RFC 6750 §3: no error code when no bearer token was sent, else what was wrong with it. */
 function wwwAuthenticate(realm: string, problem: Problem): string {
   const reason = problem.reason;

@@ -101,7 +101,7 @@ export function frameworkErrorHandler(stamp: (request: FastifyRequest, reply: Fa
 }
 
 /** The methods HTTP routes are declared with, in the order an Allow header lists them. */
-const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
+export const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'];
 
 /**
  * What the public port's catch-all (proxy/forward.ts, `/*`: every path is routed to it, so the

@@ -12,6 +12,8 @@ export type AccessRecord = {
   credentialKind: string | undefined;
   keyId: string | undefined;
   authReason: string | undefined;
+  /** The edge proxy's protocol on the authorization port (edge-authz/); absent on the public port. */
+  protocol?: string;
 };
 
 export type AccessLog = (record: AccessRecord) => void;
@@ -59,6 +61,7 @@ export function createAccessLog(logger: Logger, destination: DestinationStream):
     if (r.credentialKind !== undefined) line += ',"credentialKind":' + quote(r.credentialKind);
     if (r.keyId !== undefined) line += ',"keyId":' + quote(r.keyId);
     if (r.authReason !== undefined) line += ',"authReason":' + quote(r.authReason);
+    if (r.protocol !== undefined) line += ',"protocol":' + quote(r.protocol);
     destination.write(line + ',"msg":"request"}\n');
   };
 }

@@ -47,6 +47,13 @@ export function createMetrics(environment: string) {
       labelNames: ['kind', 'outcome', 'reason'] as const,
       registry,
     }),
+    // The edge proxies' authorization port (edge-authz/, issue 30): one per decision, beside authDecisions.
+    authzDecisions: new SeriesCounter({
+      name: 'authgate_authz_decisions_total',
+      help: "Decisions answered to edge proxies, by protocol (auth_request, forward_auth, ext_authz_http, ext_authz_grpc), outcome (allowed, denied, error) and the route template decided ('unmatched' when none).",
+      labelNames: ['protocol', 'outcome', 'route'] as const,
+      registry,
+    }),
     upstreamDuration: new SeriesHistogram({
       name: 'authgate_upstream_request_duration_seconds',
       help: 'Time of forwarded requests, from the gateway to the end of the upstream answer.',

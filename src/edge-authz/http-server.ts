@@ -1,0 +1,145 @@
+/**
+ * The authorization port for edge proxies over HTTP (issue 30): nginx `auth_request`, Traefik and
+ * Caddy forward-auth, Envoy `ext_authz` in HTTP mode. Plain node:http, no framework: each answer is
+ * one decision and a few headers, and the proxy in front waits on it for every request it forwards
+ * (the target is ≥ 0.95× a minimal node:http service behind nginx).
+ *
+ * - Only AUTHGATE_AUTHZ_TRUSTED_PROXIES are answered: any other peer gets 403 (1114) before
+ *   anything is read or decided.
+ * - The body is never read, and never waited for: a proxy's check is in the headers (nginx sends
+ *   its GET sub-request with the client's Content-Length and no body unless the snippet clears it).
+ *   node discards a body that does come once the answer is sent; on `/authz/auth-request`, where
+ *   none ever comes, an announced one closes the connection after the answer, so that its
+ *   missing bytes are never read from the next request.
+ * - Allow is exactly 200 with an empty body and `Content-Length: 0` (Envoy takes any other 2xx as a
+ *   refusal; nginx keeps an upstream connection only for an answer without a body), the upstream
+ *   headers as response headers, and for Envoy `x-envoy-auth-headers-to-remove` naming the
+ *   identity headers the decision leaves unset (nginx, Traefik and Caddy drop the client's copy
+ *   of a header their configuration copies when the answer lacks it).
+ * - `Cache-Control: no-store`, or for an allow `max-age=N` and `X-Accel-Expires: N` with
+ *   AUTHGATE_AUTHZ_CACHE_SECONDS (docs/edge-authz.md); refusals are never cacheable.
+ * - Keep-alive idle timeout of 125 s: above nginx's (60 s), Go's http.Transport's (90 s, Traefik)
+ *   and Envoy's (1 h is its own to close: it closes first), so a pooled connection is never closed
+ *   under a proxy's request.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { problemBody, problemHeaders } from '../http/error-handler.js';
+import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.js';
+import { Problem, problems } from '../problems.js';
+import type { EdgeDecider, EdgeDecision, EdgeProtocol } from './decision.js';
+import { protocolOf, readEdgeRequest } from './http-requests.js';
+import type { PeerTrust } from './peers.js';
+import type { EdgeRecorder } from './record.js';
+
+export const AUTHZ_KEEP_ALIVE_TIMEOUT_MS = 125_000;
+
+export type AuthzHttpServer = Readonly<{
+  server: Server;
+  /** Answers what is in flight with `Connection: close`, closes idle connections, and resolves once every connection has ended. */
+  close(): Promise<void>;
+}>;
+
+const UNTRUSTED = new Problem('authzUntrustedPeer', 'This port answers the configured edge proxies only (AUTHGATE_AUTHZ_TRUSTED_PROXIES).', 'untrusted_peer');
+const NOT_FOUND = new Problem('notFound', 'The authorization endpoints are /authz/auth-request, /authz/forward-auth and /authz/ext-authz/….');
+
+export function createAuthzHttpServer(deps: {
+  decide: EdgeDecider;
+  trusted: PeerTrust;
+  record: EdgeRecorder;
+  /** A fault that is no refusal (answered 500). */
+  onFault: (error: unknown) => void;
+}): AuthzHttpServer {
+  const { decide, trusted, record } = deps;
+  let closing = false;
+
+  function refuse(response: ServerResponse, problem: Problem): void {
+    const body = JSON.stringify(problemBody(problem.problem, problem.detail));
+    const headers: Record<string, string | number> = { ...problemHeaders(problem), 'content-length': Buffer.byteLength(body) };
+    if (closing) headers['connection'] = 'close';
+    response.writeHead(problems[problem.problem].status, headers).end(body);
+  }
+
+  /** A refusal made here, before any decision: counted and logged as the protocol's. */
+  function refuseUndecided(request: IncomingMessage, response: ServerResponse, protocol: EdgeProtocol, problem: Problem, startedAt: number): void {
+    refuse(response, problem);
+    record({ protocol, method: request.method ?? '', route: undefined, status: problems[problem.problem].status, startedAt, requestId: undefined, principal: null, authDecision: undefined });
+  }
+
+  function answer(response: ServerResponse, protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): void {
+    // A proxy that gave up meanwhile (its own timeout) has nobody left to answer.
+    if (response.destroyed) return;
+    let headers: Record<string, string | number>;
+    let body = '';
+    let status = 200;
+    if (decision.allowed) {
+      headers = { ...decision.upstreamHeaders };
+      const seconds = decision.cacheSeconds;
+      if (seconds > 0) {
+        headers['cache-control'] = `max-age=${seconds}`;
+        headers['x-accel-expires'] = seconds;
+      } else headers['cache-control'] = 'no-store';
+      if (protocol === 'ext_authz_http' && decision.removeHeaders.length > 0) headers['x-envoy-auth-headers-to-remove'] = decision.removeHeaders.join(', ');
+      headers['content-length'] = 0;
+    } else {
+      status = decision.status;
+      body = decision.body;
+      headers = { ...decision.headers, 'content-length': Buffer.byteLength(body) };
+    }
+    if (close || closing) headers['connection'] = 'close';
+    response.writeHead(status, headers).end(body);
+  }
+
+  function handle(request: IncomingMessage, response: ServerResponse): void {
+    const startedAt = performance.now();
+    const protocol = protocolOf(request.url ?? '');
+    if (!trusted(request.socket.remoteAddress)) {
+      if (protocol === undefined) return refuse(response, UNTRUSTED);
+      return refuseUndecided(request, response, protocol, UNTRUSTED, startedAt);
+    }
+    if (protocol === undefined) return refuse(response, NOT_FOUND);
+    const edgeRequest = readEdgeRequest(protocol, request);
+    if (edgeRequest instanceof Problem) return refuseUndecided(request, response, protocol, edgeRequest, startedAt);
+    // nginx's sub-request never carries a body: a length it announces will never arrive.
+    const headers = request.headers;
+    const close = protocol === 'auth_request' && ((headers['content-length'] !== undefined && headers['content-length'] !== '0') || headers['transfer-encoding'] !== undefined);
+    let decision: EdgeDecision | Promise<EdgeDecision>;
+    try {
+      decision = decide(edgeRequest);
+    } catch (error) {
+      deps.onFault(error);
+      return refuse(response, new Problem('internalError'));
+    }
+    if (decision instanceof Promise) {
+      decision.then(
+        (decided) => answer(response, protocol, decided, close),
+        (error: unknown) => {
+          deps.onFault(error);
+          if (!response.destroyed) refuse(response, new Problem('internalError'));
+        },
+      );
+    } else answer(response, protocol, decision, close);
+  }
+
+  const server = createServer({ keepAliveTimeout: AUTHZ_KEEP_ALIVE_TIMEOUT_MS }, handle);
+  server.keepAliveTimeout = AUTHZ_KEEP_ALIVE_TIMEOUT_MS;
+  // Above the idle timeout (node's advice: a request's headers may start just before it ends), and
+  // the whole request within a bound (slow-loris: the port is internal, but a peer may still be slow).
+  server.headersTimeout = AUTHZ_KEEP_ALIVE_TIMEOUT_MS + 5_000;
+  server.requestTimeout = AUTHZ_KEEP_ALIVE_TIMEOUT_MS + 10_000;
+  // `Expect: 100-continue` is decided at once, without inviting the body; any other expectation is 417.
+  server.on('checkContinue', handle);
+  server.on('checkExpectation', expectationFailedHandler({}));
+  // node's parser refusals (a malformed request, an oversized header block) as problems, as on the public port.
+  server.on('clientError', clientErrorHandler({}));
+
+  return {
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        closing = true;
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import type { AuthDecision } from '../credentials/decisions.js';
+import type { Principal } from '../credentials/principal.js';
+import type { AccessLog } from '../observability/access-log.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { CounterSeries } from '../observability/series-metrics.js';
+import type { EdgeProtocol } from './decision.js';
+
+/** What one answer of the authorization port was, for its metric and its access line. */
+export type EdgeOutcome = Readonly<{
+  protocol: EdgeProtocol;
+  /** The original request's method (the one decided), or the proxy's own when none was read. */
+  method: string;
+  /** The matched route's label; undefined when none matched (or nothing was decided). */
+  route: string | undefined;
+  status: number;
+  /** performance.now() when the proxy's request arrived. */
+  startedAt: number;
+  requestId: string | undefined;
+  principal: Principal | null;
+  /** The credential check's decision, when one was made. */
+  authDecision: AuthDecision | undefined;
+}>;
+
+export type EdgeRecorder = (outcome: EdgeOutcome) => void;
+
+const UNMATCHED = 'unmatched';
+
+/**
+ * authgate_authz_decisions_total{protocol, outcome, route} and the access line (with `protocol`)
+ * of every answer of the authorization endpoints, whichever protocol asked: allowed (200), denied
+ * (any refusal of the request: 4xx) or error (5xx: the store, or a fault). The series are bound
+ * once per label values, as the public port's request metrics are (record-request.ts).
+ */
+export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): EdgeRecorder {
+  const series = new Map<string, CounterSeries>();
+  const seriesOf = (protocol: string, outcome: string, route: string): CounterSeries => {
+    const key = `${protocol} ${outcome} ${route}`;
+    let found = series.get(key);
+    if (found === undefined) series.set(key, (found = metrics.authzDecisions.bound({ protocol, outcome, route })));
+    return found;
+  };
+  return (o) => {
+    const route = o.route ?? UNMATCHED;
+    const outcome = o.status === 200 ? 'allowed' : o.status >= 500 ? 'error' : 'denied';
+    seriesOf(o.protocol, outcome, route).inc();
+    const principal = o.principal;
+    const decision = o.authDecision;
+    accessLog({
+      reqId: o.requestId ?? randomUUID(),
+      method: o.method,
+      route,
+      status: o.status,
+      durationMs: Math.round((performance.now() - o.startedAt) * 1000) / 1000,
+      orgId: principal?.orgId,
+      credentialKind: principal?.via ?? decision?.kind,
+      keyId: principal?.via === 'api_key' ? principal.credentialId : undefined,
+      authReason: decision === undefined || decision.outcome === 'allowed' ? undefined : decision.reason,
+      protocol: o.protocol,
+    });
+  };
+}
