@@ -4,6 +4,7 @@
  * asking a real gateway (on a real redis-server, shared by the file) on loopback. Each proxy's
  * test file calls `proxyContract` with how to start it and how its refusals look to a client.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Test } from 'tap';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
@@ -39,6 +40,8 @@ const FORGED = { 'x-organization-id': 'org_forged', 'x-organization-scopes': 'ac
 
 type Context = {
   gw: StartedGateway;
+  /** A second replica on the same Redis (no authz listener): where revocations are made. */
+  replica: StartedGateway;
   upstream: RecordingUpstream;
   proxy: RunningProxy;
   orgId: string;
@@ -46,6 +49,8 @@ type Context = {
   key: string;
   readOnly: string;
   connections(): number;
+  /** The body headers of the last check authgate received. */
+  lastCheckBody(): { contentLength: string | undefined; transferEncoding: string | undefined };
   get(path: string, credential?: string, more?: Record<string, string>): Promise<Response>;
 };
 
@@ -61,8 +66,13 @@ export function proxyContract(t: Test, proxy: ProxyUnderTest): void {
       deps: { routes: tableOf(ROUTES, upstream.url) },
     });
     const authz = await listenAuthz(gw);
+    const replica = await startGateway(t, { env: { AUTHGATE_REDIS_URL: redis.url, AUTHGATE_REDIS_TIMEOUT_MS: '300' }, upstream, deps: { routes: tableOf(ROUTES, upstream.url) } });
     let connections = 0;
     gw.gateway.authzServer!.server.on('connection', () => connections++);
+    let lastCheckBody: ReturnType<Context['lastCheckBody']> = { contentLength: undefined, transferEncoding: undefined };
+    gw.gateway.authzServer!.server.on('request', (request: IncomingMessage) => {
+      lastCheckBody = { contentLength: request.headers['content-length'], transferEncoding: request.headers['transfer-encoding'] };
+    });
     const running = await proxy.start({ listenPort: await freePort(), authzPort: authz.port, appPort: upstream.port });
     t.teardown(() => running.close());
     const org = await gw.createOrganization();
@@ -75,6 +85,7 @@ export function proxyContract(t: Test, proxy: ProxyUnderTest): void {
     });
     const c: Context = {
       gw,
+      replica,
       upstream,
       proxy: running,
       orgId: org.id,
@@ -82,6 +93,7 @@ export function proxyContract(t: Test, proxy: ProxyUnderTest): void {
       key,
       readOnly: limited.json().apiKey as string,
       connections: () => connections,
+      lastCheckBody: () => lastCheckBody,
       get: (path, credential, more = {}) => send(`${running.url}${path}`, { headers: { ...UA, ...FORGED, ...(credential && { authorization: `Bearer ${credential}` }), ...more } }),
     };
     t.afterEach(async (t) => {
@@ -169,7 +181,7 @@ function defineTests(t: Test, proxy: ProxyUnderTest, c: Context): void {
     t.match(answers[2]!.json(), { status: 429 });
   });
 
-  t.test('POST with a body: the body reaches the upstream; authgate is never sent one', async (t) => {
+  t.test('POST with a chunked body: the body reaches the upstream; authgate is never sent one', async (t) => {
     const body = 'x'.repeat(256 * 1024);
     const res = await send(`${c.proxy.url}/accounts`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${c.key}`, 'content-type': 'text/plain' }, body });
     t.equal(res.status, 200);
@@ -177,6 +189,9 @@ function defineTests(t: Test, proxy: ProxyUnderTest, c: Context): void {
     t.equal(seen.method, 'POST');
     t.equal(seen.body.length, body.length, 'the whole body');
     t.equal(seen.headers['x-organization-id'], c.orgId);
+    const check = c.lastCheckBody();
+    t.equal(check.transferEncoding, undefined, 'the check announced no chunked body');
+    t.ok(check.contentLength === undefined || check.contentLength === '0', `the check announced no body (content-length ${check.contentLength})`);
   });
 
   t.test('HEAD: decided as HEAD, forwarded as HEAD', async (t) => {
@@ -196,10 +211,25 @@ function defineTests(t: Test, proxy: ProxyUnderTest, c: Context): void {
     t.ok(opened <= 2, `${opened} new connection(s) to authgate for ${requests} checks`);
   });
 
-  t.test('revoked: refused through the proxy once revoked', async (t) => {
+  t.test('revoked on another replica: refused through the proxy within the usual bound', async (t) => {
     const created = await c.gw.createApiKey(c.token);
-    t.equal((await c.get('/accounts', created.apiKey)).status, 200);
-    await send(`${c.gw.publicUrl}/auth/api-key/${created.id}`, { method: 'DELETE', headers: { ...UA, authorization: `Bearer ${c.token}` } });
-    t.ok(await eventually(async () => (await c.get('/accounts', created.apiKey)).status === 401), 'refused');
+    t.equal((await c.get('/accounts', created.apiKey)).status, 200, 'allowed, and now cached by the deciding replica');
+    const revoked = await send(`${c.replica.publicUrl}/auth/api-key/${created.id}`, { method: 'DELETE', headers: { ...UA, authorization: `Bearer ${c.token}` } });
+    t.equal(revoked.status, 204, 'revoked on the other replica');
+    t.ok(await eventually(async () => (await c.get('/accounts', created.apiKey)).status === 401, 5000), 'refused through the proxy');
+  });
+
+  t.test('405 with Allow: a listed path with another method', async (t) => {
+    const res = await send(`${c.proxy.url}/healthz`, { method: 'DELETE', headers: { ...UA } });
+    t.equal(res.status, 405);
+    t.match(res.headers['allow'], /GET/);
+    t.match(res.json(), { status: 405 });
+  });
+
+  t.test('POST with Content-Length: the body reaches the upstream', async (t) => {
+    const body = JSON.stringify({ note: 'x'.repeat(4096) });
+    const res = await send(`${c.proxy.url}/accounts`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${c.key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body });
+    t.equal(res.status, 200);
+    t.equal(identityOf(c.upstream).body, body);
   });
 }
