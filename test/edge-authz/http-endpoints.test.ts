@@ -84,6 +84,9 @@ t.test('nginx auth_request: allow with the identity headers, refusals with their
   t.ok(res.headers['x-organization-scopes']);
   t.match(res.headers['x-authgate-identity'], /^[\w-]+\.[\w-]+\.[\w-]+$/);
   t.notOk('x-envoy-auth-headers-to-remove' in res.headers, 'an Envoy header only for Envoy');
+  res = await nginx(s, 'GET', '/accounts', s.key, { 'x-request-id': 'nginx-req-1' });
+  t.equal(res.status, 200);
+  t.match(s.gw.logs.records().find((line) => line.reqId === 'nginx-req-1'), { msg: 'request', protocol: 'auth_request', method: 'GET', route: '/accounts/*', status: 200 }, 'the access line: the proxy\'s request id, the protocol');
   // ingress-nginx: X-Original-URL (absolute) and X-Original-Method.
   res = await send(`${s.authz.url}/authz/auth-request`, { headers: { 'x-original-method': 'HEAD', 'x-original-url': 'https://api.example.test/accounts?x=1', authorization: `Bearer ${s.token}` } });
   isAllow(t, res);
