@@ -10,13 +10,14 @@ import type { Options } from './options.js';
 import type { Summary } from './report/summary.js';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { authzUnsupported } from './authz.js';
 import { ROUTES_LAST_PATH, ROUTES_PROBE_PATH, routesFile, routesFileUnsupported } from './routes-file.js';
 import { authzGrpcUnsupported } from './authz-grpc.js';
 
 type Env = Record<string, string>;
 
 /** The servers the runner starts besides authgate's gateways (bench/runner/references.ts, setup.ts). */
-export type Reference = 'upstream' | 'baseline' | 'nginx' | 'node-gateway' | 'node-gateway-cold';
+export type Reference = 'upstream' | 'baseline' | 'nginx' | 'nginx-authz' | 'node-gateway' | 'node-gateway-cold';
 
 /** An authgate process: the build under test (or another) with the run's common settings and these. */
 export type GatewaySpec = Readonly<{
@@ -33,6 +34,8 @@ export type GatewaySpec = Readonly<{
   unsupported?: (main: string) => string | undefined;
   /** Also serves Envoy ext_authz over gRPC (AUTHGATE_AUTHZ_GRPC_PORT on a free port the runner picks). */
   authzGrpc?: boolean;
+  /** Its authz listener on (AUTHGATE_AUTHZ_PORT, a free loopback port): the edge proxies' auth service (issue 30). */
+  authz?: boolean;
 }>;
 
 export type ScenarioSpec = Readonly<{
@@ -103,6 +106,14 @@ const ROUTES_2 = routesTwin('authgate-routes-2', 2);
 const ROUTES_50 = routesTwin('authgate-routes-50', 50);
 const ROUTES_50_B = routesTwin('authgate-routes-50-b', 50);
 const ROUTES_2_B = routesTwin('authgate-routes-2-b', 2);
+/**
+ * Issue 30: authgate as nginx's auth service. Its own process with the run's settings and the
+ * authz listener on, so its CPU time per decision is its own; nginx in front of it is started as
+ * a reference (bench/runner/references.ts) and the scenarios name that reference as their server.
+ */
+export const AUTHZ: GatewaySpec = { name: 'authgate-authz', authz: true, unsupported: authzUnsupported };
+/** The gateways a reference needs started first (their pids and ports are handed to it). */
+export const REFERENCE_GATEWAYS: Partial<Record<Reference, GatewaySpec>> = { 'nginx-authz': AUTHZ };
 /** Issue 30: the edge proxies' authorization service, Envoy ext_authz over gRPC (a build without it is skipped). */
 const AUTHZ_GRPC: GatewaySpec = { name: 'authgate-authz-grpc', authzGrpc: true, unsupported: authzGrpcUnsupported };
 /**
@@ -121,7 +132,7 @@ const tracingTwin = (name: string, tracing: 'off' | '0' | '1'): GatewaySpec => (
 const TRACING_OFF = tracingTwin('authgate-tracing-off', 'off');
 const TRACING_0 = tracingTwin('authgate-tracing-0', '0');
 const TRACING_100 = tracingTwin('authgate-tracing-100', '1');
-export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100, AUTHZ_GRPC];
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100, AUTHZ_GRPC, AUTHZ];
 /** The scenarios that need the bench's OTLP sink (bench/runner/setup.ts starts it for them). */
 export const TRACING_SCENARIOS: readonly string[] = ['tracing-off', 'tracing-0', 'tracing-100'];
 
@@ -148,6 +159,9 @@ export const SCENARIOS = [
   { id: 'apikey-limited', title: `authgate twin, API key, warm cache, identity assertion on, rate limit ${BENCH_RATE_LIMIT}`, server: LIMITED, credential: 'apiKey', target: '(reference: the rate limit’s cost)', showP99: true, bringsAlong: ['apikey-ident'], check: 'authgate twin (rate limit on, API key)' },
   { id: 'cold', title: 'authgate, cache off (Redis read per request)', server: COLD, credential: 'apiKey', target: '≥ 0.60', ok: (s) => s.ratio >= 0.6, check: 'authgate (cache off)' },
   { id: 'nginx-auth', title: ({ nginxVersion }) => `nginx auth_request → node:http key service (${nginxVersion ?? 'nginx'}, one process; SHA-256 + Map lookup)`, server: 'nginx', credential: 'apiKey', target: '(reference: issue 18)', showP99: true, check: 'nginx auth_request (API key)' },
+  // Issue 30: the same nginx with authgate deciding (≥ 0.95× nginx-auth, same p99 or better); the CPU column is authgate's per decision.
+  { id: 'nginx-authz', title: ({ nginxVersion }) => `nginx auth_request → authgate /authz/auth-request (${nginxVersion ?? 'nginx'}), API key, warm cache; CPU: authgate's per decision`, server: 'nginx-authz', credential: 'apiKey', target: '(issue 30: ≥ 0.95× nginx-auth, p99 no worse)', showP99: true, bringsAlong: ['nginx-auth'], check: 'nginx → authgate authz (API key)' },
+  { id: 'nginx-authz-jwt', title: ({ nginxVersion }) => `nginx auth_request → authgate /authz/auth-request (${nginxVersion ?? 'nginx'}), JWT, warm cache; CPU: authgate's per decision`, server: 'nginx-authz', credential: 'token', target: '(issue 30: ≥ 0.95× nginx-auth, p99 no worse)', showP99: true, bringsAlong: ['nginx-auth'], check: 'nginx → authgate authz (JWT)' },
   { id: 'node-gateway', title: 'node:http + undici Pool, the key service’s check, nothing else (the floor of a Node forwarding core)', server: 'node-gateway', credential: 'apiKey', target: '(reference: issue 18, the floor of a Node forwarding core)', showP99: true, check: 'node-gateway (API key)' },
   { id: 'node-gateway-cold', title: 'the same, the digest read from Redis per request (one HGET, ioredis auto-pipelined)', server: 'node-gateway-cold', credential: 'apiKey', target: '(reference: issue 18, that floor with a Redis read per request)', check: 'node-gateway-cold (API key)' },
   { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', server: MAIN, credential: 'apiKey', garbage: { every: 10, environment: 'production' }, target: '≥ 0.85', ok: (s) => s.ratio >= 0.85, alsoExpected: ['401'] },

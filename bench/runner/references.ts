@@ -17,7 +17,7 @@ import { benchFile, keepTemporary, SERVER_CORE, UA } from './processes.js';
 export type Server = { url: string; pid: number };
 
 export type References = {
-  servers: Map<'nginx' | 'node-gateway' | 'node-gateway-cold', Server>;
+  servers: Map<'nginx' | 'nginx-authz' | 'node-gateway' | 'node-gateway-cold', Server>;
   /** More processes to watch (the key service behind nginx), by name. */
   watch: Map<string, number>;
   nginxVersion: string | undefined;
@@ -26,13 +26,15 @@ export type References = {
 };
 
 export type ReferenceSetup = {
-  wanted(id: 'nginx-auth' | 'node-gateway' | 'node-gateway-cold'): boolean;
+  wanted(id: 'nginx-auth' | 'nginx-authz' | 'nginx-authz-jwt' | 'node-gateway' | 'node-gateway-cold'): boolean;
   upstreamPort: number;
   redis: BenchRedis;
   apiKey: string;
   organizationId: string;
   headersWith(credential: string): Record<string, string>;
   log(text: string): void;
+  /** authgate's authz listener (issue 30), when its scenarios were selected and the build has it. */
+  authz?: { port: number; pid: number } | undefined;
 };
 
 export async function startReferences(setup: ReferenceSetup): Promise<References> {
@@ -44,9 +46,9 @@ export async function startReferences(setup: ReferenceSetup): Promise<References
   const childEnv = (env: Record<string, string> = {}) => ({ PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', BENCH_KEY_DIGESTS: JSON.stringify([[digest, setup.organizationId]]), ...env });
 
   // nginx auth_request → a node:http key service that knows this key.
-  const nginxFound = wanted('nginx-auth') ? findNginx() : undefined;
+  const nginxFound = wanted('nginx-auth') || setup.authz !== undefined ? findNginx() : undefined;
   const nginxSkipped = wanted('nginx-auth') && nginxFound === undefined;
-  if (nginxFound !== undefined) {
+  if (nginxFound !== undefined && wanted('nginx-auth')) {
     const keyServiceProc = startProcess('keyservice', process.execPath, [benchFile('keyservice.js')], { core: SERVER_CORE, ipc: true, env: childEnv() });
     const { port: keyServicePort } = await firstMessage<{ port: number }>(keyServiceProc);
     const started = await startBenchNginx(nginxFound.binary, setup.upstreamPort, keyServicePort, hasTaskset ? SERVER_CORE : undefined);
@@ -75,6 +77,20 @@ export async function startReferences(setup: ReferenceSetup): Promise<References
     log(`nginx ${nginxFound.version}: pid ${started.proc.pid} on ${url}, key service pid ${keyServiceProc.pid}`);
   } else if (nginxSkipped) {
     log('nginx (with auth_request) not found on the PATH: the nginx-auth reference row is SKIPPED (Debian: apt-get install nginx-light)');
+  }
+
+  // Issue 30: the same nginx with authgate's authz listener deciding. The scenario's CPU per
+  // request is authgate's (its pid is the server's); nginx's is watched beside it.
+  if (nginxFound !== undefined && setup.authz !== undefined) {
+    const started = await startBenchNginx(nginxFound.binary, setup.upstreamPort, setup.authz.port, hasTaskset ? SERVER_CORE : undefined, 'authgate');
+    keepTemporary(started.dir);
+    const url = `http://127.0.0.1:${started.port}`;
+    await waitFor('nginx (authgate authz) ready', 10_000, async () => (await send(`${url}/accounts`, { headers: headersWith(apiKey) })).status === 200, started.proc);
+    const unknownKey = await send(`${url}/accounts`, { headers: headersWith(`${apiKey.slice(0, -1)}${apiKey.endsWith('A') ? 'B' : 'A'}`) });
+    if (unknownKey.status !== 401) throw new Error(`nginx-authz: an unknown key answered ${unknownKey.status}; expected 401`);
+    servers.set('nginx-authz', { url, pid: setup.authz.pid });
+    watch.set('nginx-authz', started.proc.pid);
+    log(`nginx ${nginxFound.version} → authgate authz: pid ${started.proc.pid} on ${url}, authz port ${setup.authz.port}`);
   }
 
   // The smallest Node gateway with the fast lane's pieces; and the same reading the digest from

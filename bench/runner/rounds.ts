@@ -84,7 +84,10 @@ export async function runRounds(load: LoadGenerator, redis: BenchRedis, scenario
     const nginxSlice = slices.find((y) => y.round === round && y.scenario === 'nginx-auth');
     const apikeySlice = slices.find((y) => y.round === round && y.scenario === 'apikey');
     const versusNginx = nginxSlice !== undefined && apikeySlice !== undefined ? `; apikey/nginx-auth ${fmt.ratio(apikeySlice.result.rps / nginxSlice.result.rps)}` : '';
-    log(`round ${round + 1}/${options.rounds}: ${line}${versusNginx}`);
+    // Issue 30: authgate deciding for nginx against the hand-written key service, same round.
+    const authzSlice = slices.find((y) => y.round === round && y.scenario === 'nginx-authz');
+    const versusKeyService = nginxSlice !== undefined && authzSlice !== undefined ? `; nginx-authz/nginx-auth ${fmt.ratio(authzSlice.result.rps / nginxSlice.result.rps)}` : '';
+    log(`round ${round + 1}/${options.rounds}: ${line}${versusNginx}${versusKeyService}`);
   }
   return slices;
 }

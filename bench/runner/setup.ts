@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { send, sendJson } from '../lib/http.js';
+import { freePort } from '../lib/proc.js';
 import { startBenchRedis, type BenchRedis } from '../lib/redis.js';
 import type { Options } from '../options.js';
-import { GATEWAYS, MAIN, NOIDENT, REPLICA, SPECS, TRACING_SCENARIOS, type GatewaySpec, type ScenarioId, type ScenarioSpec } from '../scenarios.js';
+import { GATEWAYS, MAIN, NOIDENT, REFERENCE_GATEWAYS, REPLICA, SPECS, TRACING_SCENARIOS, type GatewaySpec, type ScenarioId, type ScenarioSpec } from '../scenarios.js';
 import { checkIdentityKeys } from './identity-check.js';
-import { freePort } from '../lib/proc.js';
 import { benchFile, keepTemporary, LoadGenerator, makeIdentityKey, runFile, SERVER_CORE, startGateway, startNodeChild, UA, type Gateway } from './processes.js';
 import { startReferences, type Server } from './references.js';
 import { watched, type Scenario } from './rounds.js';
@@ -74,7 +74,8 @@ export async function startRun(options: Options, redisBinary: string, log: (text
   const only = options.only;
   const wanted = (id: ScenarioId): boolean => only === undefined || only.includes(id) || id === 'baseline' || only.some((o) => SPECS.find((s) => s.id === o)?.bringsAlong?.includes(id));
   const selected = SPECS.filter((s) => s.withGatewayOnly === true || wanted(s.id));
-  const gatewayOf = (s: ScenarioSpec) => (typeof s.server === 'string' ? undefined : s.server);
+  // A reference served by a gateway (issue 30's nginx in front of authgate's authz listener) needs that gateway.
+  const gatewayOf = (s: ScenarioSpec) => (typeof s.server === 'string' ? REFERENCE_GATEWAYS[s.server] : s.server);
   // Issue 33: the tracing twins export to the bench's own OTLP sink, started only for them.
   if (selected.some((s) => TRACING_SCENARIOS.includes(s.id))) {
     const sink = await startNodeChild('otlp-sink', benchFile('otlp-sink.js'), [], SERVER_CORE);
@@ -97,13 +98,23 @@ export async function startRun(options: Options, redisBinary: string, log: (text
     const ids = selected.filter((s) => { const g = gatewayOf(s); return g !== undefined && unsupported.get(g) === why; }).map((s) => s.id);
     log(`SKIPPED: ${ids.join(', ')}: ${why}`);
   }
-  // A gateway serving ext_authz over gRPC gets a free port for it (issue 30); its scenarios load that port.
+  // A gateway serving the authorization endpoints gets free ports for them (issue 30): the HTTP
+  // one behind nginx, the gRPC one loaded by the gRPC client.
+  const authzPorts = new Map<GatewaySpec, number>();
   const grpcPorts = new Map<GatewaySpec, number>();
-  for (const { spec } of toStart) if (spec.authzGrpc === true) grpcPorts.set(spec, await freePort());
+  for (const { spec } of toStart) {
+    if (spec.authz === true) authzPorts.set(spec, await freePort());
+    if (spec.authzGrpc === true) grpcPorts.set(spec, await freePort());
+  }
   const envOf = (spec: GatewaySpec): Record<string, string> => {
     const env = spec.env?.(common, runFile) ?? common;
+    const authzPort = authzPorts.get(spec);
     const grpcPort = grpcPorts.get(spec);
-    return grpcPort === undefined ? env : { ...env, AUTHGATE_AUTHZ_GRPC_PORT: String(grpcPort) };
+    return {
+      ...env,
+      ...(authzPort === undefined ? {} : { AUTHGATE_AUTHZ_HOST: '127.0.0.1', AUTHGATE_AUTHZ_PORT: String(authzPort) }),
+      ...(grpcPort === undefined ? {} : { AUTHGATE_AUTHZ_GRPC_PORT: String(grpcPort) }),
+    };
   };
   const startedGateways = await Promise.all(toStart.map(({ spec, main }) => startGateway(spec.name, main, envOf(spec), spec === MAIN ? profileFlags : [])));
   const gateways = new Map(toStart.map(({ spec }, i) => [spec, startedGateways[i]!]));
@@ -122,7 +133,10 @@ export async function startRun(options: Options, redisBinary: string, log: (text
   }
   const headersWith = (credential: string) => ({ 'user-agent': UA, authorization: `Bearer ${credential}` });
 
-  const refs = await startReferences({ wanted: (id) => selected.some((s) => s.id === id), upstreamPort: upstream.port, redis, apiKey: mine.apiKey, organizationId: mine.organizationId, headersWith, log });
+  const authzGateway = REFERENCE_GATEWAYS['nginx-authz'];
+  const authzStarted = authzGateway === undefined ? undefined : gateways.get(authzGateway);
+  const authz = authzStarted === undefined ? undefined : { port: authzPorts.get(authzGateway!)!, pid: authzStarted.proc.pid };
+  const refs = await startReferences({ wanted: (id) => selected.some((s) => s.id === id), upstreamPort: upstream.port, redis, apiKey: mine.apiKey, organizationId: mine.organizationId, headersWith, log, authz });
 
   // Each selected scenario with its server, or skipped with the reason.
   const fixed: Record<'upstream' | 'baseline', Server> = { upstream: { url: upstreamUrl, pid: upstream.proc.pid }, baseline: { url: `http://127.0.0.1:${baseline.port}`, pid: baseline.proc.pid } };

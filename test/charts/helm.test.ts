@@ -293,8 +293,10 @@ for (const vs of VALUE_SETS) {
 
       const pub = one<IService>(docs, 'Service', fullname);
       const ops = one<IService>(docs, 'Service', opsName);
-      t.equal(only(docs, 'Service').length, 2, 'two Services: public and ops');
-      for (const svc of [pub, ops]) {
+      // With authz.enabled a third: the edge proxies' authz Service (test/charts/authz.test.ts).
+      const authz = values.authz?.enabled === true ? [one<IService>(docs, 'Service', `${fullname}-authz`)] : [];
+      t.equal(only(docs, 'Service').length, 2 + authz.length, 'two Services: public and ops (and authz when enabled)');
+      for (const svc of [pub, ops, ...authz]) {
         t.same(svc.spec!.selector, selector, `${svc.metadata!.name} selects the Deployment's pods`);
         t.ok(isSubset(svc.spec!.selector, podLabels), `${svc.metadata!.name} selector matches pod labels`);
       }

@@ -26,6 +26,10 @@ Kept to 57 characters so that "<fullname>-ops" and "<fullname>-dashboard" still 
 {{- printf "%s-ops" (include "authgate.fullname" .) }}
 {{- end }}
 
+{{- define "authgate.authzServiceName" -}}
+{{- printf "%s-authz" (include "authgate.fullname" .) }}
+{{- end }}
+
 {{- define "authgate.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
@@ -171,6 +175,18 @@ Checks across values that the schema cannot express. Included by the Deployment.
 {{- end }}
 {{- if eq (int .Values.ports.http) (int .Values.ports.ops) }}
 {{- fail "ports.http and ports.ops must differ" }}
+{{- end }}
+{{- with .Values.authz }}
+{{- if .enabled }}
+{{- if not .trustedProxies }}
+{{- fail "authz.enabled needs authz.trustedProxies: the edge proxies' addresses or CIDRs (the default, loopback, is never a proxy in another pod)" }}
+{{- end }}
+{{- $ports := list (int $.Values.ports.http) (int $.Values.ports.ops) (int .port) }}
+{{- if .grpcPort }}{{ $ports = append $ports (int .grpcPort) }}{{ end }}
+{{- if ne (len $ports) (len (uniq $ports)) }}
+{{- fail "authz.port and authz.grpcPort must differ from each other and from ports.http and ports.ops" }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 
