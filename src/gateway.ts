@@ -227,7 +227,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     record: edgeRecord,
   };
 
-  const authzServer = config.authz.port === undefined ? undefined : createAuthzHttpServer({ ...edge, onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization answer failed') });
+  const authzServer = config.authz.port === undefined ? undefined : createAuthzHttpServer({ ...edge, tracing, onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization answer failed') });
 
   // The table's routes in the public OpenAPI document (the catch-all itself is hidden from it).
   const forwardedDocs = createForwardedDocs(routes, (error) => logger.error({ event: 'routes.openapi_failed', err: error }, 'the route table could not be documented'));

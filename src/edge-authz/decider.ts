@@ -160,6 +160,14 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
       requestId: request.requestId,
       principal: ctx.principal,
       authDecision: ctx.auth,
+      trace: request.trace,
+    });
+    request.endSpan?.({
+      route: ctx.route?.label ?? 'unmatched',
+      status: decision.allowed ? 200 : decision.status,
+      credentialKind: ctx.principal?.via ?? ctx.auth?.kind,
+      reason: ctx.auth?.reason,
+      orgId: ctx.principal?.orgId,
     });
     return decision;
   }

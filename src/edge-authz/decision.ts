@@ -6,6 +6,9 @@
  * limits, the identity headers) is made once, by the same functions as the gateway's own proxy.
  */
 
+import type { TraceIds } from '../tracing/trace-context.js';
+import type { TracedAnswer } from '../tracing/tracing.js';
+
 /** Which protocol asked: a bounded label of the metrics and the access line. */
 export type EdgeProtocol = 'auth_request' | 'forward_auth' | 'ext_authz_http' | 'ext_authz_grpc';
 
@@ -22,6 +25,13 @@ export type EdgeRequest = Readonly<{
   clientAddress: string;
   /** The proxy's request id (x-request-id), when it sent one: carried into the access line. */
   requestId: string | undefined;
+  /**
+   * The trace the decision is part of (issue 33): the port's own server span with tracing on, else
+   * the proxy's `traceparent`; its ids go into the access line. Absent without either.
+   */
+  trace?: TraceIds | undefined;
+  /** With tracing on: ends the request's server span with what was decided (no credential, no query). */
+  endSpan?: ((answer: TracedAnswer) => void) | undefined;
 }>;
 
 /** Headers of a decision, lower-case names. */

@@ -31,6 +31,8 @@ import type { EdgeDecider, EdgeDecision, EdgeProtocol } from './decision.js';
 import { protocolOf, readEdgeRequest } from './http-requests.js';
 import type { PeerTrust } from './peers.js';
 import type { EdgeRecorder } from './record.js';
+import { incomingTraceIds } from '../tracing/trace-context.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 export const AUTHZ_KEEP_ALIVE_TIMEOUT_MS = 125_000;
 
@@ -49,8 +51,10 @@ export function createAuthzHttpServer(deps: {
   record: EdgeRecorder;
   /** A fault that is no refusal (answered 500). */
   onFault: (error: unknown) => void;
+  /** AUTHGATE_TRACING=on: a server span per request, as on the public port (issue 33). */
+  tracing?: Tracing | undefined;
 }): AuthzHttpServer {
-  const { decide, record } = deps;
+  const { decide, record, tracing } = deps;
   let closing = false;
   // A peer's address is its connection's: checked once per connection, not per kept-alive request.
   const peers = new WeakMap<Socket, boolean>();
@@ -70,8 +74,15 @@ export function createAuthzHttpServer(deps: {
   /** A refusal made here, before any decision: counted and logged as the protocol's. */
   function refuseUndecided(request: IncomingMessage, response: ServerResponse, protocol: EdgeProtocol, problem: Problem, startedAt: number): void {
     refuse(response, problem);
-    record({ protocol, method: request.method ?? '', route: undefined, status: problems[problem.problem].status, startedAt, requestId: undefined, principal: null, authDecision: undefined });
+    const status = problems[problem.problem].status;
+    record({ protocol, method: request.method ?? '', route: undefined, status, startedAt, requestId: undefined, principal: null, authDecision: undefined, trace: traceOf(request) });
+    endSpan(request, status);
   }
+
+  /** The request's trace ids: the port's own span with tracing on, else the proxy's traceparent (read only when sent). */
+  const traceOf = (request: IncomingMessage) => (tracing !== undefined ? tracing.ids(request) : undefined) ?? (request.headers.traceparent === undefined ? undefined : incomingTraceIds(request));
+  /** Ends the span of a request answered before any decision. */
+  const endSpan = (request: IncomingMessage, status: number) => tracing?.finish(request, { route: 'unmatched', status, credentialKind: undefined, reason: undefined, orgId: undefined });
 
   function answer(response: ServerResponse, protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): void {
     // A proxy that gave up meanwhile (its own timeout) has nobody left to answer.
@@ -101,12 +112,15 @@ export function createAuthzHttpServer(deps: {
     const startedAt = performance.now();
     const protocol = protocolOf(request.url ?? '');
     if (!trusted(request.socket)) {
-      if (protocol === undefined) return refuse(response, UNTRUSTED);
+      if (protocol === undefined) return void (refuse(response, UNTRUSTED), endSpan(request, 403));
       return refuseUndecided(request, response, protocol, UNTRUSTED, startedAt);
     }
-    if (protocol === undefined) return refuse(response, NOT_FOUND);
-    const edgeRequest = readEdgeRequest(protocol, request);
+    if (protocol === undefined) return void (refuse(response, NOT_FOUND), endSpan(request, 404));
+    let edgeRequest = readEdgeRequest(protocol, request);
     if (edgeRequest instanceof Problem) return refuseUndecided(request, response, protocol, edgeRequest, startedAt);
+    // Part of a trace: its ids for the access line, and with tracing on the span ended by the decider.
+    if (tracing !== undefined) edgeRequest = { ...edgeRequest, trace: traceOf(request), endSpan: (answer) => tracing.finish(request, answer) };
+    else if (request.headers.traceparent !== undefined) edgeRequest = { ...edgeRequest, trace: incomingTraceIds(request) };
     // nginx's sub-request never carries a body: a length it announces will never arrive.
     const headers = request.headers;
     const close = protocol === 'auth_request' && ((headers['content-length'] !== undefined && headers['content-length'] !== '0') || headers['transfer-encoding'] !== undefined);
@@ -115,7 +129,8 @@ export function createAuthzHttpServer(deps: {
       decision = decide(edgeRequest);
     } catch (error) {
       deps.onFault(error);
-      return refuse(response, new Problem('internalError'));
+      refuse(response, new Problem('internalError'));
+      return endSpan(request, 500);
     }
     if (decision instanceof Promise) {
       decision.then(
@@ -123,19 +138,21 @@ export function createAuthzHttpServer(deps: {
         (error: unknown) => {
           deps.onFault(error);
           if (!response.destroyed) refuse(response, new Problem('internalError'));
+          endSpan(request, 500);
         },
       );
     } else answer(response, protocol, decision, close);
   }
 
-  const server = createServer({ keepAliveTimeout: AUTHZ_KEEP_ALIVE_TIMEOUT_MS }, handle);
+  const handler = tracing === undefined ? handle : tracing.serve(handle, 'http');
+  const server = createServer({ keepAliveTimeout: AUTHZ_KEEP_ALIVE_TIMEOUT_MS }, handler);
   server.keepAliveTimeout = AUTHZ_KEEP_ALIVE_TIMEOUT_MS;
   // Above the idle timeout (node's advice: a request's headers may start just before it ends), and
   // the whole request within a bound (slow-loris: the port is internal, but a peer may still be slow).
   server.headersTimeout = AUTHZ_KEEP_ALIVE_TIMEOUT_MS + 5_000;
   server.requestTimeout = AUTHZ_KEEP_ALIVE_TIMEOUT_MS + 10_000;
   // `Expect: 100-continue` is decided at once, without inviting the body; any other expectation is 417.
-  server.on('checkContinue', handle);
+  server.on('checkContinue', handler);
   server.on('checkExpectation', expectationFailedHandler({}));
   // node's parser refusals (a malformed request, an oversized header block) as problems, as on the public port.
   server.on('clientError', clientErrorHandler({}));

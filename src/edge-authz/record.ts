@@ -4,6 +4,7 @@ import type { Principal } from '../credentials/principal.js';
 import type { AccessLog } from '../observability/access-log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CounterSeries } from '../observability/series-metrics.js';
+import type { TraceIds } from '../tracing/trace-context.js';
 import type { EdgeProtocol } from './decision.js';
 
 /** What one answer of the authorization port was, for its metric and its access line. */
@@ -20,6 +21,8 @@ export type EdgeOutcome = Readonly<{
   principal: Principal | null;
   /** The credential check's decision, when one was made. */
   authDecision: AuthDecision | undefined;
+  /** The request's trace ids, when it is part of a trace (EdgeRequest.trace). */
+  trace?: TraceIds | undefined;
 }>;
 
 export type EdgeRecorder = (outcome: EdgeOutcome) => void;
@@ -57,6 +60,8 @@ export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): Edge
       keyId: principal?.via === 'api_key' ? principal.credentialId : undefined,
       authReason: decision === undefined || decision.outcome === 'allowed' ? undefined : decision.reason,
       protocol: o.protocol,
+      traceId: o.trace?.traceId,
+      spanId: o.trace?.spanId,
     });
   };
 }

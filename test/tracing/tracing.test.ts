@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import t, { type Test } from 'tap';
 import fc from 'fast-check';
 import { eventually, send, startGateway, UA, type StartedGateway } from '../helpers/gateway.js';
+import { listenAuthz } from '../helpers/authz.js';
 import { SPAN_KIND, startOtlpReceiver, type ExportedSpan, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 
 const hexId = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -225,4 +226,57 @@ t.test('tracing off: the client\'s traceparent goes upstream unchanged and into 
   const last = gw.logs.records().filter((r) => r.msg === 'request').at(-1)!;
   t.notOk('trace_id' in last, 'no trace, no field');
   t.notOk('traceparent' in gw.upstream.requests.at(-1)!.headers, 'and none made up');
+});
+
+t.test('the authorization port (issue 30): a server span per decision under the proxy\'s traceparent, refusals too, and the ids in its access lines', async (t) => {
+  const receiver = await startOtlpReceiver();
+  t.teardown(() => receiver.close());
+  const gw = await tracedGateway(t, receiver, { AUTHGATE_AUTHZ_PORT: '0' });
+  const authz = await listenAuthz(gw);
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  const key = await gw.createApiKey(token);
+
+  const trace = hexId(16);
+  const proxySpan = hexId(8);
+  const ask = (credential: string | undefined) =>
+    send(`${authz.url}/authz/forward-auth`, {
+      headers: {
+        'x-forwarded-method': 'GET',
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': 'api.example.test',
+        'x-forwarded-uri': '/accounts?secret-query=1',
+        traceparent: traceparent(trace, proxySpan, '01'),
+        ...(credential === undefined ? {} : { authorization: `Bearer ${credential}` }),
+      },
+    });
+  t.equal((await ask(key.apiKey)).status, 200, 'allowed');
+  t.equal((await ask(undefined)).status, 401, 'refused without a credential');
+  const spans = await spansOf(receiver, trace, (s) => s.filter((x) => x.kind === SPAN_KIND.server).length === 2);
+  const servers = spans.filter((s) => s.kind === SPAN_KIND.server);
+  for (const server of servers) {
+    t.equal(server.parentSpanId, proxySpan, 'under the proxy\'s span');
+    t.notMatch(JSON.stringify(server), /secret-query|agk_/, 'no query, no key');
+  }
+  const statuses = servers.map((s) => s.attributes['http.response.status_code']).sort();
+  t.same(statuses, [200, 401], 'the allow and the refusal, each with its status');
+  const allowed = servers.find((s) => s.attributes['http.response.status_code'] === 200)!;
+  t.equal(allowed.attributes['authgate.credential.kind'], 'api_key');
+  t.equal(allowed.attributes['http.route'], '/accounts/*', 'the route\'s label (a subtree), never the raw target');
+  const lines = gw.logs.records().filter((r) => r.msg === 'request' && r.protocol === 'forward_auth');
+  t.equal(lines.length, 2, 'two access lines');
+  t.same(lines.map((r) => r.span_id).sort(), servers.map((s) => s.spanId).sort(), 'each names its own span');
+  t.ok(lines.every((r) => r.trace_id === trace), 'and the trace');
+});
+
+t.test('the authorization port with tracing off: the proxy\'s traceparent ids in the access line', async (t) => {
+  const gw = await startGateway(t, { env: { AUTHGATE_AUTHZ_PORT: '0' } });
+  const authz = await listenAuthz(gw);
+  const trace = hexId(16);
+  const span = hexId(8);
+  const res = await send(`${authz.url}/authz/auth-request`, { headers: { 'x-original-method': 'GET', 'x-original-uri': '/accounts', traceparent: traceparent(trace, span, '01') } });
+  t.equal(res.status, 401);
+  const line = gw.logs.records().find((r) => r.msg === 'request' && r.protocol === 'auth_request');
+  t.equal(line?.trace_id, trace);
+  t.equal(line?.span_id, span);
 });

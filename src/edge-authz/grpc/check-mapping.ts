@@ -1,3 +1,4 @@
+import { parseTraceparent } from '../../tracing/trace-context.js';
 import type { EdgeDecision, EdgeHeaders, EdgeRequest } from '../decision.js';
 
 /**
@@ -159,6 +160,8 @@ export function edgeRequestOf(message: CheckRequestMessage, transportPeer: strin
     authorization: authorizationValues(http),
     clientAddress: clientAddressOf(message, transportPeer),
     requestId: requestId === '' ? undefined : requestId,
+    // Envoy passes the request's traceparent in the checked headers: its ids go into the access line.
+    trace: parseTraceparent(headerValue(http, 'traceparent')),
   };
 }
 
