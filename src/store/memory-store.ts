@@ -9,6 +9,7 @@ import { memoryApiKeys } from './memory/api-keys.js';
 import { memoryCounters } from './memory/counters.js';
 import { memoryOrganizations } from './memory/organizations.js';
 import { memoryPasswordResets } from './memory/password-resets.js';
+import { memoryMfa } from './memory/mfa.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
@@ -27,8 +28,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryTenantLimits(state),
     memoryRateLimits(state),
     memoryPasswordResets(state),
+    memoryMfa(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, mfa] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -47,6 +49,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...tenantLimits.methods,
     ...rateLimits.methods,
     ...passwordResets.methods,
+    ...mfa.methods,
 
     async ping() {},
 

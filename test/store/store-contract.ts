@@ -11,6 +11,7 @@ import type { RateGrant, RateLease } from '../../src/store/rate-limits.js';
 import type { ApiKeyRecord, ApiKeySummary, FoundApiKey, GatewayStore, NewOrganization, Revoked, Session, Store } from '../../src/store/store.js';
 import { organizationListingContract } from './organization-listing-contract.js';
 import { passwordResetContract } from './password-reset-contract.js';
+import { mfaContract } from './mfa-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -28,6 +29,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
 
   organizationListingContract(t, open);
   passwordResetContract(t, open, { newOrganization: () => newOrganization(), newSession: (orgId) => newSession(orgId), pollUntil });
+  mfaContract(t, open, { newOrganization: () => newOrganization() });
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

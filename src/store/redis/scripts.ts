@@ -41,6 +41,14 @@ export const SCRIPT_NAMES = [
   'replacePassword',
   'createPasswordReset',
   'consumePasswordReset',
+  'beginTotp',
+  'activateTotp',
+  'useTotpStep',
+  'useRecoveryCode',
+  'replaceRecoveryCodes',
+  'removeTotp',
+  'createMfaChallenge',
+  'failMfaChallenge',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -20,6 +20,7 @@ import { createRedisInvalidationBus } from './invalidation.js';
 import { redisKeys } from './keys.js';
 import { redisOrganizations } from './organizations.js';
 import { redisPasswordResets } from './password-resets.js';
+import { redisMfa } from './mfa.js';
 import { redisRateLimits } from './rate-limits.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
@@ -114,6 +115,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisTenantLimits(context),
     ...redisRateLimits(context),
     ...redisPasswordResets(context),
+    ...redisMfa(context),
 
     ping: () =>
       guard('ping', async () => {
