@@ -37,6 +37,8 @@ import { createRateLimitService } from './services/rate-limits.js';
 import { createKeyUsageTracker, type KeyUsageTracker } from './services/key-usage.js';
 import { createSessionService } from './services/sessions.js';
 import { createPasswordChangeService } from './services/password-changes.js';
+import { createMfaService } from './services/mfa.js';
+import { createSecretBox } from './credentials/mfa-secrets.js';
 import { createTenantGrowth } from './guards/tenant-growth.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
@@ -125,6 +127,10 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const policy = createPasswordPolicy(config.passwords);
   const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
+  // The second factor (issue 32). Without a key (production, unset) nothing is sealed: a random
+  // one stands in, so that no enrolment exists to need it (the routes refuse enrolment).
+  const mfaKey = config.mfa.encryptionKey;
+  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, now, issuer: config.jwt.issuer });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
@@ -153,6 +159,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     apiKeys,
     leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
     passwords: passwordChanges,
+    mfa: { service: mfa, enrolment: mfaKey !== undefined, findOrganization: (orgId) => store.findOrganizationById(orgId) },
     passwordResets: createResetThrottle(store),
     keyUsage,
     audit,

@@ -27,6 +27,13 @@ export const problems = {
   tooManyLogins: { status: 429, code: 1112, title: 'Too many logins' },
   // Too many refused admin requests from one client address (guards/admin-refusal-throttle.ts).
   tooManyAdminRefusals: { status: 429, code: 1113, title: 'Too many refused admin requests' },
+  // The second factor (issue 32): a right password of an organization with a factor is not yet a
+  // login; the mfaToken it answers with is finished at POST /auth/login/mfa.
+  mfaRequired: { status: 403, code: 1116, title: 'Second factor required' },
+  mfaCodeWrong: { status: 401, code: 1117, title: 'Invalid second-factor code' },
+  mfaTokenInvalid: { status: 401, code: 1118, title: 'Invalid or expired mfaToken' },
+  // 403, not 401: a logged-in caller's wrong code when enrolling or removing; the token is still good.
+  mfaCodeRejected: { status: 403, code: 1119, title: 'Second-factor code wrong' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },
@@ -54,6 +61,12 @@ export const problems = {
   // One answer for a reset token that is malformed, unknown, used, replaced or expired.
   resetTokenInvalid: { status: 400, code: 1218, title: 'Invalid or expired reset token' },
   tooManyResetAttempts: { status: 429, code: 1219, title: 'Too many password-reset attempts' },
+  // Enrolling and removing TOTP (issue 32).
+  totpAlreadyEnabled: { status: 409, code: 1225, title: 'TOTP already enabled' },
+  totpNotPending: { status: 409, code: 1226, title: 'No TOTP enrolment pending' },
+  totpNotEnabled: { status: 409, code: 1227, title: 'TOTP not enabled' },
+  // Production without AUTHGATE_MFA_ENCRYPTION_KEY: nothing can be sealed, so nothing is enrolled.
+  mfaNotConfigured: { status: 409, code: 1228, title: 'Second factor not configured' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

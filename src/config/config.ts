@@ -100,6 +100,8 @@ export type Config = Readonly<{
   tenantLimits: Readonly<{ maxKeys: number; keyCreation: RateLimit | undefined; maxSessions: number; sessionCreation: RateLimit | undefined }>;
   /** The password policy's minimum, and how long an operator's reset token lasts (issue 31). */
   passwords: Readonly<{ minLength: number; resetTtlSeconds: number }>;
+  /** TOTP secrets' sealing key (credentials/mfa-secrets.ts); undefined in production when unset (no enrolment). */
+  mfa: Readonly<{ encryptionKey: string | undefined; previousKeys: readonly string[]; generated: boolean }>;
   /** The self-service console under /console/ (console/). */
   console: Readonly<{ enabled: boolean }>;
   /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */
