@@ -12,11 +12,12 @@ const RecoveryCode = Type.String({ minLength: 1, maxLength: 64, description: 'On
 export const MfaRequiredProblem = Type.Object(
   {
     ...Problem.properties,
-    mfaToken: Type.String({ description: 'Single use, 5 minutes: pass it to POST /auth/login/mfa with a code. Five wrong codes spend it.' }),
-    methods: Type.Array(Type.String(), { description: 'What can finish the login: `totp`, `recovery_code`.' }),
-    expiresIn: Type.Integer({ description: 'Seconds the mfaToken lives.' }),
+    // Optional: the route's other 403s (no User-Agent) are plain problems.
+    mfaToken: Type.Optional(Type.String({ description: 'Single use, 5 minutes: pass it to POST /auth/login/mfa with a code. Five wrong codes spend it.' })),
+    methods: Type.Optional(Type.Array(Type.String(), { description: 'What can finish the login: `totp`, `recovery_code`.' })),
+    expiresIn: Type.Optional(Type.Integer({ description: 'Seconds the mfaToken lives.' })),
   },
-  { description: `${describeProblems(['mfaRequired'])} (with mfaToken, methods, expiresIn), or:\n${describeProblems(['loginTokenRequired'])}` },
+  { description: `${describeProblems(['mfaRequired'])} (with mfaToken, methods, expiresIn), or:\n${describeProblems(['missingUserAgent'])}` },
 );
 
 export const MfaLoginBody = Type.Object(
