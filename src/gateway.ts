@@ -184,6 +184,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     apiKeys,
     sessions,
     passwords: passwordChanges,
+    mfa,
     audit,
     auditLog: store,
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),

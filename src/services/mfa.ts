@@ -153,6 +153,11 @@ export function createMfaService(deps: {
       return codes;
     },
 
+    /** organizationNotFound unless it exists (the admin API's reads). */
+    async requireOrganization(orgId: string): Promise<void> {
+      if ((await store.findOrganizationById(orgId)) === undefined) throw new Problem('organizationNotFound');
+    },
+
     /** The operator's removal (admin API): the factor goes and every login session ends. */
     async removeByOperator(orgId: string): Promise<{ removed: boolean; sessionsEnded: number }> {
       if ((await store.findOrganizationById(orgId)) === undefined) throw new Problem('organizationNotFound');

@@ -184,4 +184,35 @@ for (const store of ['memory', 'redis'] as const) {
     const types = ((await call(a, 'GET', '/auth/audit?limit=500', undefined, token)).json() as { events: Array<{ type: string }> }).events.map((e) => e.type);
     for (const type of ['mfa.totp_enabled', 'mfa.recovery_code_used', 'mfa.totp_disabled', 'login.mfa_required']) t.ok(types.includes(type), `audited: ${type}`);
   });
+
+  t.test(`${store}: the operator sees a factor and removes it (sessions end); a password reset never removes it`, async (t) => {
+    const time = clock();
+    const [a, b] = await twoReplicas(t, store, time);
+    const { org, recoveryCodes: codes } = await enrolled(t, a, time);
+    const admin = (method: string, path: string) => send(`${a.opsUrl}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    t.strictSame((await admin('GET', `/admin/organizations/${org.id}/mfa`)).json(), { methods: ['totp', 'recovery_code'], totp: { enabled: true, pending: false }, recoveryCodesLeft: 10 });
+    problem(t, await admin('GET', '/admin/organizations/org_unknown/mfa'), 404, 1302, 'unknown organization');
+    t.equal((await admin('POST', `/admin/organizations/${org.id}/password-reset`)).status, 200, 'a reset issued');
+    await mfaToken(t, b, org);
+    t.equal((await admin('GET', `/admin/organizations/${org.id}/mfa`)).json().totp.enabled, true, 'the factor stays after a reset');
+
+    const again = await mfaToken(t, a, org);
+    const { recoveryCodes } = { recoveryCodes: codes };
+    const live = ((await call(a, 'POST', '/auth/login/mfa', { mfaToken: again, recoveryCode: recoveryCodes[0] })).json() as { token: string }).token;
+    t.equal((await b.get('/auth/api-key', { authorization: `Bearer ${live}` })).status, 200, 'a live session before the removal');
+    const removed = await admin('DELETE', `/admin/organizations/${org.id}/mfa`);
+    t.equal(removed.status, 200);
+    t.equal(removed.json().removed, true);
+    let status = 200;
+    for (const deadline = Date.now() + 5000; status !== 401 && Date.now() < deadline; ) {
+      status = (await b.get('/auth/api-key', { authorization: `Bearer ${live}` })).status;
+      if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    t.equal(status, 401, 'sessions ended (the token is refused on the other replica)');
+    t.type(await b.login(org.email, org.password), 'string', 'the password alone logs in');
+    t.strictSame((await admin('DELETE', `/admin/organizations/${org.id}/mfa`)).json(), { removed: false, sessionsEnded: 0 }, 'nothing left to remove');
+    await a.gateway.audit.flush();
+    const audit = (await admin('GET', `/admin/audit?org=${org.id}`)).json() as { events: Array<{ type: string; actor: string }> };
+    t.ok(audit.events.some((e) => e.type === 'mfa.removed' && e.actor === 'admin'), 'audited as mfa.removed by the admin');
+  });
 }
