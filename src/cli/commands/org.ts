@@ -117,6 +117,24 @@ const keyLimit = setter('key-limit', 'count', 'a count of keys (e.g. 5000, or de
   'default (AUTHGATE_MAX_KEYS_PER_ORGANIZATION again).',
 ]);
 
+/** `org mfa <id>` and `org remove-mfa <id>` (issue 32): the second factor's status, or its removal. */
+function mfaCommand(action: 'mfa' | 'remove-mfa', description: string[], example: string): Command {
+  return {
+    family: 'org',
+    action,
+    args: ['id'],
+    argsWhat: 'an organization id',
+    refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+    description,
+    examples: [example],
+    async run({ args: [id] }) {
+      const target = resolveTarget(process.env);
+      printJson((await call(target, action === 'mfa' ? 'GET' : 'DELETE', `${orgPath(id!)}/mfa`)).body);
+      return 0;
+    },
+  };
+}
+
 export const org: Family = {
   name: 'org',
   commands: [
@@ -126,5 +144,10 @@ export const org: Family = {
     byId('delete', 'Delete an organization with all its keys and sessions.'),
     limit,
     keyLimit,
+    mfaCommand('mfa', ['Print whether an organization has a second factor (never its secret).'], 'authgate org mfa org_123'),
+    mfaCommand('remove-mfa', [
+      "Remove an organization's second factor and recovery codes (for one",
+      'that lost them all); every login session ends. Audited as mfa.removed.',
+    ], 'authgate org remove-mfa org_123'),
   ],
 };
