@@ -215,4 +215,19 @@ for (const store of ['memory', 'redis'] as const) {
     const audit = (await admin('GET', `/admin/audit?org=${org.id}`)).json() as { events: Array<{ type: string; actor: string }> };
     t.ok(audit.events.some((e) => e.type === 'mfa.removed' && e.actor === 'admin'), 'audited as mfa.removed by the admin');
   });
+
+  t.test(`${store}: wrong codes count against the login limits across replicas (10 per e-mail and address: then 429 1108)`, async (t) => {
+    const time = clock();
+    const [a, b] = await twoReplicas(t, store, time);
+    const { org, secret } = await enrolled(t, a, time);
+    const tokens = [await mfaToken(t, a, org), await mfaToken(t, b, org), await mfaToken(t, a, org)];
+    time.step();
+    const right = codeAt(secret, time.now());
+    const wrong = String((Number(right) + 1) % 1_000_000).padStart(6, '0');
+    for (let i = 0; i < 10; i++) {
+      const res = await call(i % 2 === 0 ? a : b, 'POST', '/auth/login/mfa', { mfaToken: tokens[i < 5 ? 0 : 1], code: wrong });
+      t.equal(res.status, 401, `wrong code ${i + 1}: 401`);
+    }
+    problem(t, await call(b, 'POST', '/auth/login/mfa', { mfaToken: tokens[2], code: right }), 429, 1108, 'the limits are spent: even a right code waits');
+  });
 }
