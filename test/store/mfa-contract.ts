@@ -44,6 +44,11 @@ export function mfaContract(t: Test, open: (t: Test) => Promise<GatewayStore>, h
     t.equal(await store.findTotp(id), undefined);
     t.equal(await store.replaceRecoveryCodes(id, ['x']), false, 'no factor');
     t.equal(await store.useRecoveryCode(id, 'n3'), false, 'codes removed with it');
+
+    const doomed = await org(store);
+    t.equal(await store.beginTotp(doomed.id, 'sealed'), 'pending');
+    t.ok(await store.deleteOrganization(doomed.id));
+    t.equal(await store.findTotp(doomed.id), undefined, 'a deleted organization\'s factor goes with it');
   });
 
   t.test('mfa: challenges found, spent by the limit of wrong codes, used once, expire', async (t) => {
