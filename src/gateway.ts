@@ -46,6 +46,8 @@ import { createKeyUsageTracker, type KeyUsageTracker } from './services/key-usag
 import { createSessionService } from './services/sessions.js';
 import { createPasswordChangeService } from './services/password-changes.js';
 import { createProfileService } from './services/organization-profiles.js';
+import { createMfaService } from './services/mfa.js';
+import { createSecretBox } from './credentials/mfa-secrets.js';
 import { createTenantGrowth } from './guards/tenant-growth.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
@@ -164,6 +166,10 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
   const profiles = createProfileService({ store, bus });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
+  // The second factor (issue 32). Without a key (production, unset) nothing is sealed: a random
+  // one stands in, so that no enrolment exists to need it (the routes refuse enrolment).
+  const mfaKey = config.mfa.encryptionKey;
+  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, now, issuer: config.jwt.issuer });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
@@ -195,6 +201,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
     passwords: passwordChanges,
     profiles,
+    mfa: { service: mfa, enrolment: mfaKey !== undefined, findOrganization: (orgId) => store.findOrganizationById(orgId) },
     passwordResets: createResetThrottle(store),
     keyUsage,
     audit,
@@ -244,6 +251,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     apiKeys,
     sessions,
     passwords: passwordChanges,
+    mfa,
     audit,
     auditLog: store,
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),

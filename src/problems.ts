@@ -29,6 +29,13 @@ export const problems = {
   tooManyAdminRefusals: { status: 429, code: 1113, title: 'Too many refused admin requests' },
   // The edge proxies' authorization port (issue 30, edge-authz/): a peer not in AUTHGATE_AUTHZ_TRUSTED_PROXIES.
   authzUntrustedPeer: { status: 403, code: 1114, title: 'Not a trusted proxy' },
+  // The second factor (issue 32): a right password of an organization with a factor is not yet a
+  // login; the mfaToken it answers with is finished at POST /auth/login/mfa.
+  mfaRequired: { status: 403, code: 1116, title: 'Second factor required' },
+  mfaCodeWrong: { status: 401, code: 1117, title: 'Invalid second-factor code' },
+  mfaTokenInvalid: { status: 401, code: 1118, title: 'Invalid or expired mfaToken' },
+  // 403, not 401: a logged-in caller's wrong code when enrolling or removing; the token is still good.
+  mfaCodeRejected: { status: 403, code: 1119, title: 'Second-factor code wrong' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },
@@ -63,6 +70,12 @@ export const problems = {
   nothingToChange: { status: 400, code: 1222, title: 'Nothing to change' },
   currentPasswordRequired: { status: 400, code: 1223, title: 'Current password required' },
   profileChangeConflict: { status: 409, code: 1224, title: 'E-mail changed meanwhile' },
+  // Enrolling and removing TOTP (issue 32).
+  totpAlreadyEnabled: { status: 409, code: 1225, title: 'TOTP already enabled' },
+  totpNotPending: { status: 409, code: 1226, title: 'No TOTP enrolment pending' },
+  totpNotEnabled: { status: 409, code: 1227, title: 'TOTP not enabled' },
+  // Production without AUTHGATE_MFA_ENCRYPTION_KEY: nothing can be sealed, so nothing is enrolled.
+  mfaNotConfigured: { status: 409, code: 1228, title: 'Second factor not configured' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

@@ -16,6 +16,8 @@ import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import { createAdminTokenCheck } from './admin-token.js';
 import { organizationListRoute } from './organization-list.js';
 import { passwordResetRoute } from './password-reset.js';
+import { adminMfaRoutes } from './mfa.js';
+import type { MfaService } from '../services/mfa.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
@@ -29,6 +31,8 @@ export async function adminRoutes(
     sessions: SessionService;
     /** Password resets (services/password-changes.ts). */
     passwords: PasswordChangeService;
+    /** Second factors (issue 32): seen and removed, never read. */
+    mfa: MfaService;
     /** The audit trail: every admin action is recorded in it; GET /admin/audit reads it. */
     trail: AuditTrail;
     auditLog: Pick<AuditStore, 'readAuditEvents'>;
@@ -45,6 +49,7 @@ export async function adminRoutes(
   app.addHook('onRequest', createAdminTokenCheck({ adminToken: opts.adminToken, throttle: opts.refusals, countRefusal: opts.countRefusal, trail }));
   organizationListRoute(app, organizations);
   passwordResetRoute(app, { passwords: opts.passwords, trail, audit, admin });
+  adminMfaRoutes(app, { mfa: opts.mfa, trail, audit, admin });
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {

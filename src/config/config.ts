@@ -105,6 +105,8 @@ export type Config = Readonly<{
    * are POSTed; undefined: none are sent.
    */
   notices: Readonly<{ webhookUrl: string; secret: string }> | undefined;
+  /** TOTP secrets' sealing key (credentials/mfa-secrets.ts); undefined in production when unset (no enrolment). */
+  mfa: Readonly<{ encryptionKey: string | undefined; previousKeys: readonly string[]; generated: boolean }>;
   /** The self-service console under /console/ (console/). */
   console: Readonly<{ enabled: boolean }>;
   /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */

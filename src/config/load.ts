@@ -78,6 +78,10 @@ export function loadConfig(env: Env): LoadResult {
   const jwtSecret = setting('AUTHGATE_JWT_SECRET') ?? randomBytes(32).toString('base64url');
   const previousSecrets = setting('AUTHGATE_JWT_PREVIOUS_SECRETS') ?? [];
 
+  // Like the JWT secret: made up per start in development; in production never, and then no enrolment.
+  const mfaGenerated = !given('AUTHGATE_MFA_ENCRYPTION_KEY') && !production;
+  const mfaKey = setting('AUTHGATE_MFA_ENCRYPTION_KEY') ?? (production ? undefined : randomBytes(32).toString('base64url'));
+
   const adminGenerated = !given('AUTHGATE_ADMIN_TOKEN') && !production;
   if (!given('AUTHGATE_ADMIN_TOKEN') && production) fail('AUTHGATE_ADMIN_TOKEN', 'is required in production');
   const adminToken = setting('AUTHGATE_ADMIN_TOKEN') ?? randomBytes(24).toString('base64url');
@@ -103,6 +107,7 @@ export function loadConfig(env: Env): LoadResult {
       generated: jwtGenerated,
     },
     admin: { token: adminToken, generated: adminGenerated },
+    mfa: { encryptionKey: mfaKey, previousKeys: setting('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS') ?? [], generated: mfaGenerated },
     identity,
     upstream: { url: upstreamUrl, timeoutMs: setting('AUTHGATE_UPSTREAM_TIMEOUT_MS') },
     store,
@@ -165,6 +170,8 @@ export function loadConfig(env: Env): LoadResult {
     check('AUTHGATE_JWT_SECRET', [read('AUTHGATE_JWT_SECRET')], true);
     check('AUTHGATE_JWT_PREVIOUS_SECRETS', setting('AUTHGATE_JWT_PREVIOUS_SECRETS') ?? [], true);
     check('AUTHGATE_ADMIN_TOKEN', [read('AUTHGATE_ADMIN_TOKEN')], true);
+    check('AUTHGATE_MFA_ENCRYPTION_KEY', [read('AUTHGATE_MFA_ENCRYPTION_KEY')], true);
+    check('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS', setting('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS') ?? [], true);
     const url = read('AUTHGATE_REDIS_URL');
     check('AUTHGATE_REDIS_URL', [url === undefined ? undefined : redisUrlPassword(url)], false);
     check('AUTHGATE_REDIS_PASSWORD', [read('AUTHGATE_REDIS_PASSWORD')], false);

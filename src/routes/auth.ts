@@ -5,11 +5,14 @@ import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
 import { normalizeEmail } from '../services/organizations.js';
 import { LoginRefused, type SessionService } from '../services/sessions.js';
+import type { MfaService } from '../services/mfa.js';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/error-handler.js';
 import { LoginBody, LoginResponse, LogoutBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
+import { MfaRequiredProblem } from './mfa-schemas.js';
 
 /** POST /auth/login and POST /auth/logout. */
-export async function authRoutes(app: FastifyInstance, opts: { sessions: SessionService; throttle: LoginThrottle; audit: AuditTrail }) {
-  const { sessions, throttle, audit } = opts;
+export async function authRoutes(app: FastifyInstance, opts: { sessions: SessionService; throttle: LoginThrottle; audit: AuditTrail; mfa?: Pick<MfaService, 'challengeFor'> }) {
+  const { sessions, throttle, audit, mfa } = opts;
 
   app.post<{ Body: LoginBody }>('/auth/login', {
     config: { auth: 'none', routeLabel: '/auth/login' },
@@ -23,6 +26,7 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
         200: LoginResponse,
         400: ProblemSchema,
         401: problemOf('loginFailed'),
+        403: MfaRequiredProblem,
         415: ProblemSchema,
         409: problemOf('sessionLimitReached'),
         429: problemOf('tooManyLoginAttempts', 'tooManyLogins'),
@@ -37,7 +41,17 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       let token: string;
       let orgId: string;
       try {
-        ({ token, orgId } = await sessions.login(email, request.body.password, { userAgent: request.headers['user-agent'], address: request.ip }));
+        const org = await sessions.checkPassword(email, request.body.password);
+        orgId = org.id;
+        // An organization with a second factor: the password was right, but this is no login yet.
+        const challenge = mfa === undefined ? undefined : await mfa.challengeFor(org);
+        if (challenge !== undefined) {
+          await attempt.succeeded();
+          audit.record({ type: 'login.mfa_required', orgId, ...actorOf(request) });
+          return reply.code(403).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store')
+            .send({ ...problemBody('mfaRequired', 'This organization has a second factor: finish at POST /auth/login/mfa with the mfaToken and a code.'), ...challenge });
+        }
+        token = await sessions.open(orgId, { userAgent: request.headers['user-agent'], address: request.ip });
       } catch (error) {
         // The password was not judged, or was right and the organization's own limit refused the
         // session: nothing to count against the e-mail or the address.

@@ -6,7 +6,7 @@ import type { TokenService } from '../credentials/jwt.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf, tagged } from '../store/shard-tag.js';
-import type { Store } from '../store/store.js';
+import type { Organization, Store } from '../store/store.js';
 import type { TenantGrowth } from '../guards/tenant-growth.js';
 import { describeClient } from './client-description.js';
 import type { NormalizedEmail } from './organizations.js';
@@ -53,6 +53,13 @@ export async function createSessionService(deps: {
   const { store, bus, tokens, passwords, now, growth } = deps;
   const dummyVerify = await passwords.dummyVerifier();
 
+  async function checkPassword(email: NormalizedEmail, password: string): Promise<Organization> {
+    const org = await store.findOrganizationByEmail(email);
+    const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
+    if (!valid || org === undefined) throw new LoginRefused(org?.id);
+    return org;
+  }
+
   /** The session of a login whose password was right; its token. */
   async function openSession(orgId: string, client?: LoginClient): Promise<string> {
     // Counted only once the password is right: nobody else can spend an organization's logins.
@@ -78,11 +85,12 @@ export async function createSessionService(deps: {
   return {
     /** Same 401 for an unknown e-mail and a wrong password, in comparable time. */
     async login(email: NormalizedEmail, password: string, client?: LoginClient): Promise<LoginOutcome> {
-      const org = await store.findOrganizationByEmail(email);
-      const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
-      if (!valid || org === undefined) throw new LoginRefused(org?.id);
+      const org = await checkPassword(email, password);
       return { token: await openSession(org.id, client), orgId: org.id };
     },
+
+    /** The organization whose password this is (the first half of login): LoginRefused otherwise. */
+    checkPassword,
 
     /**
      * A new session for an organization whose password was just checked (POST /auth/password):

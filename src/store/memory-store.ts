@@ -10,6 +10,7 @@ import { memoryCounters } from './memory/counters.js';
 import { memoryOrganizations } from './memory/organizations.js';
 import { memoryPasswordResets } from './memory/password-resets.js';
 import { memoryOrganizationProfiles } from './memory/organization-profiles.js';
+import { memoryMfa } from './memory/mfa.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
@@ -29,8 +30,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryRateLimits(state),
     memoryPasswordResets(state),
     memoryOrganizationProfiles(state),
+    memoryMfa(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -50,6 +52,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...rateLimits.methods,
     ...passwordResets.methods,
     ...profiles.methods,
+    ...mfa.methods,
 
     async ping() {},
 

@@ -5,7 +5,7 @@
  * return what they revoked, so the caller can invalidate caches on every replica.
  *
  * The contract is split by concern: organizations here, api-keys.ts, sessions.ts, counters.ts,
- * audit.ts, rate-limits.ts, tenant-limits.ts, organization-listing.ts, password-resets.ts; each store implements
+ * audit.ts, rate-limits.ts, tenant-limits.ts, organization-listing.ts, password-resets.ts, mfa.ts; each store implements
  * each part in a module of its own (memory/*.ts, redis/*.ts).
  */
 import type { ApiKeyStore } from './api-keys.js';
@@ -17,6 +17,7 @@ import type { TenantLimitStore } from './tenant-limits.js';
 import type { OrganizationListing } from './organization-listing.js';
 import type { PasswordResetStore } from './password-resets.js';
 import type { OrganizationProfileStore } from './organization-profiles.js';
+import type { MfaStore } from './mfa.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -77,4 +78,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore;

@@ -12,6 +12,7 @@ import type { ApiKeyRecord, ApiKeySummary, FoundApiKey, GatewayStore, NewOrganiz
 import { organizationListingContract } from './organization-listing-contract.js';
 import { passwordResetContract } from './password-reset-contract.js';
 import { organizationProfileContract } from './organization-profile-contract.js';
+import { mfaContract } from './mfa-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -30,6 +31,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   organizationListingContract(t, open);
   passwordResetContract(t, open, { newOrganization: () => newOrganization(), newSession: (orgId) => newSession(orgId), pollUntil });
   organizationProfileContract(t, open, { newOrganization: (overrides) => newOrganization(overrides), newSession: (orgId) => newSession(orgId) });
+  mfaContract(t, open, { newOrganization: () => newOrganization() });
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

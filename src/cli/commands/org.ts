@@ -162,6 +162,23 @@ const resetPassword: Command = {
     return 0;
   },
 };
+/** `org mfa <id>` and `org remove-mfa <id>` (issue 32): the second factor's status, or its removal. */
+function mfaCommand(action: 'mfa' | 'remove-mfa', description: string[], example: string): Command {
+  return {
+    family: 'org',
+    action,
+    args: ['id'],
+    argsWhat: 'an organization id',
+    refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+    description,
+    examples: [example],
+    async run({ args: [id] }) {
+      const target = resolveTarget(process.env);
+      printJson((await call(target, action === 'mfa' ? 'GET' : 'DELETE', `${orgPath(id!)}/mfa`)).body);
+      return 0;
+    },
+  };
+}
 
 export const org: Family = {
   name: 'org',
@@ -174,5 +191,10 @@ export const org: Family = {
     limit,
     keyLimit,
     resetPassword,
+    mfaCommand('mfa', ['Print whether an organization has a second factor (never its secret).'], 'authgate org mfa org_123'),
+    mfaCommand('remove-mfa', [
+      "Remove an organization's second factor and recovery codes (for one",
+      'that lost them all); every login session ends. Audited as mfa.removed.',
+    ], 'authgate org remove-mfa org_123'),
   ],
 };

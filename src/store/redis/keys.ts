@@ -67,6 +67,14 @@ export type ShardKeys = Readonly<{
    * organization's record names its one live reset in its field `pr` (the digest).
    */
   passwordReset(digest: string): string;
+  /**
+   * Hash: the organization's TOTP factor (store/mfa.ts), `s` encrypted secret, `a` 1 when active,
+   * `t` last used time step; beside it `:r`, a set of its recovery code hashes.
+   */
+  organizationTotp(packedOrgId: string): string;
+  organizationRecoveryCodes(packedOrgId: string): string;
+  /** Hash with a PX TTL: a login's second-factor challenge by its token's digest, `o` `p` `e` `f`. */
+  mfaChallenge(digest: string): string;
 }>;
 
 export type RedisKeys = Readonly<{
@@ -121,6 +129,9 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       knownSet: (name) => `${base}n:${name}`,
       rateWindow: (credentialId) => `${base}r:${credentialId}`,
       passwordReset: (digest) => `${base}p:${digest}`,
+      organizationTotp: (packedOrgId) => `${organizationStem}${packedOrgId}:f`,
+      organizationRecoveryCodes: (packedOrgId) => `${organizationStem}${packedOrgId}:r`,
+      mfaChallenge: (digest) => `${base}m:${digest}`,
     };
   };
   return Object.freeze({

@@ -43,6 +43,14 @@ export const SCRIPT_NAMES = [
   'consumePasswordReset',
   'claimEmail',
   'changeOrganizationProfile',
+  'beginTotp',
+  'activateTotp',
+  'useTotpStep',
+  'useRecoveryCode',
+  'replaceRecoveryCodes',
+  'removeTotp',
+  'createMfaChallenge',
+  'failMfaChallenge',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

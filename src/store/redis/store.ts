@@ -21,6 +21,7 @@ import { redisKeys } from './keys.js';
 import { redisOrganizations } from './organizations.js';
 import { redisPasswordResets } from './password-resets.js';
 import { redisOrganizationProfiles } from './organization-profiles.js';
+import { redisMfa } from './mfa.js';
 import { redisRateLimits } from './rate-limits.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
@@ -116,6 +117,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisRateLimits(context),
     ...redisPasswordResets(context),
     ...redisOrganizationProfiles(context),
+    ...redisMfa(context),
 
     ping: () =>
       guard('ping', async () => {

@@ -1,0 +1,54 @@
+/** The JSON schemas of the second-factor routes (issue 32), apart from schemas.ts to keep it small. */
+import { Type, type Static } from '@sinclair/typebox';
+import { MAX_PASSWORD_LENGTH } from '../credentials/passwords.js';
+import { Problem, describeProblems } from './schemas.js';
+
+const CurrentPassword = Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'The password in use: required even on a fresh token.' });
+// Six digits; anything else is simply a wrong code (counted), not a malformed request.
+const Code = Type.String({ minLength: 1, maxLength: 16, description: 'The 6-digit code the authenticator app shows now.' });
+const RecoveryCode = Type.String({ minLength: 1, maxLength: 64, description: 'One unused recovery code (`xxxxx-xxxxx-xxxxx-xxxxx`; case, spaces and dashes do not matter).' });
+
+/** POST /auth/login's 403 for an organization with a second factor: a problem with the challenge. */
+export const MfaRequiredProblem = Type.Object(
+  {
+    ...Problem.properties,
+    // Optional: the route's other 403s (no User-Agent) are plain problems.
+    mfaToken: Type.Optional(Type.String({ description: 'Single use, 5 minutes: pass it to POST /auth/login/mfa with a code. Five wrong codes spend it.' })),
+    methods: Type.Optional(Type.Array(Type.String(), { description: 'What can finish the login: `totp`, `recovery_code`.' })),
+    expiresIn: Type.Optional(Type.Integer({ description: 'Seconds the mfaToken lives.' })),
+  },
+  { description: `${describeProblems(['mfaRequired'])} (with mfaToken, methods, expiresIn), or:\n${describeProblems(['missingUserAgent'])}` },
+);
+
+export const MfaLoginBody = Type.Object(
+  {
+    mfaToken: Type.String({ minLength: 1, maxLength: 200, description: 'The mfaToken POST /auth/login answered with.' }),
+    code: Type.Optional(Code),
+    recoveryCode: Type.Optional(RecoveryCode),
+  },
+  { additionalProperties: false, minProperties: 2, maxProperties: 2, description: 'The mfaToken and exactly one of `code` and `recoveryCode`.' },
+);
+export type MfaLoginBody = Static<typeof MfaLoginBody>;
+
+export const CurrentPasswordBody = Type.Object({ currentPassword: CurrentPassword }, { additionalProperties: false });
+export type CurrentPasswordBody = Static<typeof CurrentPasswordBody>;
+export const TotpConfirmBody = Type.Object({ code: Code }, { additionalProperties: false });
+export type TotpConfirmBody = Static<typeof TotpConfirmBody>;
+export const TotpRemoveBody = Type.Object({ currentPassword: CurrentPassword, code: Code }, { additionalProperties: false });
+export type TotpRemoveBody = Static<typeof TotpRemoveBody>;
+
+export const TotpEnrolment = Type.Object(
+  {
+    secret: Type.String({ description: 'The base32 secret, shown this once: enter it in the authenticator app (or scan the URI as a QR code).' }),
+    otpauthUri: Type.String({ description: '`otpauth://totp/…`: the same secret as a URI for a QR code.' }),
+  },
+  { description: 'Pending until POST /auth/mfa/totp/confirm with a right code.' },
+);
+export const RecoveryCodes = Type.Object(
+  { recoveryCodes: Type.Array(Type.String(), { description: 'Ten single-use codes, shown this once; the gateway keeps only their hashes.' }) },
+);
+export const MfaStatusSchema = Type.Object({
+  methods: Type.Array(Type.String(), { description: 'What a login can finish with; empty when no factor is enrolled.' }),
+  totp: Type.Object({ enabled: Type.Boolean(), pending: Type.Boolean({ description: 'An enrolment waits for its first code.' }) }),
+  recoveryCodesLeft: Type.Integer(),
+});

@@ -1,0 +1,213 @@
+/**
+ * The second factor's routes (issue 32, TOTP half): the login's second step (POST
+ * /auth/login/mfa, no credential: the mfaToken is it) and the organization's own management of
+ * TOTP and recovery codes (login token). Wrong codes and wrong current passwords count against
+ * the login limits as failed logins do (guards/login-throttle.ts), per e-mail and per address.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { throttleAddress } from '../guards/client-address.js';
+import type { LoginThrottle } from '../guards/login-throttle.js';
+import { Problem } from '../problems.js';
+import type { MfaService } from '../services/mfa.js';
+import { normalizeEmail } from '../services/organizations.js';
+import type { PasswordChangeService } from '../services/password-changes.js';
+import type { Organization } from '../store/store.js';
+import { CurrentPasswordBody, MfaLoginBody, MfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
+import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
+
+export async function mfaRoutes(app: FastifyInstance, opts: {
+  mfa: MfaService;
+  passwords: Pick<PasswordChangeService, 'verifyCurrent'>;
+  findOrganization: (orgId: string) => Promise<Organization | undefined>;
+  throttle: LoginThrottle;
+  audit: AuditTrail;
+  /** false in production without AUTHGATE_MFA_ENCRYPTION_KEY: no enrolment (1228). */
+  enrolment: boolean;
+}) {
+  const { mfa, passwords, throttle, audit } = opts;
+
+  async function organization(orgId: string): Promise<Organization> {
+    const org = await opts.findOrganization(orgId);
+    if (org === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
+    return org;
+  }
+
+  /** The current password, judged and counted as POST /auth/password does; the organization. */
+  async function checkCurrentPassword(request: FastifyRequest, currentPassword: string): Promise<Organization> {
+    const org = await organization(request.principal!.orgId);
+    const address = throttleAddress(request.ip);
+    const attempt = await throttle.attempt(normalizeEmail(org.email), address);
+    let valid: boolean;
+    try {
+      valid = await passwords.verifyCurrent(org, currentPassword);
+    } catch (error) {
+      if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
+      throw error;
+    }
+    if (!valid) {
+      audit.record({ type: 'mfa.password_failed', orgId: org.id, ...actorOf(request), details: { reason: 'bad_password' } });
+      throw new Problem('currentPasswordWrong', 'The current password is not right.', 'bad_password');
+    }
+    await attempt.succeeded();
+    return org;
+  }
+
+  app.post<{ Body: MfaLoginBody }>('/auth/login/mfa', {
+    config: { auth: 'none', routeLabel: '/auth/login/mfa' },
+    schema: {
+      operationId: 'loginSecondFactor',
+      tags: ['auth'],
+      summary: 'Finish a login with a second factor: the mfaToken and a TOTP code or a recovery code.',
+      description: 'Needs no credential: the mfaToken POST /auth/login answered with (403, 1116) is it, single use, for 5 minutes. A right code (now, or one 30-second step either side, each step accepted once) or an unused recovery code gives a 1-hour token as POST /auth/login does. A wrong code is 401 (1117) and counts against the login limits as a failed login (429, 1108); the fifth spends the mfaToken (401, 1118, as for an unknown, used or expired one).',
+      body: MfaLoginBody,
+      response: {
+        200: LoginResponse,
+        400: ProblemSchema,
+        401: problemOf('mfaCodeWrong', 'mfaTokenInvalid'),
+        409: problemOf('sessionLimitReached'),
+        415: ProblemSchema,
+        429: problemOf('tooManyLoginAttempts', 'tooManyLogins'),
+        503: problemOf('storeUnavailable', 'overloaded'),
+      },
+    },
+    handler: async (request, reply) => {
+      const found = await mfa.challenge(request.body.mfaToken);
+      const orgId = found.org.id;
+      const address = throttleAddress(request.ip);
+      const attempt = await throttle.attempt(normalizeEmail(found.org.email), address);
+      let outcome: { token: string; usedRecoveryCode: boolean };
+      try {
+        outcome = await mfa.finishLogin(found, { code: request.body.code, recoveryCode: request.body.recoveryCode }, { userAgent: request.headers['user-agent'], address: request.ip });
+      } catch (error) {
+        if (error instanceof Problem && (error.problem === 'mfaCodeWrong' || error.problem === 'mfaTokenInvalid')) {
+          audit.record({ type: 'login.failed', orgId, ...actorOf(request), details: { reason: 'bad_second_factor' } });
+          if (attempt.exhausted) audit.record({ type: 'login.throttled', orgId, ...actorOf(request) });
+        } else if (error instanceof Problem) {
+          await attempt.notJudged();
+        }
+        throw error;
+      }
+      await attempt.succeeded();
+      if (outcome.usedRecoveryCode) audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request) });
+      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), details: { secondFactor: outcome.usedRecoveryCode ? 'recovery_code' : 'totp' } });
+      return reply.header('cache-control', 'no-store').send({ token: outcome.token });
+    },
+  });
+
+  app.get('/auth/mfa', {
+    config: { auth: 'login-token', routeLabel: '/auth/mfa' },
+    schema: {
+      operationId: 'getSecondFactors',
+      tags: ['auth'],
+      summary: 'What second factors the organization has enrolled.',
+      response: { 200: MfaStatusSchema, 401: ProblemSchema, 403: problemOf('loginTokenRequired') },
+    },
+    handler: async (request, reply) => reply.header('cache-control', 'no-store').send(await mfa.status(request.principal!.orgId)),
+  });
+
+  app.post<{ Body: CurrentPasswordBody }>('/auth/mfa/totp', {
+    config: { auth: 'login-token', routeLabel: '/auth/mfa/totp' },
+    schema: {
+      operationId: 'enrolTotp',
+      tags: ['auth'],
+      summary: 'Start TOTP enrolment: a new secret, pending until confirmed with a code.',
+      description: 'Needs a login token and the current password (403 1217, counted as a failed login). Answers the secret once; it works only after POST /auth/mfa/totp/confirm. A new call replaces a pending secret; with TOTP already enabled 409 (1225).',
+      body: CurrentPasswordBody,
+      response: {
+        200: TotpEnrolment,
+        400: ProblemSchema,
+        401: ProblemSchema,
+        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        409: problemOf('totpAlreadyEnabled', 'mfaNotConfigured'),
+        415: ProblemSchema,
+        429: problemOf('tooManyLoginAttempts'),
+      },
+    },
+    handler: async (request, reply) => {
+      if (!opts.enrolment) throw new Problem('mfaNotConfigured', 'The operator has not set AUTHGATE_MFA_ENCRYPTION_KEY: second factors cannot be enrolled.');
+      const org = await checkCurrentPassword(request, request.body.currentPassword);
+      const enrolment = await mfa.beginTotp(org);
+      return reply.header('cache-control', 'no-store').send(enrolment);
+    },
+  });
+
+  app.post<{ Body: TotpConfirmBody }>('/auth/mfa/totp/confirm', {
+    config: { auth: 'login-token', routeLabel: '/auth/mfa/totp/confirm' },
+    schema: {
+      operationId: 'confirmTotp',
+      tags: ['auth'],
+      summary: 'Activate the pending TOTP secret with a code; answers the recovery codes once.',
+      description: 'The code\'s time step counts as used. A wrong code is 403 (1119); without a pending enrolment 409 (1226). From now on POST /auth/login answers 403 (1116) with an mfaToken. Audited as `mfa.totp_enabled`.',
+      body: TotpConfirmBody,
+      response: {
+        200: RecoveryCodes,
+        400: ProblemSchema,
+        401: ProblemSchema,
+        403: problemOf('mfaCodeRejected', 'loginTokenRequired'),
+        409: problemOf('totpNotPending'),
+        415: ProblemSchema,
+      },
+    },
+    handler: async (request, reply) => {
+      const { orgId } = request.principal!;
+      const recoveryCodes = await mfa.confirmTotp(orgId, request.body.code);
+      request.log.info({ event: 'mfa.totp_enabled', orgId }, 'TOTP enabled');
+      audit.record({ type: 'mfa.totp_enabled', orgId, ...actorOf(request) });
+      return reply.header('cache-control', 'no-store').send({ recoveryCodes });
+    },
+  });
+
+  app.delete<{ Body: TotpRemoveBody }>('/auth/mfa/totp', {
+    config: { auth: 'login-token', routeLabel: '/auth/mfa/totp' },
+    schema: {
+      operationId: 'removeTotp',
+      tags: ['auth'],
+      summary: 'Remove TOTP (and its recovery codes), with the current password and a code.',
+      description: 'Wrong password 403 (1217, counted as a failed login); wrong code 403 (1119); no TOTP 409 (1227). Audited as `mfa.totp_disabled`.',
+      body: TotpRemoveBody,
+      response: {
+        204: NoContent,
+        400: ProblemSchema,
+        401: ProblemSchema,
+        403: problemOf('currentPasswordWrong', 'mfaCodeRejected', 'loginTokenRequired'),
+        409: problemOf('totpNotEnabled'),
+        415: ProblemSchema,
+        429: problemOf('tooManyLoginAttempts'),
+      },
+    },
+    handler: async (request, reply) => {
+      const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await mfa.disableTotp(org.id, request.body.code);
+      request.log.info({ event: 'mfa.totp_disabled', orgId: org.id }, 'TOTP removed');
+      audit.record({ type: 'mfa.totp_disabled', orgId: org.id, ...actorOf(request) });
+      return reply.code(204).send();
+    },
+  });
+
+  app.post<{ Body: CurrentPasswordBody }>('/auth/mfa/recovery-codes', {
+    config: { auth: 'login-token', routeLabel: '/auth/mfa/recovery-codes' },
+    schema: {
+      operationId: 'regenerateRecoveryCodes',
+      tags: ['auth'],
+      summary: 'New recovery codes (the old ones stop working), with the current password.',
+      description: 'Wrong password 403 (1217, counted); no TOTP 409 (1227). Audited as `mfa.recovery_codes_regenerated`.',
+      body: CurrentPasswordBody,
+      response: {
+        200: RecoveryCodes,
+        400: ProblemSchema,
+        401: ProblemSchema,
+        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        409: problemOf('totpNotEnabled'),
+        415: ProblemSchema,
+        429: problemOf('tooManyLoginAttempts'),
+      },
+    },
+    handler: async (request, reply) => {
+      const org = await checkCurrentPassword(request, request.body.currentPassword);
+      const recoveryCodes = await mfa.regenerateRecoveryCodes(org.id);
+      audit.record({ type: 'mfa.recovery_codes_regenerated', orgId: org.id, ...actorOf(request) });
+      return reply.header('cache-control', 'no-store').send({ recoveryCodes });
+    },
+  });
+}

@@ -1,0 +1,175 @@
+/**
+ * The second factor (issue 32, TOTP half): enrolment, the login's second step, recovery codes,
+ * removal. TOTP codes come from the otpauth library (RFC 6238, SHA-1, 6 digits, 30 s), accepted
+ * one step either way of now; the step a code was accepted at is recorded in the store in one
+ * atomic step (store/mfa.ts useTotpStep), so a code works once, also across replicas. The secret
+ * is sealed with AES-256-GCM before it reaches the store (credentials/mfa-secrets.ts).
+ */
+import * as OTPAuth from 'otpauth';
+import { newMfaToken, mfaTokenHash, newRecoveryCodes, passwordCheckOf, recoveryCodeHash } from '../credentials/mfa-tokens.js';
+import type { SecretBox } from '../credentials/mfa-secrets.js';
+import { Problem } from '../problems.js';
+import type { InvalidationBus } from '../store/invalidation.js';
+import type { MfaChallenge, MfaStore, TotpFactor } from '../store/mfa.js';
+import type { Organization, Store } from '../store/store.js';
+import type { LoginClient, SessionService } from './sessions.js';
+
+const PERIOD_SECONDS = 30;
+/** How long an mfaToken lives, and how many wrong codes spend it (issue 32). */
+export const MFA_TOKEN_TTL_SECONDS = 300;
+export const MFA_TOKEN_MAX_FAILURES = 5;
+
+export type MfaChallengeAnswer = Readonly<{ mfaToken: string; methods: string[]; expiresIn: number }>;
+export type MfaStatus = Readonly<{ methods: string[]; totp: { enabled: boolean; pending: boolean }; recoveryCodesLeft: number }>;
+export type SecondFactorInput = Readonly<{ code?: string | undefined; recoveryCode?: string | undefined }>;
+
+export function createMfaService(deps: {
+  store: Store & MfaStore;
+  bus: Pick<InvalidationBus, 'applyLocally'>;
+  box: SecretBox;
+  sessions: Pick<SessionService, 'open' | 'endAll'>;
+  now: () => number;
+  /** The issuer shown by authenticator apps (the otpauth URI's). */
+  issuer: string;
+}) {
+  const { store, box, sessions, now, issuer } = deps;
+
+  function totpOf(orgId: string, secret: string, label = orgId): OTPAuth.TOTP {
+    return new OTPAuth.TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS, secret: OTPAuth.Secret.fromBase32(secret) });
+  }
+
+  /** The time step a code is right for (now ± one step), or undefined. */
+  function stepOf(orgId: string, factor: TotpFactor, code: string): number | undefined {
+    if (!/^[0-9]{6}$/.test(code)) return undefined;
+    const secret = box.open(orgId, factor.secret);
+    // A secret no configured key opens: AUTHGATE_MFA_ENCRYPTION_KEY changed without keeping the old one.
+    if (secret === undefined) throw new Error('a TOTP secret no configured AUTHGATE_MFA_ENCRYPTION_KEY opens');
+    const timestamp = now();
+    const delta = totpOf(orgId, secret).validate({ token: code, timestamp, window: 1 });
+    if (delta === null) return undefined;
+    return OTPAuth.TOTP.counter({ period: PERIOD_SECONDS, timestamp }) + delta;
+  }
+
+  async function activeFactor(orgId: string): Promise<TotpFactor> {
+    const factor = await store.findTotp(orgId);
+    if (factor === undefined || !factor.active) throw new Problem('totpNotEnabled');
+    return factor;
+  }
+
+  /** A code of the active factor, used up: true when accepted. */
+  async function useCode(orgId: string, factor: TotpFactor, code: string): Promise<boolean> {
+    const step = stepOf(orgId, factor, code);
+    return step !== undefined && (await store.useTotpStep(orgId, step));
+  }
+
+  async function storeRecoveryCodes(orgId: string): Promise<{ codes: string[]; hashes: string[] }> {
+    const codes = newRecoveryCodes();
+    return { codes, hashes: codes.map((code) => recoveryCodeHash(orgId, code)) };
+  }
+
+  return {
+    /**
+     * After a correct password: the challenge to answer when the organization has an active
+     * factor, undefined when it has none (then the login goes on exactly as before).
+     */
+    async challengeFor(org: Organization): Promise<MfaChallengeAnswer | undefined> {
+      const factor = await store.findTotp(org.id);
+      if (factor === undefined || !factor.active) return undefined;
+      const { token, tokenHash } = newMfaToken(org.id);
+      await store.createMfaChallenge(tokenHash, { orgId: org.id, passwordCheck: passwordCheckOf(org.passwordHash), expiresAt: now() + MFA_TOKEN_TTL_SECONDS * 1000 });
+      return { mfaToken: token, methods: ['totp', 'recovery_code'], expiresIn: MFA_TOKEN_TTL_SECONDS };
+    },
+
+    /** The live challenge of an mfaToken and its organization; mfaTokenInvalid otherwise. */
+    async challenge(mfaToken: string): Promise<{ tokenHash: string; challenge: MfaChallenge; org: Organization }> {
+      const tokenHash = mfaTokenHash(mfaToken);
+      const challenge = tokenHash === undefined ? undefined : await store.findMfaChallenge(tokenHash);
+      const org = challenge === undefined ? undefined : await store.findOrganizationById(challenge.orgId);
+      // Bound to the password check that made it: a password changed since spends it.
+      if (tokenHash === undefined || challenge === undefined || org === undefined || passwordCheckOf(org.passwordHash) !== challenge.passwordCheck) throw invalidMfaToken();
+      return { tokenHash, challenge, org };
+    },
+
+    /**
+     * The second step: a right code (or an unused recovery code) uses the challenge and opens the
+     * session. A wrong one counts against the challenge (the fifth spends it): mfaCodeWrong.
+     */
+    async finishLogin(found: { tokenHash: string; org: Organization }, input: SecondFactorInput, client: LoginClient): Promise<{ token: string; usedRecoveryCode: boolean }> {
+      const { tokenHash, org } = found;
+      const factor = await store.findTotp(org.id);
+      if (factor === undefined || !factor.active) throw invalidMfaToken();
+      let right: boolean;
+      if (input.recoveryCode !== undefined) right = await store.useRecoveryCode(org.id, recoveryCodeHash(org.id, input.recoveryCode));
+      else right = await useCode(org.id, factor, input.code ?? '');
+      if (!right) {
+        const failures = await store.failMfaChallenge(tokenHash, MFA_TOKEN_MAX_FAILURES);
+        if (failures === 0 || failures >= MFA_TOKEN_MAX_FAILURES) throw invalidMfaToken('Too many wrong codes: this mfaToken is spent; log in again.');
+        throw new Problem('mfaCodeWrong', `The code is not right (or was used already). ${MFA_TOKEN_MAX_FAILURES - failures} more tries with this mfaToken.`, 'bad_code');
+      }
+      // Single use: of two racing finishes with one mfaToken, one session.
+      if (!(await store.consumeMfaChallenge(tokenHash))) throw invalidMfaToken();
+      return { token: await sessions.open(org.id, client), usedRecoveryCode: input.recoveryCode !== undefined };
+    },
+
+    async status(orgId: string): Promise<MfaStatus> {
+      const factor = await store.findTotp(orgId);
+      const enabled = factor?.active === true;
+      return { methods: enabled ? ['totp', 'recovery_code'] : [], totp: { enabled, pending: factor !== undefined && !factor.active }, recoveryCodesLeft: enabled ? factor.recoveryCodesLeft : 0 };
+    },
+
+    /** A new pending secret (the password was checked by the caller); the factor is not active yet. */
+    async beginTotp(org: Organization): Promise<{ secret: string; otpauthUri: string }> {
+      const secret = new OTPAuth.Secret({ size: 20 }).base32;
+      const outcome = await store.beginTotp(org.id, box.seal(org.id, secret));
+      if (outcome === undefined) throw new Problem('organizationNotFound');
+      if (outcome === 'active') throw new Problem('totpAlreadyEnabled', 'TOTP is already enabled: remove it first (DELETE /auth/mfa/totp).');
+      return { secret, otpauthUri: totpOf(org.id, secret, org.email).toString() };
+    },
+
+    /** The first right code activates the pending factor: the recovery codes, shown this once. */
+    async confirmTotp(orgId: string, code: string): Promise<string[]> {
+      const factor = await store.findTotp(orgId);
+      if (factor === undefined || factor.active) throw new Problem('totpNotPending', factor === undefined ? 'Start with POST /auth/mfa/totp.' : 'TOTP is already enabled.');
+      const step = stepOf(orgId, factor, code);
+      if (step === undefined) throw new Problem('mfaCodeRejected', 'The code is not right: check the device\'s clock and the secret entered.', 'bad_code');
+      const { codes, hashes } = await storeRecoveryCodes(orgId);
+      // The enrolment code's step is used: it cannot be the first login's code too.
+      if (!(await store.activateTotp(orgId, factor.secret, step, hashes))) throw new Problem('totpNotPending', 'The enrolment changed meanwhile; start again.');
+      return codes;
+    },
+
+    /** Removes TOTP with a right code of it (the password was checked by the caller). */
+    async disableTotp(orgId: string, code: string): Promise<void> {
+      const factor = await activeFactor(orgId);
+      if (!(await useCode(orgId, factor, code))) throw new Problem('mfaCodeRejected', 'The code is not right (or was used already).', 'bad_code');
+      await store.removeTotp(orgId);
+    },
+
+    /** New recovery codes; the old ones die. */
+    async regenerateRecoveryCodes(orgId: string): Promise<string[]> {
+      await activeFactor(orgId);
+      const { codes, hashes } = await storeRecoveryCodes(orgId);
+      if (!(await store.replaceRecoveryCodes(orgId, hashes))) throw new Problem('totpNotEnabled');
+      return codes;
+    },
+
+    /** organizationNotFound unless it exists (the admin API's reads). */
+    async requireOrganization(orgId: string): Promise<void> {
+      if ((await store.findOrganizationById(orgId)) === undefined) throw new Problem('organizationNotFound');
+    },
+
+    /** The operator's removal (admin API): the factor goes and every login session ends. */
+    async removeByOperator(orgId: string): Promise<{ removed: boolean; sessionsEnded: number }> {
+      if ((await store.findOrganizationById(orgId)) === undefined) throw new Problem('organizationNotFound');
+      const removed = await store.removeTotp(orgId);
+      const sessionsEnded = removed ? await sessions.endAll(orgId) : 0;
+      return { removed, sessionsEnded };
+    },
+  };
+}
+
+function invalidMfaToken(detail = 'The mfaToken is not valid: it may have been used, spent by wrong codes, or have expired. Log in again.'): Problem {
+  return new Problem('mfaTokenInvalid', detail, 'mfa_token_invalid');
+}
+
+export type MfaService = ReturnType<typeof createMfaService>;

@@ -1,0 +1,61 @@
+/**
+ * The second-factor part of the store contract (issue 32): an organization's TOTP factor, its
+ * recovery codes, and the short-lived challenges (mfaTokens) a correct password hands out.
+ * Implemented by memory/mfa.ts and redis/mfa.ts.
+ *
+ * The store never sees a TOTP secret in the clear (the service encrypts it, credentials/mfa-secrets.ts),
+ * a recovery code or an mfaToken: only their hashes. Every step that decides something is one
+ * atomic step, so two replicas given the same code, the same recovery code or the same mfaToken
+ * let exactly one of them through. A challenge hash is `<shard tag of its organization>.<digest>`
+ * (credentials/mfa-tokens.ts), so it lives on its organization's shard.
+ */
+
+export type TotpFactor = Readonly<{
+  /** The encrypted secret (opaque to the store). */
+  secret: string;
+  /** false while enrolment waits for its first correct code. */
+  active: boolean;
+  /** The last time step accepted (0 for none): a code of this step or an earlier one is refused. */
+  lastStep: number;
+  /** How many unused recovery codes are left. */
+  recoveryCodesLeft: number;
+}>;
+
+export type MfaChallenge = Readonly<{
+  orgId: string;
+  /** A digest of the password hash the check was made against: a changed password spends it. */
+  passwordCheck: string;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}>;
+
+export interface MfaStore {
+  findTotp(orgId: string): Promise<TotpFactor | undefined>;
+  /**
+   * Keeps a new pending (inactive) secret, replacing an earlier pending one: 'pending'; 'active'
+   * (nothing changed) when the organization already has an active factor; undefined when there
+   * is no such organization.
+   */
+  beginTotp(orgId: string, secret: string): Promise<'pending' | 'active' | undefined>;
+  /**
+   * Activates the pending factor whose secret is `secret`, with `step` as its last used step and
+   * these recovery code hashes, only if `step` is later than its last one: true when done.
+   */
+  activateTotp(orgId: string, secret: string, step: number, recoveryCodeHashes: readonly string[]): Promise<boolean>;
+  /** Records `step` as used: true only when the factor is active and `step` is later than its last. */
+  useTotpStep(orgId: string, step: number): Promise<boolean>;
+  /** Uses a recovery code (removes it): true only for an active factor's unused code, once. */
+  useRecoveryCode(orgId: string, codeHash: string): Promise<boolean>;
+  /** Replaces every recovery code of an active factor: false when there is none. */
+  replaceRecoveryCodes(orgId: string, codeHashes: readonly string[]): Promise<boolean>;
+  /** Removes the factor and its recovery codes: false when there was none. */
+  removeTotp(orgId: string): Promise<boolean>;
+
+  createMfaChallenge(tokenHash: string, challenge: MfaChallenge): Promise<void>;
+  /** A live challenge: undefined when unknown, used, spent or expired. */
+  findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined>;
+  /** Counts a wrong code; the `limit`-th spends the challenge. The count so far, 0 when there is none. */
+  failMfaChallenge(tokenHash: string, limit: number): Promise<number>;
+  /** Uses the challenge: true for the first use only. */
+  consumeMfaChallenge(tokenHash: string): Promise<boolean>;
+}

@@ -1,0 +1,103 @@
+/**
+ * The Redis store's second factors (store/mfa.ts MfaStore). The factor is a hash beside the
+ * organization's record (keys.ts organizationTotp), its recovery codes a set beside it, a
+ * challenge a hash with a TTL by its token's digest, all on the organization's shard; every
+ * deciding step is one script (scripts/*Totp*.lua, useRecoveryCode, *MfaChallenge).
+ */
+import type { MfaStore } from '../mfa.js';
+import type { RedisStoreContext } from './context.js';
+import { unexpected } from './replies.js';
+
+export function redisMfa(context: RedisStoreContext): MfaStore {
+  const { client, now, run, guard, durably, organizationPlace, organizationRecord, credentialPlace } = context;
+
+  function factorKeys(orgId: string): [string, string] {
+    const { shard, packed } = organizationPlace(orgId);
+    return [shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed)];
+  }
+
+  /** The challenge's key; undefined for a hash of no shape (then it is unknown). */
+  function challengeKey(tokenHash: string): string | undefined {
+    const place = credentialPlace(tokenHash);
+    return place === undefined || place.rest === '' ? undefined : place.shard.mfaChallenge(place.rest);
+  }
+
+  const flag = (reply: unknown, method: string): boolean => {
+    if (reply !== 0 && reply !== 1) throw unexpected(method);
+    return reply === 1;
+  };
+
+  return {
+    findTotp: (orgId) =>
+      guard('findTotp', async () => {
+        const [factor, codes] = factorKeys(orgId);
+        const [fields, left] = await Promise.all([client.hmget(factor, 's', 'a', 't'), client.scard(codes)]);
+        const [secret, active, lastStep] = fields;
+        if (secret === null || secret === undefined) return undefined;
+        return { secret, active: active === '1', lastStep: Number(lastStep ?? 0), recoveryCodesLeft: Number(left) };
+      }),
+
+    beginTotp: (orgId, secret) =>
+      guard('beginTotp', () => durably([organizationRecord(orgId)], async () => {
+        const reply = await run.beginTotp([organizationRecord(orgId), factorKeys(orgId)[0]], [secret]);
+        if (reply === 0) return undefined;
+        if (reply !== 'active' && reply !== 'pending') throw unexpected('beginTotp');
+        return reply;
+      })),
+
+    activateTotp: (orgId, secret, step, hashes) =>
+      guard('activateTotp', () => durably([organizationRecord(orgId)], async () =>
+        flag(await run.activateTotp(factorKeys(orgId), [secret, step, ...hashes]), 'activateTotp'))),
+
+    useTotpStep: (orgId, step) =>
+      guard('useTotpStep', () => durably([organizationRecord(orgId)], async () =>
+        flag(await run.useTotpStep([factorKeys(orgId)[0]], [step]), 'useTotpStep'))),
+
+    useRecoveryCode: (orgId, codeHash) =>
+      guard('useRecoveryCode', () => durably([organizationRecord(orgId)], async () =>
+        flag(await run.useRecoveryCode(factorKeys(orgId), [codeHash]), 'useRecoveryCode'))),
+
+    replaceRecoveryCodes: (orgId, hashes) =>
+      guard('replaceRecoveryCodes', () => durably([organizationRecord(orgId)], async () =>
+        flag(await run.replaceRecoveryCodes(factorKeys(orgId), [...hashes]), 'replaceRecoveryCodes'))),
+
+    removeTotp: (orgId) =>
+      guard('removeTotp', () => durably([organizationRecord(orgId)], async () =>
+        flag(await run.removeTotp(factorKeys(orgId), []), 'removeTotp'))),
+
+    createMfaChallenge: (tokenHash, challenge) =>
+      guard('createMfaChallenge', async () => {
+        const key = challengeKey(tokenHash);
+        if (key === undefined) throw new Error('an mfaToken hash carries its organization\'s shard tag');
+        const ttlMs = Math.max(1, Math.ceil(challenge.expiresAt - now()));
+        await run.createMfaChallenge([key], [challenge.orgId, challenge.passwordCheck, challenge.expiresAt, ttlMs]);
+      }),
+
+    findMfaChallenge: (tokenHash) =>
+      guard('findMfaChallenge', async () => {
+        const key = challengeKey(tokenHash);
+        if (key === undefined) return undefined;
+        const [orgId, passwordCheck, expiresAt] = await client.hmget(key, 'o', 'p', 'e');
+        if (orgId == null || passwordCheck == null || expiresAt == null) return undefined;
+        const at = Number(expiresAt);
+        if (at <= now()) return undefined;
+        return { orgId, passwordCheck, expiresAt: at };
+      }),
+
+    failMfaChallenge: (tokenHash, limit) =>
+      guard('failMfaChallenge', async () => {
+        const key = challengeKey(tokenHash);
+        if (key === undefined) return 0;
+        const reply = await run.failMfaChallenge([key], [limit]);
+        if (typeof reply !== 'number') throw unexpected('failMfaChallenge');
+        return reply;
+      }),
+
+    consumeMfaChallenge: (tokenHash) =>
+      guard('consumeMfaChallenge', async () => {
+        const key = challengeKey(tokenHash);
+        if (key === undefined) return false;
+        return (await client.del(key)) === 1;
+      }),
+  };
+}

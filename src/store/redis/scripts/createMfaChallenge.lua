@@ -1,0 +1,12 @@
+-- createMfaChallenge: Store#createMfaChallenge (redis/mfa.ts). A login's second-factor challenge.
+-- keys: 1
+-- KEYS[1]  the challenge (hash)
+-- ARGV[1]  the organization id
+-- ARGV[2]  the password check digest
+-- ARGV[3]  expiresAt (epoch ms)
+-- ARGV[4]  its time to live (ms)
+-- Reply: 1.
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 'p', ARGV[2], 'e', ARGV[3], 'f', '0')
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
