@@ -12,8 +12,6 @@ import { createResolver } from './credentials/resolver.js';
 import { createAuditTrail, type AuditTrail } from './audit/trail.js';
 import { createNoticeDelivery, type DeliveryTuning, type NoticeDelivery } from './notices/delivery.js';
 import { withNotices } from './notices/noticing-trail.js';
-import { createIdentityAsserter } from './identity/assertion.js';
-import { loadIdentityKeys } from './identity/signing-keys.js';
 import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
@@ -35,8 +33,8 @@ import { createHealth, type Health } from './observability/health.js';
 import { instrument } from './observability/instrumentation.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
-import { createMetrics, readBuildInfo, type Metrics } from './observability/metrics.js';
-import { loadTracing, traced, type Tracing } from './tracing/tracing.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { traced } from './tracing/tracing.js';
 import { registerRouteMetrics } from './observability/route-metrics.js';
 import { LEAK_REPORTS } from './routes/leaked-keys.js';
 import { createApiKeyService } from './services/api-keys.js';
@@ -49,18 +47,14 @@ import { createProfileService } from './services/organization-profiles.js';
 import { createMfaService } from './services/mfa.js';
 import { createSecretBox } from './credentials/mfa-secrets.js';
 import { createTenantGrowth } from './guards/tenant-growth.js';
-import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
-import { createMemoryStore } from './store/memory-store.js';
-import type { GatewayStore, Store } from './store/store.js';
-import { BUILTIN_ROUTES_FILE } from './route-table/builtin.js';
-import { compileRoutes } from './route-table/compile.js';
+import { buildIdentity, buildTracing, initialRouteTable, openStorage, type Storage } from './gateway-parts.js';
 import { routeLoadContext } from './route-table/context.js';
 import { createLiveRouteTable, type LiveRouteTable } from './route-table/live.js';
 import type { ReloadResult, ReloadTrigger } from './route-table/reload.js';
 import { reloadRoutesFile } from './route-table/reload-file.js';
 import type { RouteTable } from './route-table/types.js';
 
-export type Storage = Readonly<{ store: GatewayStore; bus: InvalidationBus }>;
+export type { Storage } from './gateway-parts.js';
 
 /** What a test (or main.ts) may hand in instead of what the config would build. */
 export type GatewayDeps = Readonly<{
@@ -296,65 +290,3 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
       })()),
   };
 }
-
-/** The SDK, loaded only with AUTHGATE_TRACING=on; its dropped spans counted in the gateway's metrics. */
-async function buildTracing(config: Config, metrics: Metrics): Promise<Tracing | undefined> {
-  if (!config.tracing.enabled) return undefined;
-  return loadTracing({
-    recordOrgId: config.tracing.recordOrgId,
-    serviceVersion: readBuildInfo().version,
-    onDropped: (reason, spans) => metrics.tracingSpansDropped.inc({ reason }, spans),
-  });
-}
-
-/**
- * The identity assertion's keys and signer, when it is on: `aud` defaults to the upstream's
- * origin, `iss` is the login tokens' issuer, and the organization's name and e-mail come from the
- * (instrumented) store.
- */
-async function buildIdentity(config: Config, upstreamUrl: string, store: Store, now: () => number, routes: LiveRouteTable) {
-  if (config.identity.mode === 'off') return undefined;
-  const keys = await loadIdentityKeys(config.identity.signingKey, config.identity.publishedKeys);
-  const asserter = createIdentityAsserter({
-    key: keys.signing,
-    issuer: config.jwt.issuer,
-    audience: config.identity.audience ?? new URL(upstreamUrl).origin,
-    ttlSeconds: config.identity.ttlSeconds,
-    environment: config.environment,
-    now,
-    organization: async (orgId) => {
-      const org = await store.findOrganizationById(orgId);
-      return org && { name: org.name, email: org.email };
-    },
-    max: config.cache.max,
-    scopes: () => routes.current().scopes,
-  });
-  return { keys, asserter };
-}
-
-async function openStorage(config: Config, logger: Logger, now: () => number): Promise<Storage> {
-  if (config.store.kind === 'memory') return { store: createMemoryStore({ now }), bus: createLocalInvalidationBus() };
-  // Loaded only when used, so the embedded default never loads ioredis.
-  const { openRedisStorage } = await import('./store/redis/store.js');
-  const { kind: _kind, ...connection } = config.store;
-  // The store logs what it finds (redis_eviction_risk, invalidation_subscription_lost) itself.
-  return openRedisStorage({ ...connection, environment: config.environment, now, logger });
-}
-
-/**
- * The first table: AUTHGATE_ROUTES_FILE as config/load.ts read and checked it (compiled again
- * here with the upstream the gateway was handed, where AUTHGATE_UPSTREAM_URL is unset), else the
- * built-in one: today's two routes to the one upstream.
- */
-function initialRouteTable(config: Config, upstreamUrl: string): RouteTable {
-  const context = routeLoadContext(config, upstreamUrl);
-  const compiled = config.routesFile === undefined
-    ? compileRoutes(BUILTIN_ROUTES_FILE, { ...context, source: undefined })
-    : compileRoutes(config.routesFile.file, { ...context, source: config.routesFile.path });
-  if (!compiled.ok) {
-    const errors = compiled.errors.map((e) => `${e.pointer}: ${e.message}`).join('; ');
-    throw new Error(`the route table (${config.routesFile?.path ?? 'built in'}) does not compile: ${errors}`);
-  }
-  return compiled.table;
-}
-

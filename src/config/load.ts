@@ -11,6 +11,7 @@ import type { Config, Environment, StoreConfig } from './config.js';
 import { keyProblem } from '../identity/signing-keys.js';
 import { formatRouteError, loadRoutesFile } from '../route-table/load.js';
 import { tlsKeyPairProblems } from './pem.js';
+import { readCorsOrigins, readNotices } from './notices-and-cors.js';
 import { readRedisTls } from './redis-tls.js';
 import { parseKind } from './setting-kinds.js';
 import { isShippedSecret, redisUrlPassword, weakSecretProblem } from './shipped-secrets.js';
@@ -136,9 +137,9 @@ export function loadConfig(env: Env): LoadResult {
       sessionCreation: parseRateLimit(setting('AUTHGATE_SESSION_CREATION_RATE_LIMIT')),
     },
     passwords: { minLength: setting('AUTHGATE_PASSWORD_MIN_LENGTH'), resetTtlSeconds: setting('AUTHGATE_PASSWORD_RESET_TTL_SECONDS') },
-    notices: readNotices(),
+    notices: readNotices({ setting, given, fail }, production),
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
-    cors: { origins: readCorsOrigins() },
+    cors: { origins: readCorsOrigins({ setting, given, fail }) },
     tracing: { enabled: setting('AUTHGATE_TRACING') === 'on', recordOrgId: setting('AUTHGATE_TRACING_ORG_ID') === 'on' },
     authz: {
       port: setting('AUTHGATE_AUTHZ_PORT'),
@@ -176,48 +177,6 @@ export function loadConfig(env: Env): LoadResult {
     check('AUTHGATE_REDIS_URL', [url === undefined ? undefined : redisUrlPassword(url)], false);
     check('AUTHGATE_REDIS_PASSWORD', [read('AUTHGATE_REDIS_PASSWORD')], false);
     check('AUTHGATE_REDIS_SENTINEL_PASSWORD', [read('AUTHGATE_REDIS_SENTINEL_PASSWORD')], false);
-  }
-
-  /**
-   * The notices' webhook: the secret comes with the URL and never without it, and is never a value
-   * the repository shows (in development too: nothing is generated for it, and a receiver that
-   * verifies with a public key verifies nothing).
-   */
-  function readNotices(): Config['notices'] {
-    const webhookUrl = setting('AUTHGATE_NOTIFY_WEBHOOK_URL');
-    const secret = setting('AUTHGATE_NOTIFY_WEBHOOK_SECRET');
-    // A value already refused for its form is not named twice.
-    if (webhookUrl === undefined) {
-      if (secret !== undefined && !given('AUTHGATE_NOTIFY_WEBHOOK_URL')) fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', 'is set but AUTHGATE_NOTIFY_WEBHOOK_URL is not');
-      return undefined;
-    }
-    if (secret === undefined) {
-      if (!given('AUTHGATE_NOTIFY_WEBHOOK_SECRET')) fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', 'is required when AUTHGATE_NOTIFY_WEBHOOK_URL is set');
-      return undefined;
-    }
-    if (isShippedSecret(secret)) {
-      fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', 'is a value shipped in the repository\'s examples or docs, public to anyone: set a secret of your own');
-      return undefined;
-    }
-    const weak = production ? weakSecretProblem(secret) : undefined;
-    if (weak !== undefined) fail('AUTHGATE_NOTIFY_WEBHOOK_SECRET', weak);
-    return { webhookUrl, secret };
-  }
-
-  /** Each an origin as browsers send it (scheme, host, optional port; no path), or `*` alone. */
-  function readCorsOrigins(): readonly string[] | '*' {
-    const listed = setting('AUTHGATE_CORS_ORIGINS') ?? [];
-    if (listed.includes('*')) {
-      if (listed.length > 1) fail('AUTHGATE_CORS_ORIGINS', 'must be `*` alone or a list of origins');
-      return '*';
-    }
-    const origins: string[] = [];
-    for (const entry of listed) {
-      const origin = /^https?:\/\/[^/?#@\s]+$/i.test(entry) && URL.canParse(entry) ? new URL(entry).origin : undefined;
-      if (origin === undefined || origin === 'null') fail('AUTHGATE_CORS_ORIGINS', 'must each be an origin such as https://app.example.com (scheme and host, no path)');
-      else origins.push(origin);
-    }
-    return origins;
   }
 
   function readStore(): StoreConfig {

@@ -9,7 +9,8 @@ import { normalizeEmail } from '../services/organizations.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
 import { refuseSpoofingName } from './display-names.js';
-import { ProfileChangeBody, ProfileResponse, Problem as ProblemSchema, problemOf } from './schemas.js';
+import { ProfileChangeBody, ProfileResponse } from './organization-schemas.js';
+import { Problem as ProblemSchema, problemOf } from './schemas.js';
 
 /** What GET and PATCH /auth/organization answer: never the password hash. */
 export const profileView = (org: Organization) => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt });

@@ -9,7 +9,7 @@ import { problems, type ProblemName } from '../problems.js';
  * documents the route in the OpenAPI document. `additionalProperties: false` refuses anything
  * unexpected (including `__proto__` and `constructor` keys).
  */
-const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^\\s*[^@\\s]+@[^@\\s]+\\s*$' });
+export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^\\s*[^@\\s]+@[^@\\s]+\\s*$' });
 
 /** An organization's or an API key's id in a path (`org_…`, `key_…`); an unknown one is a 404. */
 const PathId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
@@ -212,7 +212,7 @@ export const PasswordResetIssued = Type.Object(
 );
 
 /** An organization's name: 1 to 200 characters, not only spaces (trimmed when stored). */
-const OrganizationName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
+export const OrganizationName = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
 
 export const NewOrganizationBody = Type.Object(
   {
@@ -241,23 +241,6 @@ export const CreatedOrganizationResponse = Type.Object({
   resetToken: Type.Optional(Type.String({ description: 'Only when the request had no `password`: a one-time reset token (`agr_…`) for POST /auth/password/reset, shown this once. The organization cannot log in until it is used.' })),
   resetExpiresAt: Type.Optional(Type.String({ format: 'date-time', description: 'When that reset token stops working.' })),
 }, { description: 'The organization, and its reset token when it was created without a password.' });
-
-/** PATCH /auth/organization (issue 31). */
-export const ProfileChangeBody = Type.Object(
-  {
-    name: Type.Optional({ ...OrganizationName, description: 'The new name: 1 to 200 characters, trimmed; no control, bidirectional or invisible format character.' }),
-    email: Type.Optional({ ...Email, description: 'The new e-mail (trimmed, lower-cased): free across the whole store (409, 1303). Needs `currentPassword`.' }),
-    currentPassword: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'The password in use: required with `email` (400, 1223), even on a fresh token.' })),
-  },
-  { additionalProperties: false },
-);
-export type ProfileChangeBody = Static<typeof ProfileChangeBody>;
-
-/** GET and PATCH /auth/organization: the organization as it sees itself. */
-export const ProfileResponse = Type.Object(
-  { id: Type.String(), name: Type.String(), email: Type.String(), createdAt: Type.String({ format: 'date-time' }) },
-  { description: 'The organization: its id, name, e-mail and creation time.' },
-);
 
 export const OrganizationChangeBody = Type.Object(
   {
