@@ -756,7 +756,8 @@ t.test('existingSecret: no Secret, and the pods read the named one', async (t) =
 });
 
 t.test('a change of settings or secrets changes the pod template (rolls the pods)', async (t) => {
-  const base = ['secrets.adminToken=FAKE-ADMIN-TOKEN-test', `secrets.jwtSecret=${FAKE_JWT}`];
+  // Every generated secret given, so two renders are alike (helm template has no cluster to read them back from).
+  const base = ['secrets.adminToken=FAKE-ADMIN-TOKEN-test', `secrets.jwtSecret=${FAKE_JWT}`, `secrets.mfaEncryptionKey=${FAKE_JWT}-mfa`];
   const annotationsOf = async (set: string[], files: string[] = [IDENTITY_KEY]) =>
     deploymentOf(await renderChart({ release: RELEASE, namespace: NAMESPACE, set: [...base, ...set], valuesFiles: files })).dep.spec!.template.metadata!.annotations!;
   const [a, again, config, secret, identityKey] = await Promise.all([
@@ -901,4 +902,17 @@ t.test('tracing: off by default; on, the OTEL_* settings rendered, checked by th
     const refused = await templateFails([], [valuesFile(values)]);
     t.match(refused, /values don't meet the specifications of the schema|schema/i, `refused by the schema: ${what}`);
   }
+});
+
+t.test('the second factor\'s key and the notices\' webhook reach the pods from the Secret; a webhook without its secret is refused', async (t) => {
+  const docs = await renderChart({ release: RELEASE, namespace: NAMESPACE, set: ['secrets.notifyWebhookUrl=https://notices.example.test/hook', 'secrets.notifyWebhookSecret=a-receiver-secret-of-at-least-32-bytes!'] });
+  const secret = only(docs, 'Secret')[0] as unknown as { data: Record<string, string> };
+  const decoded = (key: string) => Buffer.from(secret.data[key] ?? '', 'base64').toString();
+  t.equal(decoded('AUTHGATE_NOTIFY_WEBHOOK_URL'), 'https://notices.example.test/hook');
+  t.equal(decoded('AUTHGATE_NOTIFY_WEBHOOK_SECRET'), 'a-receiver-secret-of-at-least-32-bytes!');
+  t.ok(decoded('AUTHGATE_MFA_ENCRYPTION_KEY').length >= 32, 'an MFA key generated once');
+  const { container } = deploymentOf(docs);
+  const fromSecret = new Set((container.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : [])));
+  for (const name of ['AUTHGATE_MFA_ENCRYPTION_KEY', 'AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS', 'AUTHGATE_NOTIFY_WEBHOOK_URL', 'AUTHGATE_NOTIFY_WEBHOOK_SECRET']) t.ok(fromSecret.has(name), `${name} from the Secret`);
+  await t.rejects(renderChart({ release: RELEASE, namespace: NAMESPACE, set: ['secrets.notifyWebhookUrl=https://notices.example.test/hook'] }), /notifyWebhookSecret is required/);
 });

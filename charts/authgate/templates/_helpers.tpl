@@ -215,6 +215,30 @@ env:
       secretKeyRef:
         name: {{ include "authgate.secretName" . }}
         key: AUTHGATE_ADMIN_TOKEN
+  - name: AUTHGATE_MFA_ENCRYPTION_KEY
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_MFA_ENCRYPTION_KEY
+        optional: true
+  - name: AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS
+        optional: true
+  - name: AUTHGATE_NOTIFY_WEBHOOK_URL
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_NOTIFY_WEBHOOK_URL
+        optional: true
+  - name: AUTHGATE_NOTIFY_WEBHOOK_SECRET
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "authgate.secretName" . }}
+        key: AUTHGATE_NOTIFY_WEBHOOK_SECRET
+        optional: true
   {{- if eq .Values.store.type "redis" }}
   - name: AUTHGATE_REDIS_URL
     valueFrom:
