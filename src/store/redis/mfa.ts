@@ -97,7 +97,12 @@ export function redisMfa(context: RedisStoreContext): MfaStore {
       guard('consumeMfaChallenge', async () => {
         const key = challengeKey(tokenHash);
         if (key === undefined) return false;
-        return (await client.del(key)) === 1;
+        // Read its end and delete it in one transaction: an expired challenge is used by nobody,
+        // even in the few milliseconds Redis's clock may keep the key past this process's.
+        const replies = await client.multi().hget(key, 'e').del(key).exec();
+        const expiresAt = replies?.[0]?.[1];
+        const deleted = replies?.[1]?.[1];
+        return deleted === 1 && typeof expiresAt === 'string' && Number(expiresAt) > now();
       }),
   };
 }
