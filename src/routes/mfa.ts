@@ -15,6 +15,7 @@ import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
 import { CurrentPasswordBody, MfaLoginBody, MfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
 import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
+import { judgeCurrentPassword } from '../guards/current-password.js';
 
 export async function mfaRoutes(app: FastifyInstance, opts: {
   mfa: MfaService;
@@ -36,19 +37,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
   /** The current password, judged and counted as POST /auth/password does; the organization. */
   async function checkCurrentPassword(request: FastifyRequest, currentPassword: string): Promise<Organization> {
     const org = await organization(request.principal!.orgId);
-    const address = throttleAddress(request.ip);
-    const attempt = await throttle.attempt(normalizeEmail(org.email), address);
-    let valid: boolean;
-    try {
-      valid = await passwords.verifyCurrent(org, currentPassword);
-    } catch (error) {
-      if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
-      throw error;
-    }
-    if (!valid) {
-      audit.record({ type: 'mfa.password_failed', orgId: org.id, ...actorOf(request), details: { reason: 'bad_password' } });
-      throw new Problem('currentPasswordWrong', 'The current password is not right.', 'bad_password');
-    }
+    const attempt = await judgeCurrentPassword({ throttle, passwords, audit }, request, org, currentPassword, 'mfa.password_failed');
     await attempt.succeeded();
     return org;
   }

@@ -1,16 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
 import type { AuditEvent } from '../store/audit.js';
-import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
 import { emailDomain, type ProfileOutcome, type ProfileService } from '../services/organization-profiles.js';
-import { normalizeEmail } from '../services/organizations.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
 import { refuseSpoofingName } from './display-names.js';
 import { ProfileChangeBody, ProfileResponse } from './organization-schemas.js';
 import { Problem as ProblemSchema, problemOf } from './schemas.js';
+import { judgeCurrentPassword } from '../guards/current-password.js';
 
 /** What GET and PATCH /auth/organization answer: never the password hash. */
 export const profileView = (org: Organization) => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt });
@@ -73,24 +72,7 @@ export async function organizationRoutes(app: FastifyInstance, opts: { profiles:
         if (currentPassword === undefined) throw new Problem('currentPasswordRequired', 'Changing the e-mail needs `currentPassword`.');
         // Judged before the new e-mail is looked at: without the password, nobody learns whether an address is taken.
         const org = await profiles.current(orgId);
-        const address = throttleAddress(request.ip);
-        // Counted before the password is judged, as a login is (guards/login-throttle.ts).
-        const attempt = await throttle.attempt(normalizeEmail(org.email), address);
-        let valid: boolean;
-        try {
-          valid = await passwords.verifyCurrent(org, currentPassword);
-        } catch (error) {
-          if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
-          throw error;
-        }
-        if (!valid) {
-          audit.record({ type: 'organization.email_change_failed', orgId, ...actorOf(request), details: { reason: 'bad_password' } });
-          if (attempt.exhausted) {
-            request.log.warn({ event: 'login.throttled', address }, 'repeated wrong current passwords');
-            audit.record({ type: 'login.throttled', orgId, ...actorOf(request) });
-          }
-          throw new Problem('currentPasswordWrong', 'The current password is not right.', 'bad_password');
-        }
+        const attempt = await judgeCurrentPassword({ throttle, passwords, audit }, request, org, currentPassword, 'organization.email_change_failed');
         await attempt.succeeded();
       }
       const outcome = await profiles.change(orgId, { name, email }, credentialId);

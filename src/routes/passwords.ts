@@ -4,9 +4,9 @@ import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import type { ResetThrottle } from '../guards/reset-throttle.js';
 import { Problem } from '../problems.js';
-import { normalizeEmail } from '../services/organizations.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import { LoginResponse, NoContent, PASSWORD_PROBLEMS, PasswordChangeBody, PasswordResetBody, Problem as ProblemSchema, problemOf } from './schemas.js';
+import { judgeCurrentPassword } from '../guards/current-password.js';
 
 /** POST /auth/password (change, login token) and POST /auth/password/reset (no credential): issue 31. */
 export async function passwordRoutes(app: FastifyInstance, opts: { passwords: PasswordChangeService; throttle: LoginThrottle; resets: ResetThrottle; audit: AuditTrail }) {
@@ -37,25 +37,7 @@ export async function passwordRoutes(app: FastifyInstance, opts: { passwords: Pa
       const { currentPassword, newPassword } = request.body;
       // The policy first: a refused new password costs no argon2 slot and no login attempt.
       const org = await passwords.enforcePolicy(orgId, newPassword);
-      const email = normalizeEmail(org.email);
-      const address = throttleAddress(request.ip);
-      // Counted before the current password is judged, as a login is (guards/login-throttle.ts).
-      const attempt = await throttle.attempt(email, address);
-      let valid: boolean;
-      try {
-        valid = await passwords.verifyCurrent(org, currentPassword);
-      } catch (error) {
-        if (error instanceof Problem && error.problem === 'overloaded') await attempt.notJudged();
-        throw error;
-      }
-      if (!valid) {
-        audit.record({ type: 'password.change_failed', orgId, ...actorOf(request), details: { reason: 'bad_password' } });
-        if (attempt.exhausted) {
-          request.log.warn({ event: 'login.throttled', address }, 'repeated wrong current passwords');
-          audit.record({ type: 'login.throttled', orgId, ...actorOf(request) });
-        }
-        throw new Problem('currentPasswordWrong', 'The current password is not right.', 'bad_password');
-      }
+      const attempt = await judgeCurrentPassword({ throttle, passwords, audit }, request, org, currentPassword, 'password.change_failed');
       const { token, sessionsEnded } = await passwords.change(orgId, newPassword, { userAgent: request.headers['user-agent'], address: request.ip });
       await attempt.succeeded();
       request.log.info({ event: 'password.changed', orgId, sessionsEnded }, 'password changed');
