@@ -35,7 +35,7 @@ import type { RateLimiter, RateVerdict } from '../limits/limiter.js';
 import type { RateLimitPolicy } from '../limits/policy.js';
 import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import { Problem, problems } from '../problems.js';
-import { isAmbiguousPath, isDoublyEncodedPath } from '../proxy/path-guard.js';
+import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../proxy/path-guard.js';
 import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';
 import type { EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
@@ -100,11 +100,6 @@ const allowOf = (() => {
   };
 })();
 const rank = (method: string) => (METHOD_ORDER.indexOf(method) + 1 || METHOD_ORDER.length + 1);
-
-function pathOf(target: string): string {
-  const query = target.indexOf('?');
-  return query === -1 ? target : target.slice(0, query);
-}
 
 export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
   const { routes, resolver, recordDecision, rateLimits, routeLimiter, identity } = deps;

@@ -7,6 +7,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RouteTableSource } from '../route-table/types.js';
 import type { CounterSeries, HistogramSeries } from '../observability/series-metrics.js';
 import { traceIdsOf, type Tracing } from '../tracing/tracing.js';
+import { pathOf } from '../proxy/path-guard.js';
 
 type RequestSeries = { requests: CounterSeries; duration: HistogramSeries };
 
@@ -77,9 +78,7 @@ export function recordRequest(metrics: Metrics, accessLog: AccessLog, routes?: R
     if (matched != null) return matched.label;
     const config = request.routeOptions.config;
     if (config.auth !== 'route-table' || routes === undefined) return config.routeLabel ?? 'unmatched';
-    const url = request.raw.url ?? '';
-    const query = url.indexOf('?');
-    const route = routes.current().match(query === -1 ? url : url.slice(0, query));
+    const route = routes.current().match(pathOf(request.raw.url ?? ''));
     return route !== undefined && route.methods.has(request.method) ? route.label : 'unmatched';
   };
   const onResponse = function onResponse(request: FastifyRequest, reply: FastifyReply, done: () => void): void {

@@ -13,7 +13,7 @@ import { isWithin } from '../route-table/match.js';
 import { RESERVED_PREFIXES, type CompiledUpstream, type RouteTableSource } from '../route-table/types.js';
 import { upstreamAnswerHeaders } from './answer-headers.js';
 import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
-import { pathGuard } from './path-guard.js';
+import { pathGuard, pathOf } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { UpstreamPools } from './upstream-pools.js';
 import type { Tracing } from '../tracing/tracing.js';
@@ -44,12 +44,6 @@ export type ForwardOptions = Readonly<{
 
 /** The router constraint that keeps the catch-all off the gateway's own paths. */
 const FORWARDABLE = 'authgateForwardable';
-
-/** The path of an origin-form target, without its query. */
-function pathOf(url: string): string {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-}
 
 /**
  * The route table, forwarded with reply-from by one catch-all route: fastify's router is fixed

@@ -18,8 +18,8 @@ const ENCODED_UNRESERVED = /%(?:3[0-9]|[46][1-9a-f]|[57][0-9a]|2d|2e|5f|7e)/i;
 const ENCODED_UNRESERVED_BUT_DOT = /%(?:3[0-9]|[46][1-9a-f]|[57][0-9a]|2d|5f|7e)/i;
 const AMBIGUOUS = { test: (path: string) => DOT_SEGMENT_OR_SEPARATOR.test(path) || ENCODED_UNRESERVED.test(path) };
 
-/** The path of an origin-form target, without its query. */
-function pathOf(url: string): string {
+/** The path of an origin-form target, without its query (every request path's one reading of it). */
+export function pathOf(url: string): string {
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 }
