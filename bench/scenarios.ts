@@ -17,7 +17,7 @@ import { authzGrpcUnsupported } from './authz-grpc.js';
 type Env = Record<string, string>;
 
 /** The servers the runner starts besides authgate's gateways (bench/runner/references.ts, setup.ts). */
-export type Reference = 'upstream' | 'baseline' | 'nginx' | 'nginx-authz' | 'node-gateway' | 'node-gateway-cold';
+export type Reference = 'upstream' | 'baseline' | 'nginx' | 'nginx-authz' | 'nginx-authz-compare' | 'node-gateway' | 'node-gateway-cold';
 
 /** An authgate process: the build under test (or another) with the run's common settings and these. */
 export type GatewaySpec = Readonly<{
@@ -63,6 +63,8 @@ export type ScenarioSpec = Readonly<{
   unlisted?: boolean;
   /** Not selectable with --only: runs whenever its gateway does (--compare). */
   withGatewayOnly?: boolean;
+  /** With withGatewayOnly: only when one of these scenarios is selected too. */
+  onlyWith?: readonly string[];
   /** 'ext_authz_grpc': the load is Envoy's Check calls to the gateway's gRPC port (bench/grpc-load.ts), checked to be allowed first. */
   protocol?: 'ext_authz_grpc';
 }>;
@@ -112,8 +114,14 @@ const ROUTES_2_B = routesTwin('authgate-routes-2-b', 2);
  * a reference (bench/runner/references.ts) and the scenarios name that reference as their server.
  */
 export const AUTHZ: GatewaySpec = { name: 'authgate-authz', authz: true, unsupported: authzUnsupported };
+/**
+ * --compare with issue 30's scenarios: the other build's authz listener behind an nginx of its
+ * own, measured in the same rounds (the way to compare two builds' decisions on a noisy machine).
+ * It uses the main gateway's credentials: both builds share the Redis and the JWT secret.
+ */
+export const AUTHZ_COMPARE: GatewaySpec = { name: 'authgate-authz-compare', main: (o) => o.compareMain, authz: true, unsupported: authzUnsupported };
 /** The gateways a reference needs started first (their pids and ports are handed to it). */
-export const REFERENCE_GATEWAYS: Partial<Record<Reference, GatewaySpec>> = { 'nginx-authz': AUTHZ };
+export const REFERENCE_GATEWAYS: Partial<Record<Reference, GatewaySpec>> = { 'nginx-authz': AUTHZ, 'nginx-authz-compare': AUTHZ_COMPARE };
 /** Issue 30: the edge proxies' authorization service, Envoy ext_authz over gRPC (a build without it is skipped). */
 const AUTHZ_GRPC: GatewaySpec = { name: 'authgate-authz-grpc', authzGrpc: true, unsupported: authzGrpcUnsupported };
 /**
@@ -132,7 +140,7 @@ const tracingTwin = (name: string, tracing: 'off' | '0' | '1'): GatewaySpec => (
 const TRACING_OFF = tracingTwin('authgate-tracing-off', 'off');
 const TRACING_0 = tracingTwin('authgate-tracing-0', '0');
 const TRACING_100 = tracingTwin('authgate-tracing-100', '1');
-export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100, AUTHZ_GRPC, AUTHZ];
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100, AUTHZ_GRPC, AUTHZ, AUTHZ_COMPARE];
 /** The scenarios that need the bench's OTLP sink (bench/runner/setup.ts starts it for them). */
 export const TRACING_SCENARIOS: readonly string[] = ['tracing-off', 'tracing-0', 'tracing-100'];
 
@@ -178,6 +186,8 @@ export const SCENARIOS = [
   { id: 'authz-grpc', title: 'authgate as Envoy ext_authz (gRPC Check over h2c), API key, warm cache: decisions/s', server: AUTHZ_GRPC, credential: 'apiKey', target: '(reference: issue 30, decisions per second)', showP99: true, protocol: 'ext_authz_grpc' },
   { id: 'authz-grpc-jwt', title: 'authgate as Envoy ext_authz (gRPC Check over h2c), JWT, warm cache: decisions/s', server: AUTHZ_GRPC, credential: 'token', target: '(reference: issue 30, decisions per second)', protocol: 'ext_authz_grpc' },
   { id: 'compare', title: ({ options }) => `compare: ${options.compareMain}, API key, warm cache`, server: COMPARE, credential: 'apiKey', target: '(development aid)', showP99: true, withGatewayOnly: true },
+  { id: 'nginx-authz-compare', title: ({ options }) => `compare: nginx auth_request → ${options.compareMain}'s /authz/auth-request, API key, warm cache`, server: 'nginx-authz-compare', credential: 'apiKey', target: '(development aid)', showP99: true, withGatewayOnly: true, onlyWith: ['nginx-authz'], check: 'nginx → compared build authz (API key)' },
+  { id: 'nginx-authz-jwt-compare', title: ({ options }) => `compare: nginx auth_request → ${options.compareMain}'s /authz/auth-request, JWT, warm cache`, server: 'nginx-authz-compare', credential: 'token', target: '(development aid)', withGatewayOnly: true, onlyWith: ['nginx-authz-jwt'], check: 'nginx → compared build authz (JWT)' },
 ] as const satisfies readonly ScenarioSpec[];
 
 export type ScenarioId = (typeof SCENARIOS)[number]['id'];

@@ -17,7 +17,7 @@ import { benchFile, keepTemporary, SERVER_CORE, UA } from './processes.js';
 export type Server = { url: string; pid: number };
 
 export type References = {
-  servers: Map<'nginx' | 'nginx-authz' | 'node-gateway' | 'node-gateway-cold', Server>;
+  servers: Map<'nginx' | 'nginx-authz' | 'nginx-authz-compare' | 'node-gateway' | 'node-gateway-cold', Server>;
   /** More processes to watch (the key service behind nginx), by name. */
   watch: Map<string, number>;
   nginxVersion: string | undefined;
@@ -35,6 +35,8 @@ export type ReferenceSetup = {
   log(text: string): void;
   /** authgate's authz listener (issue 30), when its scenarios were selected and the build has it. */
   authz?: { port: number; pid: number } | undefined;
+  /** The same, of the --compare build (its own nginx in front). */
+  authzCompare?: { port: number; pid: number } | undefined;
 };
 
 export async function startReferences(setup: ReferenceSetup): Promise<References> {
@@ -46,7 +48,7 @@ export async function startReferences(setup: ReferenceSetup): Promise<References
   const childEnv = (env: Record<string, string> = {}) => ({ PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', BENCH_KEY_DIGESTS: JSON.stringify([[digest, setup.organizationId]]), ...env });
 
   // nginx auth_request → a node:http key service that knows this key.
-  const nginxFound = wanted('nginx-auth') || setup.authz !== undefined ? findNginx() : undefined;
+  const nginxFound = wanted('nginx-auth') || setup.authz !== undefined || setup.authzCompare !== undefined ? findNginx() : undefined;
   const nginxSkipped = wanted('nginx-auth') && nginxFound === undefined;
   if (nginxFound !== undefined && wanted('nginx-auth')) {
     const keyServiceProc = startProcess('keyservice', process.execPath, [benchFile('keyservice.js')], { core: SERVER_CORE, ipc: true, env: childEnv() });
@@ -80,18 +82,21 @@ export async function startReferences(setup: ReferenceSetup): Promise<References
   }
 
   // Issue 30: the same nginx with authgate's authz listener deciding. The scenario's CPU per
-  // request is authgate's (its pid is the server's); nginx's is watched beside it.
-  if (nginxFound !== undefined && setup.authz !== undefined) {
-    const started = await startBenchNginx(nginxFound.binary, setup.upstreamPort, setup.authz.port, hasTaskset ? SERVER_CORE : undefined, 'authgate');
+  // request is authgate's (its pid is the server's); nginx's is watched beside it. With --compare,
+  // a second nginx in front of the other build's listener.
+  const startAuthzNginx = async (name: 'nginx-authz' | 'nginx-authz-compare', authz: { port: number; pid: number }) => {
+    const started = await startBenchNginx(nginxFound!.binary, setup.upstreamPort, authz.port, hasTaskset ? SERVER_CORE : undefined, 'authgate');
     keepTemporary(started.dir);
     const url = `http://127.0.0.1:${started.port}`;
-    await waitFor('nginx (authgate authz) ready', 10_000, async () => (await send(`${url}/accounts`, { headers: headersWith(apiKey) })).status === 200, started.proc);
+    await waitFor(`nginx (${name}) ready`, 10_000, async () => (await send(`${url}/accounts`, { headers: headersWith(apiKey) })).status === 200, started.proc);
     const unknownKey = await send(`${url}/accounts`, { headers: headersWith(`${apiKey.slice(0, -1)}${apiKey.endsWith('A') ? 'B' : 'A'}`) });
-    if (unknownKey.status !== 401) throw new Error(`nginx-authz: an unknown key answered ${unknownKey.status}; expected 401`);
-    servers.set('nginx-authz', { url, pid: setup.authz.pid });
-    watch.set('nginx-authz', started.proc.pid);
-    log(`nginx ${nginxFound.version} → authgate authz: pid ${started.proc.pid} on ${url}, authz port ${setup.authz.port}`);
-  }
+    if (unknownKey.status !== 401) throw new Error(`${name}: an unknown key answered ${unknownKey.status}; expected 401`);
+    servers.set(name, { url, pid: authz.pid });
+    watch.set(name, started.proc.pid);
+    log(`nginx ${nginxFound!.version} → authgate authz (${name}): pid ${started.proc.pid} on ${url}, authz port ${authz.port}`);
+  };
+  if (nginxFound !== undefined && setup.authz !== undefined) await startAuthzNginx('nginx-authz', setup.authz);
+  if (nginxFound !== undefined && setup.authzCompare !== undefined) await startAuthzNginx('nginx-authz-compare', setup.authzCompare);
 
   // The smallest Node gateway with the fast lane's pieces; and the same reading the digest from
   // Redis on every request (cache off's floor).

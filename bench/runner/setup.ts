@@ -73,7 +73,7 @@ export async function startRun(options: Options, redisBinary: string, log: (text
   // The selection: --only's scenarios, the baseline, and what they are measured against.
   const only = options.only;
   const wanted = (id: ScenarioId): boolean => only === undefined || only.includes(id) || id === 'baseline' || only.some((o) => SPECS.find((s) => s.id === o)?.bringsAlong?.includes(id));
-  const selected = SPECS.filter((s) => s.withGatewayOnly === true || wanted(s.id));
+  const selected = SPECS.filter((s) => (s.withGatewayOnly === true ? s.onlyWith === undefined || s.onlyWith.some((id) => SPECS.some((t) => t.id === id && wanted(t.id))) : wanted(s.id)));
   // A reference served by a gateway (issue 30's nginx in front of authgate's authz listener) needs that gateway.
   const gatewayOf = (s: ScenarioSpec) => (typeof s.server === 'string' ? REFERENCE_GATEWAYS[s.server] : s.server);
   // Issue 33: the tracing twins export to the bench's own OTLP sink, started only for them.
@@ -133,10 +133,14 @@ export async function startRun(options: Options, redisBinary: string, log: (text
   }
   const headersWith = (credential: string) => ({ 'user-agent': UA, authorization: `Bearer ${credential}` });
 
-  const authzGateway = REFERENCE_GATEWAYS['nginx-authz'];
-  const authzStarted = authzGateway === undefined ? undefined : gateways.get(authzGateway);
-  const authz = authzStarted === undefined ? undefined : { port: authzPorts.get(authzGateway!)!, pid: authzStarted.proc.pid };
-  const refs = await startReferences({ wanted: (id) => selected.some((s) => s.id === id), upstreamPort: upstream.port, redis, apiKey: mine.apiKey, organizationId: mine.organizationId, headersWith, log, authz });
+  const authzOf = (reference: 'nginx-authz' | 'nginx-authz-compare') => {
+    const spec = REFERENCE_GATEWAYS[reference];
+    const started = spec === undefined ? undefined : gateways.get(spec);
+    return started === undefined ? undefined : { port: authzPorts.get(spec!)!, pid: started.proc.pid };
+  };
+  const authz = authzOf('nginx-authz');
+  const authzCompare = authzOf('nginx-authz-compare');
+  const refs = await startReferences({ wanted: (id) => selected.some((s) => s.id === id), upstreamPort: upstream.port, redis, apiKey: mine.apiKey, organizationId: mine.organizationId, headersWith, log, authz, authzCompare });
 
   // Each selected scenario with its server, or skipped with the reason.
   const fixed: Record<'upstream' | 'baseline', Server> = { upstream: { url: upstreamUrl, pid: upstream.proc.pid }, baseline: { url: `http://127.0.0.1:${baseline.port}`, pid: baseline.proc.pid } };
