@@ -38,7 +38,7 @@ import { Problem, problems } from '../problems.js';
 import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../proxy/path-guard.js';
 import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';
-import type { EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
+import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
 import type { EdgeRecorder } from './record.js';
 
 /** The identity headers a decision sets, or tells the proxy to remove when it sets none. */
@@ -116,8 +116,21 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     };
   }
 
+  /**
+   * The last allow of each credential without a counted limit: the same object while the route
+   * table, the route and the kept assertion are the same, so the port renders it once and writes
+   * its kept header block again (kept-head.ts). Keyed weakly by the cached principal: a credential
+   * dropped from the cache takes its allow with it.
+   */
+  const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; assertion: string | null; decision: EdgeAllow }>();
+
   function allow(ctx: Context, assertion: string | null): EdgeDecision {
     const principal = ctx.principal;
+    const keepable = principal !== null && ctx.rateHeaders === undefined;
+    if (keepable) {
+      const kept = keptAllows.get(principal);
+      if (kept !== undefined && kept.assertion === assertion && kept.route === ctx.route && kept.table === ctx.table) return kept.decision;
+    }
     const set: Record<string, string> = {};
     if (principal !== null) {
       set['x-organization-id'] = principal.orgId;
@@ -126,7 +139,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     if (assertion !== null) set['x-authgate-identity'] = assertion;
     if (ctx.rateHeaders !== undefined) Object.assign(set, ctx.rateHeaders);
     const upstreamHeaders: EdgeHeaders = set;
-    return {
+    const decision: EdgeAllow = {
       allowed: true,
       upstreamHeaders,
       removeHeaders: EDGE_IDENTITY_HEADERS.filter((name) => set[name] === undefined),
@@ -134,6 +147,8 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
       cacheSeconds: ctx.rateHeaders === undefined ? deps.cacheSeconds : 0,
       route: ctx.route!.label,
     };
+    if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, assertion, decision });
+    return decision;
   }
 
   /** Anything thrown or rejected on the way: a problem as it is, the store's absence a 503, else a fault (500). */

@@ -27,7 +27,8 @@ import type { Socket } from 'node:net';
 import { problemBody, problemHeaders } from '../http/error-handler.js';
 import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.js';
 import { Problem, problems } from '../problems.js';
-import type { EdgeDecider, EdgeDecision, EdgeProtocol } from './decision.js';
+import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeProtocol } from './decision.js';
+import { keepHead, writeKeptHead, type KeptHead } from './kept-head.js';
 import { protocolOf, readEdgeRequest } from './http-requests.js';
 import type { PeerTrust } from './peers.js';
 import type { EdgeRecorder } from './record.js';
@@ -84,12 +85,21 @@ export function createAuthzHttpServer(deps: {
   /** Ends the span of a request answered before any decision. */
   const endSpan = (request: IncomingMessage, status: number) => tracing?.finish(request, { route: 'unmatched', status, credentialKind: undefined, reason: undefined, orgId: undefined });
 
+  /** The header blocks node made for kept allows (decider.ts keeps the object), per protocol: kept-head.ts. */
+  const keptHeads = new WeakMap<EdgeAllow, Partial<Record<EdgeProtocol, KeptHead>>>();
+
   function answer(response: ServerResponse, protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): void {
     // A proxy that gave up meanwhile (its own timeout) has nobody left to answer.
     if (response.destroyed) return;
     let headers: Record<string, string | number>;
     let body = '';
     let status = 200;
+    let heads: Partial<Record<EdgeProtocol, KeptHead>> | undefined;
+    if (decision.allowed && !close && !closing) {
+      heads = keptHeads.get(decision);
+      const head = heads?.[protocol];
+      if (head !== undefined && writeKeptHead(response, head)) return void response.end();
+    }
     if (decision.allowed) {
       headers = { ...decision.upstreamHeaders };
       const seconds = decision.cacheSeconds;
@@ -105,7 +115,15 @@ export function createAuthzHttpServer(deps: {
       headers = { ...decision.headers, 'content-length': Buffer.byteLength(body) };
     }
     if (close || closing) headers['connection'] = 'close';
-    response.writeHead(status, headers).end(body);
+    response.writeHead(status, headers);
+    if (decision.allowed && !close && !closing) {
+      const head = keepHead(response);
+      if (head !== undefined) {
+        if (heads === undefined) keptHeads.set(decision, (heads = {}));
+        heads[protocol] = head;
+      }
+    }
+    response.end(body);
   }
 
   function handle(request: IncomingMessage, response: ServerResponse): void {
