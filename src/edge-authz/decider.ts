@@ -237,7 +237,13 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     if (principal.via === 'api_key') deps.noteKeyUse(principal);
     const refusal = routeRefusal(route, rule, principal);
     if (refusal !== undefined) return deny(ctx, refusal);
-    return then(credentialLimit(ctx, principal), () => then(routeLimit(ctx, route), () => asserted(ctx, route, principal)));
+    // Most decisions have neither limit to wait for: no closure is made for them.
+    const credentialLimited = credentialLimit(ctx, principal);
+    if (credentialLimited === undefined) {
+      const routeLimited = routeLimit(ctx, route);
+      return routeLimited === undefined ? asserted(ctx, route, principal) : routeLimited.then(() => asserted(ctx, route, principal));
+    }
+    return credentialLimited.then(() => then(routeLimit(ctx, route), () => asserted(ctx, route, principal)));
   }
 
   /** The credential's own limit (limits/enforce.ts's rule): its RateLimit headers, or a 429. */

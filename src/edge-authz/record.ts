@@ -28,6 +28,10 @@ export type EdgeOutcome = Readonly<{
 export type EdgeRecorder = (outcome: EdgeOutcome) => void;
 
 const UNMATCHED = 'unmatched';
+/** `protocol outcome` for each protocol and outcome, made once. */
+const OUTCOME_KEYS: Readonly<Record<string, Readonly<Record<string, string>>>> = Object.fromEntries(
+  (['auth_request', 'forward_auth', 'ext_authz_http', 'ext_authz_grpc'] satisfies EdgeProtocol[]).map((p) => [p, Object.fromEntries(['allowed', 'denied', 'error'].map((o) => [o, `${p} ${o}`]))]),
+);
 
 /**
  * authgate_authz_decisions_total{protocol, outcome, route} and the access line (with `protocol`)
@@ -36,11 +40,14 @@ const UNMATCHED = 'unmatched';
  * once per label values, as the public port's request metrics are (record-request.ts).
  */
 export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): EdgeRecorder {
-  const series = new Map<string, CounterSeries>();
+  // By route, then `protocol outcome`: the route's map found without building a key per answer.
+  const series = new Map<string, Map<string, CounterSeries>>();
   const seriesOf = (protocol: string, outcome: string, route: string): CounterSeries => {
-    const key = `${protocol} ${outcome} ${route}`;
-    let found = series.get(key);
-    if (found === undefined) series.set(key, (found = metrics.authzDecisions.bound({ protocol, outcome, route })));
+    let ofRoute = series.get(route);
+    if (ofRoute === undefined) series.set(route, (ofRoute = new Map()));
+    const key = OUTCOME_KEYS[protocol]?.[outcome] ?? `${protocol} ${outcome}`;
+    let found = ofRoute.get(key);
+    if (found === undefined) ofRoute.set(key, (found = metrics.authzDecisions.bound({ protocol, outcome, route })));
     return found;
   };
   return (o) => {
