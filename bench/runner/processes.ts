@@ -92,7 +92,8 @@ export async function startGateway(name: string, main: string, env: Record<strin
     },
   });
   const gateway = { name, proc, publicUrl: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}` };
-  await waitFor(`${name} ready`, 20_000, async () => (await send(`${gateway.opsUrl}/readyz`)).status === 200, proc);
+  // Several gateways start side by side; on a 2-core machine busy with other work that took over 20 s.
+  await waitFor(`${name} ready`, 60_000, async () => (await send(`${gateway.opsUrl}/readyz`)).status === 200, proc);
   return gateway;
 }
 
