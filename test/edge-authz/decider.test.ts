@@ -201,3 +201,33 @@ t.test('every decision is counted by protocol, outcome and route, in the auth-de
     'the key\'s use is noted',
   );
 });
+
+t.test('a kept allow: the same object while credential, table, route and assertion are; never for a counted limit', async (t) => {
+  const { gw, token, key } = await setup(t);
+  const decide = gw.gateway.edge.decide;
+  for (const credential of [token, key.apiKey]) {
+    const first = allowed(t, await decide(edgeRequest('/accounts/1', credential)));
+    const again = allowed(t, await decide(edgeRequest('/accounts/2?q=1', credential, { protocol: 'auth_request' })));
+    t.equal(again, first, 'the same allow object for the same credential and route (http-server.ts keeps its header block with it)');
+    // Another route: its own allow, with its own label; back again: equal to the first.
+    const other = allowed(t, await decide(edgeRequest('/limited', credential)));
+    t.not(other, first);
+    t.equal(other.route, '/limited');
+    const back = allowed(t, await decide(edgeRequest('/accounts', credential)));
+    t.same(back, first, 'the same answer, made anew after another route');
+  }
+  // Another credential of the same organization with fewer scopes: never the first one's allow.
+  const narrow = await createKey(gw, token, { scopes: ['accounts:read'] });
+  const wide = allowed(t, await decide(edgeRequest('/accounts', key.apiKey)));
+  const narrowAllow = allowed(t, await decide(edgeRequest('/accounts', narrow.apiKey)));
+  t.not(narrowAllow, wide);
+  t.equal(narrowAllow.upstreamHeaders['x-organization-scopes'], 'accounts:read');
+  t.not(narrowAllow.upstreamHeaders['x-authgate-identity'], wide.upstreamHeaders['x-authgate-identity'], 'each credential its own assertion');
+  // A credential with a counted limit: a new allow (and RateLimit) every time.
+  const limited = await createKey(gw, token, { rateLimit: '5/1h' });
+  const one = allowed(t, await decide(edgeRequest('/accounts', limited.apiKey)));
+  const two = allowed(t, await decide(edgeRequest('/accounts', limited.apiKey)));
+  t.not(two, one);
+  t.match(one.upstreamHeaders['ratelimit'], /r=4/);
+  t.match(two.upstreamHeaders['ratelimit'], /r=3/);
+});
