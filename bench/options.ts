@@ -16,6 +16,8 @@ export type Options = {
   burstS: number;
   revocations: number;
   cpuProfDir: string | undefined;
+  /** The gateway --cpu-prof and --node-flag apply to, by its process name (--profile-gateway NAME): the main one, `authgate-a`, by default. */
+  profileGateway: string;
   /** Development aid: only these load scenarios (and the baseline), no extra phases. */
   only: ScenarioId[] | undefined;
   /** Negative cache, revocation, login and memory: off with --only. */
@@ -41,7 +43,7 @@ const SELECTABLE: readonly ScenarioId[] = SPECS.filter((s) => s.withGatewayOnly 
 
 export function usage(): string {
   const listed = SPECS.filter((s) => s.withGatewayOnly !== true && s.unlisted !== true).map((s) => s.id);
-  return `usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--only ${[...listed, 'scale'].join(',')}] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n`;
+  return `usage: npm run bench -- [--quick] [--json FILE] [--rounds N] [--slice SECONDS] [--connections N] [--cpu-prof DIR] [--profile-gateway NAME] [--only ${[...listed, 'scale'].join(',')}] [--env KEY=VALUE]... [--gateway dist/main.js] [--compare other/dist/main.js] [--node-flag FLAG]... [--scale-max N]\n`;
 }
 
 export function parseOptions(argv: readonly string[]): Options {
@@ -60,7 +62,7 @@ export function parseOptions(argv: readonly string[]): Options {
     if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
     return n;
   };
-  const known = new Set(['--quick', '--json', '--rounds', '--slice', '--connections', '--cpu-prof', '--only', '--env', '--gateway', '--compare', '--node-flag', '--scale-max', '--help']);
+  const known = new Set(['--quick', '--json', '--rounds', '--slice', '--connections', '--cpu-prof', '--profile-gateway', '--only', '--env', '--gateway', '--compare', '--node-flag', '--scale-max', '--help']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--') || argv[i - 1] === '--node-flag') continue;
@@ -101,6 +103,7 @@ export function parseOptions(argv: readonly string[]): Options {
     burstS: quick ? 2 : 6,
     revocations: 200,
     cpuProfDir: value('--cpu-prof'),
+    profileGateway: value('--profile-gateway') ?? 'authgate-a',
     only,
     extras: only === undefined,
     load: only === undefined || only.length > 0,

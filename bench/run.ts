@@ -4,7 +4,7 @@
  * add a scenario.
  *
  *   node dist-bench/bench/run.js [--quick] [--json FILE] [--rounds N] [--slice SECONDS]
- *                                [--connections N] [--cpu-prof DIR] [--only apikey,jwt,...] [--env KEY=VALUE]
+ *                                [--connections N] [--cpu-prof DIR] [--profile-gateway NAME] [--only apikey,jwt,...] [--env KEY=VALUE]
  *                                [--gateway FILE] [--compare FILE] [--node-flag FLAG] [--scale-max N]
  *
  * One process tree on loopback: a keep-alive upstream, the baseline proxy, the authgate

@@ -98,6 +98,9 @@ export async function startRun(options: Options, redisBinary: string, log: (text
     const ids = selected.filter((s) => { const g = gatewayOf(s); return g !== undefined && unsupported.get(g) === why; }).map((s) => s.id);
     log(`SKIPPED: ${ids.join(', ')}: ${why}`);
   }
+  if (profileFlags.length > 0 && !toStart.some(({ spec }) => spec.name === options.profileGateway)) {
+    throw new Error(`--profile-gateway ${options.profileGateway}: no such gateway in this run (started: ${toStart.map(({ spec }) => spec.name).join(', ')})`);
+  }
   // A gateway serving the authorization endpoints gets free ports for them (issue 30): the HTTP
   // one behind nginx, the gRPC one loaded by the gRPC client.
   const authzPorts = new Map<GatewaySpec, number>();
@@ -116,7 +119,7 @@ export async function startRun(options: Options, redisBinary: string, log: (text
       ...(grpcPort === undefined ? {} : { AUTHGATE_AUTHZ_GRPC_PORT: String(grpcPort) }),
     };
   };
-  const startedGateways = await Promise.all(toStart.map(({ spec, main }) => startGateway(spec.name, main, envOf(spec), spec === MAIN ? profileFlags : [])));
+  const startedGateways = await Promise.all(toStart.map(({ spec, main }) => startGateway(spec.name, main, envOf(spec), spec.name === options.profileGateway ? profileFlags : [])));
   const gateways = new Map(toStart.map(({ spec }, i) => [spec, startedGateways[i]!]));
   const gwA = gateways.get(MAIN)!;
   const load = await LoadGenerator.start();
