@@ -113,12 +113,13 @@ export function secondStep(challenge: MfaChallenge, onSignedIn: () => void, onRe
   });
   const passkeyPart =
     hasPasskey && webAuthnAvailable()
-      ? h('div', { class: 'field-group' }, h('p', {}, 'Or confirm with a passkey on this device or a security key.'), passkeyButton, passkeyStatus)
+      ? h('div', { class: 'field-group' }, h('p', {}, 'With a passkey on this device, your phone or a security key:'), passkeyButton, passkeyStatus)
       : null;
 
   const restart = h('button', { type: 'button', class: 'link', onclick: () => onRestart('Signed out: sign in again.') }, 'Start over');
   if (!hasTotp && !hasRecovery && passkeyPart === null) showNotice(status, 'This browser cannot finish this sign-in: your organization’s second factor is a passkey and the browser offers no WebAuthn. Use another browser, or a recovery code through the API.');
-  queueMicrotask(() => (hasTotp ? code : hasRecovery ? recovery : undefined)?.input.focus());
+  // The passkey first where there is one: it cannot be phished, a typed code can.
+  queueMicrotask(() => (passkeyPart !== null ? passkeyButton : (hasTotp ? code : hasRecovery ? recovery : undefined)?.input)?.focus());
   return h(
     'div',
     {},
