@@ -192,7 +192,7 @@ t.test('against a real gateway', async (t) => {
   t.same(JSON.parse(got.stdout), org, 'get prints the same org');
   const mfa = await runCli(['org', 'mfa', org.id], { env });
   t.equal(mfa.code, 0, `org mfa exits 0 (${mfa.stderr})`);
-  t.same(JSON.parse(mfa.stdout), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0 }, 'org mfa prints the status');
+  t.same(JSON.parse(mfa.stdout), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [] }, 'org mfa prints the status');
   const removeMfa = await runCli(['org', 'remove-mfa', org.id], { env });
   t.equal(removeMfa.code, 0);
   t.same(JSON.parse(removeMfa.stdout), { removed: false, sessionsEnded: 0 }, 'org remove-mfa prints what it did');
