@@ -2,7 +2,7 @@
 // 403 (1116) with an mfaToken and the methods that finish it; this form sends one of them to POST
 // /auth/login/mfa (a code from the authenticator app, a recovery code, or a passkey). Until then
 // the console holds no token at all.
-import { finishSignIn, type MfaChallenge, type SecondFactor } from './api.js';
+import { ApiError, finishSignIn, type MfaChallenge, type SecondFactor } from './api.js';
 import { h } from './dom.js';
 import { clear, showError, showNotice, statusArea } from './feedback.js';
 import { codeOf, field, submit } from './fields.js';
@@ -62,7 +62,7 @@ export function secondStep(challenge: MfaChallenge, onSignedIn: () => void, onRe
   const fields = h(
     'fieldset',
     {},
-    h('legend', {}, 'Second step'),
+    h('legend', {}, hasPasskey ? 'Or with a code' : 'Second step'),
     hasTotp || hasRecovery ? codeBox : null,
     hasRecovery ? recoveryBox : null,
     hasTotp || hasRecovery ? h('button', { type: 'submit' }, 'Verify') : null,
@@ -103,7 +103,9 @@ export function secondStep(challenge: MfaChallenge, onSignedIn: () => void, onRe
       try {
         await finishSignIn(challenge.mfaToken, { passkey: assertion });
       } catch (error) {
-        if (!spent(error)) showError(passkeyStatus, error);
+        // A refused assertion is counted as a wrong code (1117); its detail speaks of codes.
+        if (codeOf(error) === MFA_CODE_WRONG) showError(passkeyStatus, new ApiError({ status: 401, title: 'Passkey refused', detail: 'The gateway did not accept this passkey: it must be one registered for your organization, and it must verify you (fingerprint, face or PIN). Try again, or use another way.' }));
+        else if (!spent(error)) showError(passkeyStatus, error);
         return;
       }
       onSignedIn();
@@ -113,7 +115,7 @@ export function secondStep(challenge: MfaChallenge, onSignedIn: () => void, onRe
   });
   const passkeyPart =
     hasPasskey && webAuthnAvailable()
-      ? h('div', { class: 'field-group' }, h('p', {}, 'With a passkey on this device, your phone or a security key:'), passkeyButton, passkeyStatus)
+      ? h('fieldset', {}, h('legend', {}, 'With a passkey'), h('p', { class: 'hint' }, 'On this device, your phone or a security key.'), passkeyButton, passkeyStatus)
       : null;
 
   const restart = h('button', { type: 'button', class: 'link', onclick: () => onRestart('Signed out: sign in again.') }, 'Start over');
