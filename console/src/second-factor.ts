@@ -113,10 +113,13 @@ function confirmForm(enrolment: Readonly<{ secret: string; otpauthUri: string }>
     const value = code.input.value.replace(/\s/g, '');
     if (value === '') return code.showError('Enter the code the app shows.');
     const answer = await submit(fields, status, [code], (error) => (codeOf(error) === MFA_CODE_REJECTED ? code : undefined), () =>
-      call<{ recoveryCodes: string[] }>('POST', '/auth/mfa/totp/confirm', { code: value }),
+      call<{ recoveryCodes?: string[] }>('POST', '/auth/mfa/totp/confirm', { code: value }),
     );
     code.input.value = '';
-    if (answer !== undefined) refresh.showCodes(answer.recoveryCodes, 'The authenticator app is on. Your recovery codes');
+    if (answer === undefined) return;
+    // Recovery codes come with the organization's first factor only; with a passkey already on, the ones it has stay.
+    if (answer.recoveryCodes !== undefined) refresh.showCodes(answer.recoveryCodes, 'The authenticator app is on. Your recovery codes');
+    else await refresh.reload('The authenticator app is on: sign-in asks for its code (or a passkey). Your recovery codes stay as they are.');
   });
   // The secret in groups of four, as apps show it for typing; copying keeps the spaces out.
   const secret = h('code', { id: 'totp-secret', class: 'secret-text' }, enrolment.secret.replace(/(.{4})(?=.)/g, '$1 '));

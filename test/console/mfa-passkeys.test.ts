@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as OTPAuth from 'otpauth';
 import type { CDPSession, Page } from 'playwright-core';
 import t from 'tap';
 import { startGateway } from '../helpers/gateway.js';
@@ -15,7 +16,9 @@ import { findChromium, launchBrowser } from '../helpers/browser.js';
  * signature counter moves. With user verification failing, the browser refuses the ceremony; a
  * client that asks the authenticator not to verify (the options rewritten on the way in) gets an
  * assertion without the UV flag, which the gateway refuses. The same device cannot register twice
- * (excludeCredentials). Removal with the password, after which the password alone signs in.
+ * (excludeCredentials). An authenticator app besides brings no new recovery codes, and the second
+ * step then offers the passkey, the app's code and a recovery code. Removal of both with the
+ * password, after which the password alone signs in.
  * The page runs on http://localhost:<port> (a secure context; 127.0.0.1 is no valid RP ID), the
  * gateway told that origin. No console error, no request off the origin, the CSP the strict one.
  */
@@ -24,6 +27,14 @@ const chromium = findChromium();
 const SHOTS = new URL('../../test-output/console/', import.meta.url);
 const skip = chromium === undefined ? 'no Chromium found (Debian: apt-get install chromium): browser tests skipped' : false;
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+type Clock = { now: () => number; step: () => void };
+function clock(): Clock {
+  // A second into a time step, so the test never crosses one by itself.
+  let offset = Math.ceil(Date.now() / 30_000) * 30_000 + 1000 - Date.now();
+  return { now: () => Date.now() + offset, step: () => { offset += 30_000; } };
+}
+const codeAt = (secret: string, timestamp: number) => OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(secret), timestamp });
 
 /** A port free now, for a gateway that must be told its origin before it listens. */
 async function freePort(): Promise<number> {
@@ -51,7 +62,8 @@ const credentials = async (cdp: CDPSession, authenticatorId: string) => ((await 
 t.test('passkeys from the console: register, rename, sign in with one, user verification required, remove', { skip }, async (t) => {
   const port = await freePort();
   const origin = `http://localhost:${port}`;
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on', AUTHGATE_WEBAUTHN_RP_ID: 'localhost', AUTHGATE_WEBAUTHN_ORIGINS: origin }, port });
+  const time = clock();
+  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on', AUTHGATE_WEBAUTHN_RP_ID: 'localhost', AUTHGATE_WEBAUTHN_ORIGINS: origin }, deps: { now: time.now }, port });
   const org = await gw.createOrganization({ name: 'Canal Boats', email: `canal-${process.pid}@example.test` });
 
   mkdirSync(SHOTS, { recursive: true });
@@ -112,6 +124,16 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
   await page.getByLabel('New name for Laptop').fill('Work laptop');
   await page.getByRole('button', { name: 'Rename', exact: true }).click();
   await table.getByRole('cell', { name: 'Work laptop', exact: true }).waitFor();
+
+  // An authenticator app besides: no new recovery codes (they came with the first factor).
+  await page.getByLabel('Current password (to set up the app)').fill(org.password);
+  await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s/g, '');
+  await page.getByLabel('Code from the app', { exact: true }).fill(codeAt(secret, time.now()));
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  await page.getByRole('status').filter({ hasText: 'Your recovery codes stay as they are' }).waitFor();
+  t.equal(await page.locator('#recovery-codes').count(), 0, 'no recovery codes shown again');
+  await page.locator('#recovery-left').filter({ hasText: /^10 unused/ }).waitFor();
   await shot('mfa-8-passkeys');
 
   // Signed out; the second step offers the passkey, and it signs in.
@@ -119,6 +141,8 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
   await signInWithPassword(page, org.email, org.password);
   const usePasskey = page.getByRole('button', { name: 'Use a passkey' });
   await usePasskey.waitFor();
+  t.equal(await page.getByLabel('Code from your authenticator app').isVisible(), true, 'the app\'s code offered too');
+  t.equal(await page.getByRole('button', { name: 'Use a recovery code instead' }).isVisible(), true, 'and a recovery code');
   await shot('mfa-9-second-step-passkey');
   await usePasskey.click();
   await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
@@ -160,6 +184,12 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
   await signInWithPassword(page, org.email, org.password);
   await usePasskey.click();
   await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
+  time.step();
+  await page.getByLabel('Current password (to remove the app)').fill(org.password);
+  await page.getByLabel('Code from the app (to remove it)').fill(codeAt(secret, time.now()));
+  await page.getByRole('button', { name: 'Remove the authenticator app' }).click();
+  await page.getByRole('status').filter({ hasText: 'The authenticator app is removed' }).waitFor();
+  t.equal(await page.getByRole('heading', { name: 'Recovery codes' }).isVisible(), true, 'the recovery codes stay with the passkey');
   await page.getByRole('button', { name: 'Remove Work laptop' }).click();
   await page.getByLabel('Current password (to remove Work laptop)').fill(org.password);
   await page.getByRole('button', { name: 'Remove passkey' }).click();
