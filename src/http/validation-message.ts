@@ -21,7 +21,6 @@ export const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
   ['^[a-z_.]{1,64}$', 'an event type, like api_key.created'],
   ['\\S', 'some text, not only spaces'],
   ['^[A-Za-z0-9_-]+={0,2}$', 'base64url: letters, digits, _ and -'],
-  ['^[^\\u0000-\\u001f\\u007f]+$', 'text without control characters'],
   [SCOPE_NAME_PATTERN, 'a scope name, resource:action in lower case, like invoices:read (GET /auth/scopes lists them)'],
 ]);
 

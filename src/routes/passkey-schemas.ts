@@ -13,7 +13,7 @@ const Transports = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 8 });
 const Descriptor = Type.Object({ id: Type.String(), type: Type.String(), transports: Type.Optional(Transports) });
 const Extensions = Type.Object({}, { additionalProperties: true });
 
-export const PasskeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'A name of the organization\'s choosing, 1 to 64 characters, no control characters.' });
+export const PasskeyName = Type.String({ minLength: 1, maxLength: 64, pattern: '\\S', description: 'A name of the organization\'s choosing, 1 to 64 characters, not only spaces; no control, bidirectional or invisible format character (as every name: docs/api.md, "Names").' });
 
 export const PasskeyCreationOptions = Type.Object(
   {

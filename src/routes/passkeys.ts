@@ -10,6 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
 import { judgeCurrentPassword } from '../guards/current-password.js';
+import { refuseSpoofingName } from './display-names.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
 import type { PasskeyService } from '../services/passkeys.js';
@@ -88,6 +89,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
     },
     handler: async (request, reply) => {
       const { orgId } = request.principal!;
+      refuseSpoofingName('body/name', request.body.name);
       // The schema bounds the response's shape; the library reads it as what the browser sent.
       const added = await passkeys.finishRegistration(orgId, request.body.response as unknown as RegistrationResponseJSON, request.body.name);
       request.log.info({ event: 'mfa.passkey_added', orgId }, 'passkey registered');
@@ -108,6 +110,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
       response: { 200: PasskeySchema, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('loginTokenRequired'), 404: problemOf('passkeyNotFound'), 415: ProblemSchema },
     },
     handler: async (request, reply) => {
+      refuseSpoofingName('body/name', request.body.name);
       const renamed = await passkeys.rename(request.principal!.orgId, request.params.id, request.body.name);
       return reply.header('cache-control', 'no-store').send(renamed);
     },

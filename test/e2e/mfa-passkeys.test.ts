@@ -141,6 +141,7 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal(second.status, 201, 'a second one, from the other listed origin');
     t.strictSame(Object.keys(second.json()), ['passkey'], 'no recovery codes with a second factor');
     problem(t, await call(a, 'POST', '/auth/mfa/passkeys', { response: other.register(await begin(t, b, token, org.password), { origin: ORIGIN }), name: '' }, token), 400, 1200, 'an empty name');
+    problem(t, await call(a, 'POST', '/auth/mfa/passkeys', { response: other.register(await begin(t, b, token, org.password), { origin: ORIGIN }), name: 'Lap\u202Epot' }, token), 400, 1200, 'a name that reorders what is shown');
 
     const status = await call(b, 'GET', '/auth/mfa', undefined, token);
     t.equal(status.headers['cache-control'], 'no-store');
@@ -156,6 +157,7 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal(renamed.json().name, 'Phone');
     t.equal(renamed.json().id, authenticator.id);
     problem(t, await call(a, 'PATCH', `/auth/mfa/passkeys/${new SoftAuthenticator().id}`, { name: 'x' }, token), 404, 1230, 'rename an unknown one');
+    problem(t, await call(a, 'PATCH', `/auth/mfa/passkeys/${authenticator.id}`, { name: 'Pho\u200Bne' }, token), 400, 1200, 'an invisible character in a name');
     problem(t, await call(a, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: 'wrong' }, token), 403, 1217, 'removal needs the password');
     t.equal((await call(b, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: org.password }, token)).status, 204, 'removed');
     problem(t, await call(b, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: org.password }, token), 404, 1230, 'removed already');
