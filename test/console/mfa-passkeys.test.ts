@@ -171,9 +171,12 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
     await route.fulfill({ response, json: body });
   });
   await signInWithPassword(page, org.email, org.password);
+  const refused = page.waitForResponse((response) => response.url().endsWith('/auth/login/mfa'));
   await usePasskey.click();
+  t.equal((await refused).status(), 401, 'the gateway refused the unverified assertion');
   await page.getByRole('alert').filter({ hasText: 'did not accept this passkey' }).waitFor();
-  t.same(finished, [401], 'the gateway refused the unverified assertion');
+  t.same(finished, [401], 'the one the browser refused was never sent');
+  t.match(gw.logs.text(), /passkey\.login_refused[^\n]*[Uu]ser verification/, 'refused for the missing user verification');
   t.equal(await page.getByRole('button', { name: 'Sign out' }).isVisible(), false, 'not signed in');
   await shot('mfa-10-passkey-unverified-refused');
   await page.unroute('**/auth/login');
