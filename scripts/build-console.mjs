@@ -1,11 +1,23 @@
 // The console's static files, after tsc compiled its TypeScript into dist/console: the page and its
 // style sheet beside the scripts, and the bundle's size measured gzipped (the issue: under 100 KiB).
-import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
 const source = new URL('../console/', import.meta.url);
 const target = new URL('../dist/console/', import.meta.url);
 for (const file of ['index.html', 'reset.html', 'console.css']) copyFileSync(new URL(file, source), new URL(file, target));
+
+// Libraries the console's scripts import, vendored as each ships its own browser build (no
+// bundler): one file each, beside the scripts, so the strict CSP's script-src 'self' covers them
+// and nothing is fetched from elsewhere. console/src/*.d.ts give tsc their types.
+const modules = new URL('../node_modules/', import.meta.url);
+const VENDORED = [
+  // uqr's ESM build: one file, no imports. Its licence notice travels with it.
+  { from: 'uqr/dist/index.mjs', to: 'uqr.js', notice: '/* uqr (https://github.com/unjs/uqr), MIT License: Copyright (c) Project Nayuki, Copyright (c) 2023 Anthony Fu */\n' },
+  // @simplewebauthn/browser's single-file bundle (its ESM build is twenty files in folders); it carries its own banner.
+  { from: '@simplewebauthn/browser/dist/bundle/index.umd.min.js', to: 'simplewebauthn-browser.js', notice: '' },
+];
+for (const { from, to, notice } of VENDORED) writeFileSync(new URL(to, target), notice + readFileSync(new URL(from, modules), 'utf8'));
 
 const LIMIT = 100 * 1024;
 let gzipped = 0;

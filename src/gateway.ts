@@ -46,6 +46,7 @@ import { createPasswordChangeService } from './services/password-changes.js';
 import { createProfileService } from './services/organization-profiles.js';
 import { createMfaService } from './services/mfa.js';
 import { createSecretBox } from './credentials/mfa-secrets.js';
+import { createPasskeyService } from './services/passkeys.js';
 import { createTenantGrowth } from './guards/tenant-growth.js';
 import { buildIdentity, buildTracing, initialRouteTable, openStorage, type Storage } from './gateway-parts.js';
 import { routeLoadContext } from './route-table/context.js';
@@ -163,7 +164,9 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // The second factor (issue 32). Without a key (production, unset) nothing is sealed: a random
   // one stands in, so that no enrolment exists to need it (the routes refuse enrolment).
   const mfaKey = config.mfa.encryptionKey;
-  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, now, issuer: config.jwt.issuer });
+  // Passkeys: offered when the relying party is configured (config/webauthn.ts).
+  const passkeys = createPasskeyService({ store, rp: config.webauthn === undefined ? undefined : { ...config.webauthn, name: config.jwt.issuer }, now, logger });
+  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, now, issuer: config.jwt.issuer, passkeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
@@ -195,7 +198,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     leakReports: createLeakReportThrottle(store, LEAK_REPORTS),
     passwords: passwordChanges,
     profiles,
-    mfa: { service: mfa, enrolment: mfaKey !== undefined, findOrganization: (orgId) => store.findOrganizationById(orgId) },
+    mfa: { service: mfa, enrolment: mfaKey !== undefined, findOrganization: (orgId) => store.findOrganizationById(orgId), passkeys },
     passwordResets: createResetThrottle(store),
     keyUsage,
     audit,

@@ -36,6 +36,9 @@ export const problems = {
   mfaTokenInvalid: { status: 401, code: 1118, title: 'Invalid or expired mfaToken' },
   // 403, not 401: a logged-in caller's wrong code when enrolling or removing; the token is still good.
   mfaCodeRejected: { status: 403, code: 1119, title: 'Second-factor code wrong' },
+  // A passkey registration whose response does not verify (origin, RP ID, challenge, user
+  // verification, signature): 403 as 1119, the caller's token is still good; nothing is stored.
+  passkeyRejected: { status: 403, code: 1120, title: 'Passkey not accepted' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },
@@ -76,6 +79,13 @@ export const problems = {
   totpNotEnabled: { status: 409, code: 1227, title: 'TOTP not enabled' },
   // Production without AUTHGATE_MFA_ENCRYPTION_KEY: nothing can be sealed, so nothing is enrolled.
   mfaNotConfigured: { status: 409, code: 1228, title: 'Second factor not configured' },
+  // Passkeys (issue 32): a registration finished without one pending (never begun, expired, used).
+  passkeyRegistrationInvalid: { status: 400, code: 1229, title: 'No passkey registration pending' },
+  passkeyNotFound: { status: 404, code: 1230, title: 'Passkey not found' },
+  // Production without AUTHGATE_WEBAUTHN_RP_ID and AUTHGATE_WEBAUTHN_ORIGINS: no relying party.
+  passkeysNotConfigured: { status: 409, code: 1231, title: 'Passkeys not configured' },
+  passkeyAlreadyRegistered: { status: 409, code: 1232, title: 'Passkey already registered' },
+  passkeyLimitReached: { status: 409, code: 1233, title: 'Passkey limit reached' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

@@ -6,11 +6,23 @@ export type Problem = Readonly<{ status: number; code?: number; title: string; d
 
 /** A refused call, with the problem the API answered (or a network failure as status 0). */
 export class ApiError extends Error {
-  constructor(readonly problem: Problem) {
+  constructor(
+    readonly problem: Problem,
+    /** The problem's whole body, with its extension members (a 1116's mfaToken, say). */
+    readonly body: Readonly<Record<string, unknown>> = {},
+  ) {
     super(problem.detail ?? problem.title);
     this.name = 'ApiError';
   }
 }
+
+/** POST /auth/login's 403 (1116) for an organization with a second factor: what finishes the sign-in. */
+export type MfaChallenge = Readonly<{ mfaToken: string; methods: readonly string[]; expiresIn: number; passkeyOptions?: unknown }>;
+
+/** One of the proofs POST /auth/login/mfa takes with the mfaToken. */
+export type SecondFactor = Readonly<{ code: string } | { recoveryCode: string } | { passkey: unknown }>;
+
+const MFA_REQUIRED = 1116;
 
 let token: string | undefined;
 const sessionEndedListeners: ((message: string) => void)[] = [];
@@ -22,8 +34,36 @@ export function onSessionEnded(listener: (message: string) => void): void {
   sessionEndedListeners.push(listener);
 }
 
-export async function signIn(email: string, password: string): Promise<void> {
-  const answer = await call<{ token: string }>('POST', '/auth/login', { email, password }, false);
+/**
+ * POST /auth/login: signed in (undefined), or, for an organization with a second factor, the
+ * challenge its second step answers (then no token exists yet: none is half signed in).
+ */
+export async function signIn(email: string, password: string): Promise<MfaChallenge | undefined> {
+  try {
+    const answer = await call<{ token: string }>('POST', '/auth/login', { email, password }, false);
+    token = answer.token;
+    return undefined;
+  } catch (error) {
+    const challenge = error instanceof ApiError && error.problem.code === MFA_REQUIRED ? challengeOf(error.body) : undefined;
+    if (challenge === undefined) throw error;
+    return challenge;
+  }
+}
+
+function challengeOf(body: Readonly<Record<string, unknown>>): MfaChallenge | undefined {
+  const { mfaToken, methods, expiresIn, passkeyOptions } = body;
+  if (typeof mfaToken !== 'string' || !Array.isArray(methods)) return undefined;
+  return {
+    mfaToken,
+    methods: methods.filter((m): m is string => typeof m === 'string'),
+    expiresIn: typeof expiresIn === 'number' ? expiresIn : 300,
+    ...(passkeyOptions !== undefined && passkeyOptions !== null && { passkeyOptions }),
+  };
+}
+
+/** POST /auth/login/mfa: the second step, with the mfaToken and one proof. */
+export async function finishSignIn(mfaToken: string, proof: SecondFactor): Promise<void> {
+  const answer = await call<{ token: string }>('POST', '/auth/login/mfa', { mfaToken, ...proof }, false);
   token = answer.token;
 }
 
@@ -63,27 +103,29 @@ export async function call<T = unknown>(method: string, path: string, body?: unk
     throw new ApiError({ status: 0, title: 'Network error', detail: 'The gateway could not be reached; check the connection and retry.' });
   }
   if (response.ok) return (response.status === 204 ? undefined : await response.json()) as T;
-  const problem = await problemOf(response);
+  const [problem, problemBody] = await problemOf(response);
   if (response.status === 401 && authenticated && token !== undefined) {
     token = undefined;
     for (const listener of sessionEndedListeners) listener('Your session has ended (it expired or was signed out elsewhere). Sign in again.');
   }
-  throw new ApiError(problem);
+  throw new ApiError(problem, problemBody);
 }
 
-async function problemOf(response: Response): Promise<Problem> {
+async function problemOf(response: Response): Promise<[Problem, Record<string, unknown>]> {
   const retryAfter = Number(response.headers.get('retry-after'));
   const base = { status: response.status, title: response.statusText || `HTTP ${response.status}`, ...(Number.isFinite(retryAfter) && retryAfter > 0 && { retryAfterSeconds: retryAfter }) };
   try {
-    const body = (await response.json()) as { code?: unknown; title?: unknown; detail?: unknown };
-    return {
+    const parsed: unknown = await response.json();
+    const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+    const problem = {
       ...base,
-      ...(typeof body.code === 'number' && { code: body.code }),
-      ...(typeof body.title === 'string' && { title: body.title }),
-      ...(typeof body.detail === 'string' && { detail: body.detail }),
+      ...(typeof body['code'] === 'number' && { code: body['code'] }),
+      ...(typeof body['title'] === 'string' && { title: body['title'] }),
+      ...(typeof body['detail'] === 'string' && { detail: body['detail'] }),
     };
+    return [problem, body];
   } catch {
-    return base;
+    return [base, {}];
   }
 }
 

@@ -1,10 +1,11 @@
 // The security page: change the password (POST /auth/password) and the organization's name and
-// e-mail (GET and PATCH /auth/organization). Each refusal is shown under the field it is about: the
+// e-mail (GET and PATCH /auth/organization); the second factor (second-factor.ts). Each refusal is shown under the field it is about: the
 // password policy's reason under the new password, a wrong current password under that one.
 import { call, changePassword } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { clear, showDone, showError, statusArea } from './feedback.js';
 import { codeOf, field, isBadInput, newPasswordField, POLICY_CODES, submit, type Field } from './fields.js';
+import { secondFactorSection } from './second-factor.js';
 
 /** Problem codes the API answers about one field (docs/errors.md). */
 const CURRENT_PASSWORD_WRONG = 1217;
@@ -28,6 +29,7 @@ export function securityPage(): HTMLElement {
     profileForm((org) => {
       username.value = org.email;
     }),
+    secondFactorSection(),
   );
 }
 

@@ -109,6 +109,8 @@ export type Config = Readonly<{
   mfa: Readonly<{ encryptionKey: string | undefined; previousKeys: readonly string[]; generated: boolean }>;
   /** The self-service console under /console/ (console/). */
   console: Readonly<{ enabled: boolean }>;
+  /** The passkeys' relying party (config/webauthn.ts); undefined in production unless both are set. */
+  webauthn: Readonly<{ rpId: string; origins: readonly string[] }> | undefined;
   /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */
   cors: Readonly<{ origins: readonly string[] | '*' }>;
   /** OpenTelemetry (tracing/): off, or on, with the organization id on spans or not. */

@@ -13,6 +13,7 @@ import { formatRouteError, loadRoutesFile } from '../route-table/load.js';
 import { tlsKeyPairProblems } from './pem.js';
 import { readCorsOrigins, readNotices } from './notices-and-cors.js';
 import { readRedisTls } from './redis-tls.js';
+import { readWebauthn } from './webauthn.js';
 import { parseKind } from './setting-kinds.js';
 import { isShippedSecret, redisUrlPassword, weakSecretProblem } from './shipped-secrets.js';
 import { settingSpec, type SettingName, type SettingSpec, type SettingValue, type SpecOf } from './settings.js';
@@ -140,6 +141,7 @@ export function loadConfig(env: Env): LoadResult {
     notices: readNotices({ setting, given, fail }, production),
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
     cors: { origins: readCorsOrigins({ setting, given, fail }) },
+    webauthn: readWebauthn({ setting, given, fail }, production, publicListener.port),
     tracing: { enabled: setting('AUTHGATE_TRACING') === 'on', recordOrgId: setting('AUTHGATE_TRACING_ORG_ID') === 'on' },
     authz: {
       port: setting('AUTHGATE_AUTHZ_PORT'),

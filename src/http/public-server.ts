@@ -20,6 +20,8 @@ import { organizationRoutes } from '../routes/organization.js';
 import type { ProfileService } from '../services/organization-profiles.js';
 import { mfaRoutes } from '../routes/mfa.js';
 import type { MfaService } from '../services/mfa.js';
+import { passkeyRoutes } from '../routes/passkeys.js';
+import type { PasskeyService } from '../services/passkeys.js';
 import { auditRoutes } from '../routes/audit.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import { scopeRoutes } from '../routes/scopes.js';
@@ -82,7 +84,7 @@ export type PublicServerDeps = Readonly<{
   /** Changing the organization's name and e-mail (GET and PATCH /auth/organization). */
   profiles: ProfileService;
   /** The second factor (issue 32): the login's second step and TOTP management; enrolment off without a key. */
-  mfa: { service: MfaService; enrolment: boolean; findOrganization: (orgId: string) => Promise<import('../store/store.js').Organization | undefined> };
+  mfa: { service: MfaService; enrolment: boolean; findOrganization: (orgId: string) => Promise<import('../store/store.js').Organization | undefined>; passkeys: PasskeyService };
   /** The reset-attempt limit per client address (POST /auth/password/reset). */
   passwordResets: ResetThrottle;
   /** Notes each allowed API-key request, for lastUsedAt (services/key-usage.ts). */
@@ -204,6 +206,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     auth.addHook('onRequest', noStore);
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit, mfa: deps.mfa.service });
     await auth.register(mfaRoutes, { mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit, enrolment: deps.mfa.enrolment });
+    await auth.register(passkeyRoutes, { passkeys: deps.mfa.passkeys, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit });
     await auth.register(passwordRoutes, { passwords: deps.passwords, throttle: deps.throttle, resets: deps.passwordResets, audit: deps.audit });
     await auth.register(organizationRoutes, { profiles: deps.profiles, passwords: deps.passwords, throttle: deps.throttle, audit: deps.audit });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit });

@@ -20,6 +20,7 @@ export const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
   ['^[0-9]{1,20}-[0-9]{1,20}$', 'the nextCursor of the previous page'],
   ['^[a-z_.]{1,64}$', 'an event type, like api_key.created'],
   ['\\S', 'some text, not only spaces'],
+  ['^[A-Za-z0-9_-]+={0,2}$', 'base64url: letters, digits, _ and -'],
   [SCOPE_NAME_PATTERN, 'a scope name, resource:action in lower case, like invoices:read (GET /auth/scopes lists them)'],
 ]);
 

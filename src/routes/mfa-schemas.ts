@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_PASSWORD_LENGTH } from '../credentials/passwords.js';
 import { Problem, describeProblems } from './schemas.js';
+import { AuthenticationResponse, PasskeyRequestOptions, PasskeySchema } from './passkey-schemas.js';
 
 const CurrentPassword = Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'The password in use: required even on a fresh token.' });
 // Six digits; anything else is simply a wrong code (counted), not a malformed request.
@@ -14,10 +15,11 @@ export const MfaRequiredProblem = Type.Object(
     ...Problem.properties,
     // Optional: the route's other 403s (no User-Agent) are plain problems.
     mfaToken: Type.Optional(Type.String({ description: 'Single use, 5 minutes: pass it to POST /auth/login/mfa with a code. Five wrong codes spend it.' })),
-    methods: Type.Optional(Type.Array(Type.String(), { description: 'What can finish the login: `totp`, `recovery_code`.' })),
+    methods: Type.Optional(Type.Array(Type.String(), { description: 'What can finish the login: `totp`, `recovery_code`, `passkey`.' })),
     expiresIn: Type.Optional(Type.Integer({ description: 'Seconds the mfaToken lives.' })),
+    passkeyOptions: Type.Optional({ ...PasskeyRequestOptions, description: 'With `passkey` in methods: the options for startAuthentication; its challenge is this mfaToken\'s.' }),
   },
-  { description: `${describeProblems(['mfaRequired'])} (with mfaToken, methods, expiresIn), or:\n${describeProblems(['missingUserAgent'])}` },
+  { description: `${describeProblems(['mfaRequired'])} (with mfaToken, methods, expiresIn, and passkeyOptions when a passkey can finish it), or:\n${describeProblems(['missingUserAgent'])}` },
 );
 
 export const MfaLoginBody = Type.Object(
@@ -25,8 +27,9 @@ export const MfaLoginBody = Type.Object(
     mfaToken: Type.String({ minLength: 1, maxLength: 200, description: 'The mfaToken POST /auth/login answered with.' }),
     code: Type.Optional(Code),
     recoveryCode: Type.Optional(RecoveryCode),
+    passkey: Type.Optional(AuthenticationResponse),
   },
-  { additionalProperties: false, minProperties: 2, maxProperties: 2, description: 'The mfaToken and exactly one of `code` and `recoveryCode`.' },
+  { additionalProperties: false, minProperties: 2, maxProperties: 2, description: 'The mfaToken and exactly one of `code`, `recoveryCode` and `passkey` (the AuthenticationResponseJSON of startAuthentication with the passkeyOptions of POST /auth/login).' },
 );
 export type MfaLoginBody = Static<typeof MfaLoginBody>;
 
@@ -44,11 +47,13 @@ export const TotpEnrolment = Type.Object(
   },
   { description: 'Pending until POST /auth/mfa/totp/confirm with a right code.' },
 );
-export const RecoveryCodes = Type.Object(
-  { recoveryCodes: Type.Array(Type.String(), { description: 'Ten single-use codes, shown this once; the gateway keeps only their hashes.' }) },
-);
+const RecoveryCodeList = Type.Array(Type.String(), { description: 'Ten single-use codes, shown this once; the gateway keeps only their hashes.' });
+export const RecoveryCodes = Type.Object({ recoveryCodes: RecoveryCodeList });
+/** TOTP confirmed: the codes only when it is the organization's first factor (a passkey's codes stay). */
+export const TotpConfirmed = Type.Object({ recoveryCodes: Type.Optional(RecoveryCodeList) });
 export const MfaStatusSchema = Type.Object({
   methods: Type.Array(Type.String(), { description: 'What a login can finish with; empty when no factor is enrolled.' }),
   totp: Type.Object({ enabled: Type.Boolean(), pending: Type.Boolean({ description: 'An enrolment waits for its first code.' }) }),
   recoveryCodesLeft: Type.Integer(),
+  passkeys: Type.Array(PasskeySchema, { description: 'The organization\'s passkeys, oldest first (never their keys).' }),
 });

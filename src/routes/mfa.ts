@@ -1,5 +1,5 @@
 /**
- * The second factor's routes (issue 32, TOTP half): the login's second step (POST
+ * The second factor's routes (issue 32): the login's second step (POST
  * /auth/login/mfa, no credential: the mfaToken is it) and the organization's own management of
  * TOTP and recovery codes (login token). Wrong codes and wrong current passwords count against
  * the login limits as failed logins do (guards/login-throttle.ts), per e-mail and per address.
@@ -13,7 +13,8 @@ import type { MfaService } from '../services/mfa.js';
 import { normalizeEmail } from '../services/organizations.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
-import { CurrentPasswordBody, MfaLoginBody, MfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
+import { CurrentPasswordBody, MfaLoginBody, MfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 import { judgeCurrentPassword } from '../guards/current-password.js';
 
@@ -47,8 +48,8 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
     schema: {
       operationId: 'loginSecondFactor',
       tags: ['auth'],
-      summary: 'Finish a login with a second factor: the mfaToken and a TOTP code or a recovery code.',
-      description: 'Needs no credential: the mfaToken POST /auth/login answered with (403, 1116) is it, single use, for 5 minutes. A right code (now, or one 30-second step either side, each step accepted once) or an unused recovery code gives a 1-hour token as POST /auth/login does. A wrong code is 401 (1117) and counts against the login limits as a failed login (429, 1108); the fifth spends the mfaToken (401, 1118, as for an unknown, used or expired one).',
+      summary: 'Finish a login with a second factor: the mfaToken and a TOTP code, a recovery code or a passkey.',
+      description: 'Needs no credential: the mfaToken POST /auth/login answered with (403, 1116) is it, single use, for 5 minutes. A right code (now, or one 30-second step either side, each step accepted once), an unused recovery code or a passkey\'s assertion over the login\'s passkeyOptions (user verified, its signature counter above the last one) gives a 1-hour token as POST /auth/login does. A wrong code or an assertion that does not verify is 401 (1117) and counts against the login limits as a failed login (429, 1108); the fifth spends the mfaToken (401, 1118, as for an unknown, used or expired one).',
       body: MfaLoginBody,
       response: {
         200: LoginResponse,
@@ -65,9 +66,11 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       const orgId = found.org.id;
       const address = throttleAddress(request.ip);
       const attempt = await throttle.attempt(normalizeEmail(found.org.email), address);
-      let outcome: { token: string; usedRecoveryCode: boolean };
+      let outcome: { token: string; used: 'totp' | 'recovery_code' | 'passkey' };
       try {
-        outcome = await mfa.finishLogin(found, { code: request.body.code, recoveryCode: request.body.recoveryCode }, { userAgent: request.headers['user-agent'], address: request.ip });
+        // The schema bounds the passkey's shape; the library reads it as what the browser sent.
+        const passkey = request.body.passkey as AuthenticationResponseJSON | undefined;
+        outcome = await mfa.finishLogin(found, { code: request.body.code, recoveryCode: request.body.recoveryCode, passkey }, { userAgent: request.headers['user-agent'], address: request.ip });
       } catch (error) {
         if (error instanceof Problem && (error.problem === 'mfaCodeWrong' || error.problem === 'mfaTokenInvalid')) {
           audit.record({ type: 'login.failed', orgId, ...actorOf(request), details: { reason: 'bad_second_factor' } });
@@ -78,8 +81,8 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         throw error;
       }
       await attempt.succeeded();
-      if (outcome.usedRecoveryCode) audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request) });
-      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), details: { secondFactor: outcome.usedRecoveryCode ? 'recovery_code' : 'totp' } });
+      if (outcome.used === 'recovery_code') audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request) });
+      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), details: { secondFactor: outcome.used } });
       return reply.header('cache-control', 'no-store').send({ token: outcome.token });
     },
   });
@@ -127,10 +130,10 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'confirmTotp',
       tags: ['auth'],
       summary: 'Activate the pending TOTP secret with a code; answers the recovery codes once.',
-      description: 'The code\'s time step counts as used. A wrong code is 403 (1119); without a pending enrolment 409 (1226). From now on POST /auth/login answers 403 (1116) with an mfaToken. Audited as `mfa.totp_enabled`.',
+      description: 'The recovery codes come only when TOTP is the organization\'s first factor (beside a passkey its codes stay, and none are answered). The code\'s time step counts as used. A wrong code is 403 (1119); without a pending enrolment 409 (1226). From now on POST /auth/login answers 403 (1116) with an mfaToken. Audited as `mfa.totp_enabled`.',
       body: TotpConfirmBody,
       response: {
-        200: RecoveryCodes,
+        200: TotpConfirmed,
         400: ProblemSchema,
         401: ProblemSchema,
         403: problemOf('mfaCodeRejected', 'loginTokenRequired'),
@@ -143,7 +146,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       const recoveryCodes = await mfa.confirmTotp(orgId, request.body.code);
       request.log.info({ event: 'mfa.totp_enabled', orgId }, 'TOTP enabled');
       audit.record({ type: 'mfa.totp_enabled', orgId, ...actorOf(request) });
-      return reply.header('cache-control', 'no-store').send({ recoveryCodes });
+      return reply.header('cache-control', 'no-store').send(recoveryCodes === undefined ? {} : { recoveryCodes });
     },
   });
 
@@ -180,7 +183,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'regenerateRecoveryCodes',
       tags: ['auth'],
       summary: 'New recovery codes (the old ones stop working), with the current password.',
-      description: 'Wrong password 403 (1217, counted); no TOTP 409 (1227). Audited as `mfa.recovery_codes_regenerated`.',
+      description: 'Works while any second factor (TOTP or a passkey) is active. Wrong password 403 (1217, counted); no factor 409 (1227). Audited as `mfa.recovery_codes_regenerated`.',
       body: CurrentPasswordBody,
       response: {
         200: RecoveryCodes,

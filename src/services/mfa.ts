@@ -1,6 +1,7 @@
 /**
- * The second factor (issue 32, TOTP half): enrolment, the login's second step, recovery codes,
- * removal. TOTP codes come from the otpauth library (RFC 6238, SHA-1, 6 digits, 30 s), accepted
+ * The second factor (issue 32): TOTP enrolment, the login's second step (a TOTP code, a recovery
+ * code or a passkey: services/passkeys.ts verifies that), recovery codes (the organization's
+ * second factor's as a whole: made with its first factor, gone with its last), removal. TOTP codes come from the otpauth library (RFC 6238, SHA-1, 6 digits, 30 s), accepted
  * one step either way of now; the step a code was accepted at is recorded in the store in one
  * atomic step (store/mfa.ts useTotpStep), so a code works once, also across replicas. The secret
  * is sealed with AES-256-GCM before it reaches the store (credentials/mfa-secrets.ts).
@@ -12,19 +13,30 @@ import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { MfaChallenge, MfaStore, TotpFactor } from '../store/mfa.js';
 import type { Organization, Store } from '../store/store.js';
+import type { PasskeyStore } from '../store/passkeys.js';
 import type { LoginClient, SessionService } from './sessions.js';
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { type PasskeyService, type PasskeyView, viewOf } from './passkeys.js';
 
 const PERIOD_SECONDS = 30;
 /** How long an mfaToken lives, and how many wrong codes spend it (issue 32). */
 export const MFA_TOKEN_TTL_SECONDS = 300;
 export const MFA_TOKEN_MAX_FAILURES = 5;
 
-export type MfaChallengeAnswer = Readonly<{ mfaToken: string; methods: string[]; expiresIn: number }>;
-export type MfaStatus = Readonly<{ methods: string[]; totp: { enabled: boolean; pending: boolean }; recoveryCodesLeft: number }>;
-export type SecondFactorInput = Readonly<{ code?: string | undefined; recoveryCode?: string | undefined }>;
+export type MfaChallengeAnswer = Readonly<{ mfaToken: string; methods: string[]; expiresIn: number; passkeyOptions?: PublicKeyCredentialRequestOptionsJSON }>;
+export type MfaStatus = Readonly<{ methods: string[]; totp: { enabled: boolean; pending: boolean }; recoveryCodesLeft: number; passkeys: PasskeyView[] }>;
+export type SecondFactorInput = Readonly<{ code?: string | undefined; recoveryCode?: string | undefined; passkey?: AuthenticationResponseJSON | undefined }>;
+export type SecondFactorUsed = 'totp' | 'recovery_code' | 'passkey';
+
+/** What a login can finish with, in the order the issue names them. */
+function methodsOf(totp: boolean, passkeys: boolean): string[] {
+  if (!totp && !passkeys) return [];
+  return [...(totp ? ['totp'] : []), 'recovery_code', ...(passkeys ? ['passkey'] : [])];
+}
 
 export function createMfaService(deps: {
-  store: Store & MfaStore;
+  store: Store & MfaStore & PasskeyStore;
+  passkeys: Pick<PasskeyService, 'loginOptions' | 'verifyLogin'>;
   bus: Pick<InvalidationBus, 'applyLocally'>;
   box: SecretBox;
   sessions: Pick<SessionService, 'open' | 'endAll'>;
@@ -32,7 +44,7 @@ export function createMfaService(deps: {
   /** The issuer shown by authenticator apps (the otpauth URI's). */
   issuer: string;
 }) {
-  const { store, box, sessions, now, issuer } = deps;
+  const { store, box, sessions, now, issuer, passkeys } = deps;
 
   function totpOf(orgId: string, secret: string, label = orgId): OTPAuth.TOTP {
     return new OTPAuth.TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS, secret: OTPAuth.Secret.fromBase32(secret) });
@@ -73,11 +85,18 @@ export function createMfaService(deps: {
      * factor, undefined when it has none (then the login goes on exactly as before).
      */
     async challengeFor(org: Organization): Promise<MfaChallengeAnswer | undefined> {
-      const factor = await store.findTotp(org.id);
-      if (factor === undefined || !factor.active) return undefined;
+      const [factor, passkeyOptions] = await Promise.all([store.findTotp(org.id), passkeys.loginOptions(org.id)]);
+      const totp = factor?.active === true;
+      if (!totp && passkeyOptions === undefined) return undefined;
       const { token, tokenHash } = newMfaToken(org.id);
-      await store.createMfaChallenge(tokenHash, { orgId: org.id, passwordCheck: passwordCheckOf(org.passwordHash), expiresAt: now() + MFA_TOKEN_TTL_SECONDS * 1000 });
-      return { mfaToken: token, methods: ['totp', 'recovery_code'], expiresIn: MFA_TOKEN_TTL_SECONDS };
+      // The passkey options' challenge is kept with the mfaToken's: the assertion must answer this login's.
+      await store.createMfaChallenge(tokenHash, {
+        orgId: org.id,
+        passwordCheck: passwordCheckOf(org.passwordHash),
+        expiresAt: now() + MFA_TOKEN_TTL_SECONDS * 1000,
+        ...(passkeyOptions !== undefined && { passkeyChallenge: passkeyOptions.challenge }),
+      });
+      return { mfaToken: token, methods: methodsOf(totp, passkeyOptions !== undefined), expiresIn: MFA_TOKEN_TTL_SECONDS, ...(passkeyOptions !== undefined && { passkeyOptions }) };
     },
 
     /** The live challenge of an mfaToken and its organization; mfaTokenInvalid otherwise. */
@@ -94,13 +113,23 @@ export function createMfaService(deps: {
      * The second step: a right code (or an unused recovery code) uses the challenge and opens the
      * session. A wrong one counts against the challenge (the fifth spends it): mfaCodeWrong.
      */
-    async finishLogin(found: { tokenHash: string; org: Organization }, input: SecondFactorInput, client: LoginClient): Promise<{ token: string; usedRecoveryCode: boolean }> {
-      const { tokenHash, org } = found;
-      const factor = await store.findTotp(org.id);
-      if (factor === undefined || !factor.active) throw invalidMfaToken();
+    async finishLogin(found: { tokenHash: string; challenge: MfaChallenge; org: Organization }, input: SecondFactorInput, client: LoginClient): Promise<{ token: string; used: SecondFactorUsed }> {
+      const { tokenHash, challenge, org } = found;
+      const [factor, kept] = await Promise.all([store.findTotp(org.id), store.listPasskeys(org.id)]);
+      // Every factor removed since the password was checked: nothing can finish this login.
+      if (factor?.active !== true && kept.length === 0) throw invalidMfaToken();
       let right: boolean;
-      if (input.recoveryCode !== undefined) right = await store.useRecoveryCode(org.id, recoveryCodeHash(org.id, input.recoveryCode));
-      else right = await useCode(org.id, factor, input.code ?? '');
+      let used: SecondFactorUsed;
+      if (input.recoveryCode !== undefined) {
+        used = 'recovery_code';
+        right = await store.useRecoveryCode(org.id, recoveryCodeHash(org.id, input.recoveryCode));
+      } else if (input.passkey !== undefined) {
+        used = 'passkey';
+        right = await passkeys.verifyLogin(org.id, challenge.passkeyChallenge, input.passkey);
+      } else {
+        used = 'totp';
+        right = factor?.active === true && (await useCode(org.id, factor, input.code ?? ''));
+      }
       if (!right) {
         const failures = await store.failMfaChallenge(tokenHash, MFA_TOKEN_MAX_FAILURES);
         if (failures === 0 || failures >= MFA_TOKEN_MAX_FAILURES) throw invalidMfaToken('Too many wrong codes: this mfaToken is spent; log in again.');
@@ -108,13 +137,19 @@ export function createMfaService(deps: {
       }
       // Single use: of two racing finishes with one mfaToken, one session.
       if (!(await store.consumeMfaChallenge(tokenHash))) throw invalidMfaToken();
-      return { token: await sessions.open(org.id, client), usedRecoveryCode: input.recoveryCode !== undefined };
+      return { token: await sessions.open(org.id, client), used };
     },
 
     async status(orgId: string): Promise<MfaStatus> {
-      const factor = await store.findTotp(orgId);
+      const [factor, kept] = await Promise.all([store.findTotp(orgId), store.listPasskeys(orgId)]);
       const enabled = factor?.active === true;
-      return { methods: enabled ? ['totp', 'recovery_code'] : [], totp: { enabled, pending: factor !== undefined && !factor.active }, recoveryCodesLeft: enabled ? factor.recoveryCodesLeft : 0 };
+      const any = enabled || kept.length > 0;
+      return {
+        methods: methodsOf(enabled, kept.length > 0),
+        totp: { enabled, pending: factor !== undefined && !factor.active },
+        recoveryCodesLeft: any ? await store.countRecoveryCodes(orgId) : 0,
+        passkeys: kept.map(viewOf),
+      };
     },
 
     /** A new pending secret (the password was checked by the caller); the factor is not active yet. */
@@ -126,16 +161,20 @@ export function createMfaService(deps: {
       return { secret, otpauthUri: totpOf(org.id, secret, org.email).toString() };
     },
 
-    /** The first right code activates the pending factor: the recovery codes, shown this once. */
-    async confirmTotp(orgId: string, code: string): Promise<string[]> {
+    /**
+     * The first right code activates the pending factor: the recovery codes, shown this once,
+     * when it is the organization's first factor (undefined beside a passkey: the codes stay).
+     */
+    async confirmTotp(orgId: string, code: string): Promise<string[] | undefined> {
       const factor = await store.findTotp(orgId);
       if (factor === undefined || factor.active) throw new Problem('totpNotPending', factor === undefined ? 'Start with POST /auth/mfa/totp.' : 'TOTP is already enabled.');
       const step = stepOf(orgId, factor, code);
       if (step === undefined) throw new Problem('mfaCodeRejected', 'The code is not right: check the device\'s clock and the secret entered.', 'bad_code');
       const { codes, hashes } = await storeRecoveryCodes(orgId);
       // The enrolment code's step is used: it cannot be the first login's code too.
-      if (!(await store.activateTotp(orgId, factor.secret, step, hashes))) throw new Problem('totpNotPending', 'The enrolment changed meanwhile; start again.');
-      return codes;
+      const outcome = await store.activateTotp(orgId, factor.secret, step, hashes);
+      if (outcome === false) throw new Problem('totpNotPending', 'The enrolment changed meanwhile; start again.');
+      return outcome === 'first' ? codes : undefined;
     },
 
     /** Removes TOTP with a right code of it (the password was checked by the caller). */
@@ -147,9 +186,9 @@ export function createMfaService(deps: {
 
     /** New recovery codes; the old ones die. */
     async regenerateRecoveryCodes(orgId: string): Promise<string[]> {
-      await activeFactor(orgId);
       const { codes, hashes } = await storeRecoveryCodes(orgId);
-      if (!(await store.replaceRecoveryCodes(orgId, hashes))) throw new Problem('totpNotEnabled');
+      // While any factor (TOTP or a passkey) is active; 1227 kept for none, as before passkeys.
+      if (!(await store.replaceRecoveryCodes(orgId, hashes))) throw new Problem('totpNotEnabled', 'No second factor is enabled: recovery codes come with the first (TOTP or a passkey).');
       return codes;
     },
 
@@ -158,10 +197,10 @@ export function createMfaService(deps: {
       if ((await store.findOrganizationById(orgId)) === undefined) throw new Problem('organizationNotFound');
     },
 
-    /** The operator's removal (admin API): the factor goes and every login session ends. */
+    /** The operator's removal (admin API): every factor (TOTP, passkeys, recovery codes) goes and every login session ends. */
     async removeByOperator(orgId: string): Promise<{ removed: boolean; sessionsEnded: number }> {
       if ((await store.findOrganizationById(orgId)) === undefined) throw new Problem('organizationNotFound');
-      const removed = await store.removeTotp(orgId);
+      const removed = await store.removeSecondFactors(orgId);
       const sessionsEnded = removed ? await sessions.endAll(orgId) : 0;
       return { removed, sessionsEnded };
     },

@@ -11,6 +11,7 @@ import { memoryOrganizations } from './memory/organizations.js';
 import { memoryPasswordResets } from './memory/password-resets.js';
 import { memoryOrganizationProfiles } from './memory/organization-profiles.js';
 import { memoryMfa } from './memory/mfa.js';
+import { memoryPasskeys } from './memory/passkeys.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
@@ -31,8 +32,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryPasswordResets(state),
     memoryOrganizationProfiles(state),
     memoryMfa(state),
+    memoryPasskeys(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -53,6 +55,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...passwordResets.methods,
     ...profiles.methods,
     ...mfa.methods,
+    ...passkeys.methods,
 
     async ping() {},
 

@@ -27,6 +27,8 @@ export type MfaChallenge = Readonly<{
   passwordCheck: string;
   /** Epoch milliseconds. */
   expiresAt: number;
+  /** The WebAuthn challenge of the passkey options the login answered with, when it offered any. */
+  passkeyChallenge?: string;
 }>;
 
 export interface MfaStore {
@@ -38,17 +40,21 @@ export interface MfaStore {
    */
   beginTotp(orgId: string, secret: string): Promise<'pending' | 'active' | undefined>;
   /**
-   * Activates the pending factor whose secret is `secret`, with `step` as its last used step and
-   * these recovery code hashes, only if `step` is later than its last one: true when done.
+   * Activates the pending factor whose secret is `secret`, with `step` as its last used step,
+   * only if `step` is later than its last one: 'first' when it is the organization's first
+   * active factor (no passkey: store/passkeys.ts), then these recovery code hashes replace any;
+   * 'added' when a passkey was there (its codes stay); false when nothing was done.
    */
-  activateTotp(orgId: string, secret: string, step: number, recoveryCodeHashes: readonly string[]): Promise<boolean>;
+  activateTotp(orgId: string, secret: string, step: number, recoveryCodeHashes: readonly string[]): Promise<'first' | 'added' | false>;
   /** Records `step` as used: true only when the factor is active and `step` is later than its last. */
   useTotpStep(orgId: string, step: number): Promise<boolean>;
-  /** Uses a recovery code (removes it): true only for an active factor's unused code, once. */
+  /** How many unused recovery codes the organization has (whichever factor made them). */
+  countRecoveryCodes(orgId: string): Promise<number>;
+  /** Uses a recovery code (removes it): true only for an unused code while any factor is active, once. */
   useRecoveryCode(orgId: string, codeHash: string): Promise<boolean>;
-  /** Replaces every recovery code of an active factor: false when there is none. */
+  /** Replaces every recovery code while any factor (TOTP or passkey) is active: false when none is. */
   replaceRecoveryCodes(orgId: string, codeHashes: readonly string[]): Promise<boolean>;
-  /** Removes the factor and its recovery codes: false when there was none. */
+  /** Removes the factor (and the recovery codes when no passkey remains): false when there was none. */
   removeTotp(orgId: string): Promise<boolean>;
 
   createMfaChallenge(tokenHash: string, challenge: MfaChallenge): Promise<void>;

@@ -7,6 +7,7 @@ import t from 'tap';
 import { settingRows } from '../../src/config/settings-doc.js';
 import { PasswordInputError, PromptInterrupted, promptHidden, promptNewPassword, readFirstLine } from '../../src/cli/password-input.js';
 import { ADMIN_TOKEN, send, startGateway, UA } from '../helpers/gateway.js';
+import { SoftAuthenticator } from '../helpers/webauthn.js';
 
 /**
  * The authgate CLI as shipped: dist/cli/authgate.js (built by `npm test`'s pretest) run with
@@ -166,7 +167,7 @@ t.test('help and usage errors', async (t) => {
 });
 
 t.test('against a real gateway', async (t) => {
-  const gw = await startGateway(t);
+  const gw = await startGateway(t, { env: { AUTHGATE_WEBAUTHN_RP_ID: 'localhost', AUTHGATE_WEBAUTHN_ORIGINS: 'http://localhost:8443' } });
   const env = { AUTHGATE_ADMIN_URL: gw.opsUrl, AUTHGATE_ADMIN_TOKEN: ADMIN_TOKEN };
   const email = freshEmail();
   const password = PASSWORDS[0]!;
@@ -192,10 +193,22 @@ t.test('against a real gateway', async (t) => {
   t.same(JSON.parse(got.stdout), org, 'get prints the same org');
   const mfa = await runCli(['org', 'mfa', org.id], { env });
   t.equal(mfa.code, 0, `org mfa exits 0 (${mfa.stderr})`);
-  t.same(JSON.parse(mfa.stdout), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0 }, 'org mfa prints the status');
+  t.same(JSON.parse(mfa.stdout), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [] }, 'org mfa prints the status');
   const removeMfa = await runCli(['org', 'remove-mfa', org.id], { env });
   t.equal(removeMfa.code, 0);
   t.same(JSON.parse(removeMfa.stdout), { removed: false, sessionsEnded: 0 }, 'org remove-mfa prints what it did');
+  // With a passkey (registered over HTTP by a software authenticator): shown, then removed.
+  const session = (await login(gw.publicUrl, email, password)).json().token as string;
+  const post = (path: string, body: unknown) => send(`${gw.publicUrl}${path}`, { method: 'POST', headers: { ...UA, 'content-type': 'application/json', authorization: `Bearer ${session}` }, body: JSON.stringify(body) });
+  const { options } = (await post('/auth/mfa/passkeys/registration', { currentPassword: password })).json();
+  t.equal((await post('/auth/mfa/passkeys', { response: new SoftAuthenticator().register(options, { origin: 'http://localhost:8443' }), name: 'CLI key' })).status, 201, 'a passkey registered');
+  const shown = JSON.parse((await runCli(['org', 'mfa', org.id], { env })).stdout) as { methods: string[]; passkeys: Array<{ name: string; createdAt: string; lastUsedAt: null }> };
+  t.strictSame(shown.methods, ['recovery_code', 'passkey'], 'org mfa shows the passkey');
+  t.match(shown.passkeys, [{ name: 'CLI key', createdAt: String, lastUsedAt: null }]);
+  const removedAll = JSON.parse((await runCli(['org', 'remove-mfa', org.id], { env })).stdout) as { removed: boolean; sessionsEnded: number };
+  t.equal(removedAll.removed, true, 'org remove-mfa removes it');
+  t.ok(removedAll.sessionsEnded >= 1, 'and the sessions end');
+  t.strictSame(JSON.parse((await runCli(['org', 'mfa', org.id], { env })).stdout).passkeys, [], 'none left');
 
   const deleted = await runCli(['org', 'delete', org.id], { env });
   t.equal(deleted.code, 0, 'delete exits 0');

@@ -87,14 +87,15 @@ export async function storeSettled(config: Config, logs: ReturnType<typeof captu
 /** An isolated gateway on free ports with its own recording upstream, closed at teardown. */
 export async function startGateway(
   t: Test,
-  options: { env?: Env; deps?: Partial<GatewayDeps>; upstream?: RecordingUpstream } = {},
+  // port: a test that must know the public port before start (a WebAuthn origin names it).
+  options: { env?: Env; deps?: Partial<GatewayDeps>; upstream?: RecordingUpstream; port?: number } = {},
 ): Promise<StartedGateway> {
   const upstream = options.upstream ?? (await startRecordingUpstream());
   const logs = captureLogs();
   const config = testConfig({ AUTHGATE_UPSTREAM_URL: upstream.url, ...options.env });
   const gateway = await buildGateway(config, { logDestination: logs.destination, ...options.deps });
   await storeSettled(config, logs);
-  await gateway.publicServer.listen({ host: '127.0.0.1', port: 0 });
+  await gateway.publicServer.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   await gateway.opsServer.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(async () => {
     await gateway.close();

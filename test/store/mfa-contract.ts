@@ -24,7 +24,7 @@ export function mfaContract(t: Test, open: (t: Test) => Promise<GatewayStore>, h
     t.equal(await store.useTotpStep(id, 10), false, 'a pending factor accepts no login code');
     t.equal(await store.useRecoveryCode(id, 'h1'), false);
     t.equal(await store.activateTotp(id, 'sealed-1', 100, ['h1', 'h2']), false, 'not the pending secret');
-    t.equal(await store.activateTotp(id, 'sealed-2', 100, ['h1', 'h2']), true);
+    t.equal(await store.activateTotp(id, 'sealed-2', 100, ['h1', 'h2']), 'first', 'the first factor: its codes set');
     t.equal(await store.activateTotp(id, 'sealed-2', 101, ['h3']), false, 'active already');
     t.equal(await store.beginTotp(id, 'sealed-3'), 'active', 'no second enrolment over an active factor');
     t.strictSame(await store.findTotp(id), { secret: 'sealed-2', active: true, lastStep: 100, recoveryCodesLeft: 2 });

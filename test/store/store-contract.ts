@@ -13,6 +13,7 @@ import { organizationListingContract } from './organization-listing-contract.js'
 import { passwordResetContract } from './password-reset-contract.js';
 import { organizationProfileContract } from './organization-profile-contract.js';
 import { mfaContract } from './mfa-contract.js';
+import { passkeyContract } from './passkey-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -32,6 +33,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   passwordResetContract(t, open, { newOrganization: () => newOrganization(), newSession: (orgId) => newSession(orgId), pollUntil });
   organizationProfileContract(t, open, { newOrganization: (overrides) => newOrganization(overrides), newSession: (orgId) => newSession(orgId) });
   mfaContract(t, open, { newOrganization: () => newOrganization() });
+  passkeyContract(t, open, { newOrganization: () => newOrganization() });
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

@@ -162,7 +162,7 @@ const resetPassword: Command = {
     return 0;
   },
 };
-/** `org mfa <id>` and `org remove-mfa <id>` (issue 32): the second factor's status, or its removal. */
+/** `org mfa <id>` and `org remove-mfa <id>` (issue 32): the second factors' status, or the removal of all. */
 function mfaCommand(action: 'mfa' | 'remove-mfa', description: string[], example: string): Command {
   return {
     family: 'org',
@@ -191,10 +191,14 @@ export const org: Family = {
     limit,
     keyLimit,
     resetPassword,
-    mfaCommand('mfa', ['Print whether an organization has a second factor (never its secret).'], 'authgate org mfa org_123'),
+    mfaCommand('mfa', [
+      'Print whether an organization has a second factor: TOTP, its passkeys',
+      '(names, dates), recovery codes left (never a secret or a key).',
+    ], 'authgate org mfa org_123'),
     mfaCommand('remove-mfa', [
-      "Remove an organization's second factor and recovery codes (for one",
-      'that lost them all); every login session ends. Audited as mfa.removed.',
+      "Remove every second factor of an organization (TOTP, passkeys, recovery",
+      'codes), for one that lost them all; every login session ends. Audited as',
+      'mfa.removed.',
     ], 'authgate org remove-mfa org_123'),
   ],
 };

@@ -1,22 +1,15 @@
-/** The memory store's second factors and their challenges (store/mfa.ts MfaStore). */
+/** The memory store's TOTP factors, recovery codes and login challenges (store/mfa.ts MfaStore). */
 import type { MfaChallenge, MfaStore } from '../mfa.js';
 import type { MemoryPart, MemoryState } from './state.js';
 
-type Factor = { secret: string; active: boolean; lastStep: number; codes: Set<string> };
+/** Whether the organization has an active factor (TOTP or a passkey): its recovery codes then work. */
+export function hasActiveFactor(state: MemoryState, orgId: string): boolean {
+  return state.totpByOrg.get(orgId)?.active === true || (state.passkeysByOrg.get(orgId)?.size ?? 0) > 0;
+}
 
 export function memoryMfa(state: MemoryState): MemoryPart<MfaStore> {
-  const { now, orgsById } = state;
-  const factors = new Map<string, Factor>();
+  const { now, orgsById, totpByOrg, recoveryCodesByOrg } = state;
   const challenges = new Map<string, MfaChallenge & { failures: number }>();
-
-  /** The factor of a live organization (a deleted organization's is dropped here). */
-  function factorOf(orgId: string): Factor | undefined {
-    if (!orgsById.has(orgId)) {
-      factors.delete(orgId);
-      return undefined;
-    }
-    return factors.get(orgId);
-  }
 
   function liveChallenge(tokenHash: string) {
     const found = challenges.get(tokenHash);
@@ -31,47 +24,50 @@ export function memoryMfa(state: MemoryState): MemoryPart<MfaStore> {
   return {
     sweep: (t) => {
       for (const [hash, challenge] of challenges) if (challenge.expiresAt <= t) challenges.delete(hash);
-      for (const orgId of factors.keys()) if (!orgsById.has(orgId)) factors.delete(orgId);
     },
     methods: {
       async findTotp(orgId) {
-        const factor = factorOf(orgId);
+        const factor = totpByOrg.get(orgId);
         if (factor === undefined) return undefined;
-        return { secret: factor.secret, active: factor.active, lastStep: factor.lastStep, recoveryCodesLeft: factor.codes.size };
+        return { secret: factor.secret, active: factor.active, lastStep: factor.lastStep, recoveryCodesLeft: recoveryCodesByOrg.get(orgId)?.size ?? 0 };
       },
       async beginTotp(orgId, secret) {
         if (!orgsById.has(orgId)) return undefined;
-        const factor = factorOf(orgId);
+        const factor = totpByOrg.get(orgId);
         if (factor?.active === true) return 'active';
-        factors.set(orgId, { secret, active: false, lastStep: factor?.lastStep ?? 0, codes: new Set() });
+        // The last used step survives a new enrolment: a code once accepted stays refused.
+        totpByOrg.set(orgId, { secret, active: false, lastStep: factor?.lastStep ?? 0 });
         return 'pending';
       },
       async activateTotp(orgId, secret, step, recoveryCodeHashes) {
-        const factor = factorOf(orgId);
+        const factor = totpByOrg.get(orgId);
         if (factor === undefined || factor.active || factor.secret !== secret || step <= factor.lastStep) return false;
-        factors.set(orgId, { secret, active: true, lastStep: step, codes: new Set(recoveryCodeHashes) });
-        return true;
+        const first = !hasActiveFactor(state, orgId);
+        totpByOrg.set(orgId, { secret, active: true, lastStep: step });
+        if (first) recoveryCodesByOrg.set(orgId, new Set(recoveryCodeHashes));
+        return first ? 'first' : 'added';
       },
       async useTotpStep(orgId, step) {
-        const factor = factorOf(orgId);
+        const factor = totpByOrg.get(orgId);
         if (factor === undefined || !factor.active || step <= factor.lastStep) return false;
         factor.lastStep = step;
         return true;
       },
+      async countRecoveryCodes(orgId) {
+        return recoveryCodesByOrg.get(orgId)?.size ?? 0;
+      },
       async useRecoveryCode(orgId, codeHash) {
-        const factor = factorOf(orgId);
-        if (factor === undefined || !factor.active) return false;
-        return factor.codes.delete(codeHash);
+        if (!hasActiveFactor(state, orgId)) return false;
+        return recoveryCodesByOrg.get(orgId)?.delete(codeHash) ?? false;
       },
       async replaceRecoveryCodes(orgId, codeHashes) {
-        const factor = factorOf(orgId);
-        if (factor === undefined || !factor.active) return false;
-        factor.codes = new Set(codeHashes);
+        if (!hasActiveFactor(state, orgId)) return false;
+        recoveryCodesByOrg.set(orgId, new Set(codeHashes));
         return true;
       },
       async removeTotp(orgId) {
-        const had = factorOf(orgId) !== undefined;
-        factors.delete(orgId);
+        const had = totpByOrg.delete(orgId);
+        if (!hasActiveFactor(state, orgId)) recoveryCodesByOrg.delete(orgId);
         return had;
       },
       async createMfaChallenge(tokenHash, challenge) {
@@ -79,7 +75,9 @@ export function memoryMfa(state: MemoryState): MemoryPart<MfaStore> {
       },
       async findMfaChallenge(tokenHash) {
         const found = liveChallenge(tokenHash);
-        return found === undefined ? undefined : { orgId: found.orgId, passwordCheck: found.passwordCheck, expiresAt: found.expiresAt };
+        if (found === undefined) return undefined;
+        const { orgId, passwordCheck, expiresAt, passkeyChallenge } = found;
+        return { orgId, passwordCheck, expiresAt, ...(passkeyChallenge !== undefined && { passkeyChallenge }) };
       },
       async failMfaChallenge(tokenHash, limit) {
         const found = liveChallenge(tokenHash);

@@ -45,6 +45,7 @@ export function memoryOrganizations(state: MemoryState): MemoryPart<Organization
         orgsById.delete(orgId);
         keyLimits.delete(orgId);
         resetsByOrg.delete(orgId);
+        for (const factors of [state.totpByOrg, state.recoveryCodesByOrg, state.passkeysByOrg, state.passkeyRegistrations]) factors.delete(orgId);
         return revoked;
       },
 

@@ -5,6 +5,7 @@
  */
 import type { ApiKeyRecord, Organization, Session } from '../store.js';
 import type { StoredLimit } from '../rate-limits.js';
+import type { Passkey, PasskeyRegistration } from '../passkeys.js';
 
 export type MemoryState = {
   now: () => number;
@@ -41,6 +42,13 @@ export type MemoryState = {
   rateWindows: Map<string, { start: number; windowMs: number; used: number; replicas: Set<string> }>;
   // Password resets (password-resets.ts): orgId → its one live reset, gone with the organization.
   resetsByOrg: Map<string, { tokenHash: string; expiresAt: number }>;
+  // Second factors (mfa.ts, passkeys.ts), by organization, gone with it. The recovery codes are
+  // the organization's second factor's as a whole, so they are kept apart from either factor.
+  totpByOrg: Map<string, { secret: string; active: boolean; lastStep: number }>;
+  recoveryCodesByOrg: Map<string, Set<string>>;
+  /** orgId → credential id → passkey, in the order added. */
+  passkeysByOrg: Map<string, Map<string, Passkey>>;
+  passkeyRegistrations: Map<string, PasskeyRegistration>;
 };
 
 export function createMemoryState(now: () => number): MemoryState {
@@ -60,6 +68,10 @@ export function createMemoryState(now: () => number): MemoryState {
     keyRateLimits: new Map(),
     rateWindows: new Map(),
     resetsByOrg: new Map(),
+    totpByOrg: new Map(),
+    recoveryCodesByOrg: new Map(),
+    passkeysByOrg: new Map(),
+    passkeyRegistrations: new Map(),
   };
 }
 

@@ -73,6 +73,14 @@ export type ShardKeys = Readonly<{
    */
   organizationTotp(packedOrgId: string): string;
   organizationRecoveryCodes(packedOrgId: string): string;
+  /**
+   * Hash: the organization's passkeys (store/passkeys.ts), four fields per credential id:
+   * `k:<id>` JSON of what never changes (`p` public key, `t` transports, `c` createdAt), `n:<id>`
+   * its name, `c:<id>` its signature counter, `u:<id>` its last use (epoch ms, 0 before the first).
+   */
+  organizationPasskeys(packedOrgId: string): string;
+  /** String with a PX TTL: the organization's pending passkey registration, `<expiresAt> <challenge>`. */
+  organizationPasskeyRegistration(packedOrgId: string): string;
   /** Hash with a PX TTL: a login's second-factor challenge by its token's digest, `o` `p` `e` `f`. */
   mfaChallenge(digest: string): string;
 }>;
@@ -131,6 +139,8 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       passwordReset: (digest) => `${base}p:${digest}`,
       organizationTotp: (packedOrgId) => `${organizationStem}${packedOrgId}:f`,
       organizationRecoveryCodes: (packedOrgId) => `${organizationStem}${packedOrgId}:r`,
+      organizationPasskeys: (packedOrgId) => `${organizationStem}${packedOrgId}:w`,
+      organizationPasskeyRegistration: (packedOrgId) => `${organizationStem}${packedOrgId}:wr`,
       mfaChallenge: (digest) => `${base}m:${digest}`,
     };
   };

@@ -2,7 +2,9 @@
  * The Redis store's second factors (store/mfa.ts MfaStore). The factor is a hash beside the
  * organization's record (keys.ts organizationTotp), its recovery codes a set beside it, a
  * challenge a hash with a TTL by its token's digest, all on the organization's shard; every
- * deciding step is one script (scripts/*Totp*.lua, useRecoveryCode, *MfaChallenge).
+ * deciding step is one script (scripts/*Totp*.lua, useRecoveryCode, *MfaChallenge). The
+ * recovery codes' steps also read the passkeys (redis/passkeys.ts): the codes are the second
+ * factor's as a whole.
  */
 import type { MfaStore } from '../mfa.js';
 import type { RedisStoreContext } from './context.js';
@@ -11,9 +13,10 @@ import { unexpected } from './replies.js';
 export function redisMfa(context: RedisStoreContext): MfaStore {
   const { client, now, run, guard, durably, organizationPlace, organizationRecord, credentialPlace } = context;
 
-  function factorKeys(orgId: string): [string, string] {
+  /** The TOTP factor, the recovery codes and the passkeys (which the codes' steps also look at). */
+  function factorKeys(orgId: string): [string, string, string] {
     const { shard, packed } = organizationPlace(orgId);
-    return [shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed)];
+    return [shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed), shard.organizationPasskeys(packed)];
   }
 
   /** The challenge's key; undefined for a hash of no shape (then it is unknown). */
@@ -46,12 +49,17 @@ export function redisMfa(context: RedisStoreContext): MfaStore {
       })),
 
     activateTotp: (orgId, secret, step, hashes) =>
-      guard('activateTotp', () => durably([organizationRecord(orgId)], async () =>
-        flag(await run.activateTotp(factorKeys(orgId), [secret, step, ...hashes]), 'activateTotp'))),
+      guard('activateTotp', () => durably([organizationRecord(orgId)], async () => {
+        const reply = await run.activateTotp(factorKeys(orgId), [secret, step, ...hashes]);
+        if (reply !== 0 && reply !== 1 && reply !== 2) throw unexpected('activateTotp');
+        return reply === 2 ? 'first' : reply === 1 ? 'added' : false;
+      })),
 
     useTotpStep: (orgId, step) =>
       guard('useTotpStep', () => durably([organizationRecord(orgId)], async () =>
         flag(await run.useTotpStep([factorKeys(orgId)[0]], [step]), 'useTotpStep'))),
+
+    countRecoveryCodes: (orgId) => guard('countRecoveryCodes', async () => Number(await client.scard(factorKeys(orgId)[1]))),
 
     useRecoveryCode: (orgId, codeHash) =>
       guard('useRecoveryCode', () => durably([organizationRecord(orgId)], async () =>
@@ -70,18 +78,18 @@ export function redisMfa(context: RedisStoreContext): MfaStore {
         const key = challengeKey(tokenHash);
         if (key === undefined) throw new Error('an mfaToken hash carries its organization\'s shard tag');
         const ttlMs = Math.max(1, Math.ceil(challenge.expiresAt - now()));
-        await run.createMfaChallenge([key], [challenge.orgId, challenge.passwordCheck, challenge.expiresAt, ttlMs]);
+        await run.createMfaChallenge([key], [challenge.orgId, challenge.passwordCheck, challenge.expiresAt, ttlMs, challenge.passkeyChallenge ?? '']);
       }),
 
     findMfaChallenge: (tokenHash) =>
       guard('findMfaChallenge', async () => {
         const key = challengeKey(tokenHash);
         if (key === undefined) return undefined;
-        const [orgId, passwordCheck, expiresAt] = await client.hmget(key, 'o', 'p', 'e');
+        const [orgId, passwordCheck, expiresAt, passkeyChallenge] = await client.hmget(key, 'o', 'p', 'e', 'w');
         if (orgId == null || passwordCheck == null || expiresAt == null) return undefined;
         const at = Number(expiresAt);
         if (at <= now()) return undefined;
-        return { orgId, passwordCheck, expiresAt: at };
+        return { orgId, passwordCheck, expiresAt: at, ...(passkeyChallenge != null && { passkeyChallenge }) };
       }),
 
     failMfaChallenge: (tokenHash, limit) =>

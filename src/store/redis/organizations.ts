@@ -74,7 +74,7 @@ export function redisOrganizations(context: RedisStoreContext): OrganizationStor
         if (deleted === undefined) return undefined;
         // Its second factor (redis/mfa.ts): after the record, so a crash between leaves only
         // keys no step reads again (every one looks the organization up first).
-        await client.del(shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed));
+        await client.del(shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed), shard.organizationPasskeys(packed), shard.organizationPasskeyRegistration(packed));
         if (listed !== undefined) {
           // Committed already: an entry left behind is removed by the next listing that meets it.
           await organizationIndex.remove(listed).catch((error: unknown) => {

@@ -51,6 +51,11 @@ export const SCRIPT_NAMES = [
   'removeTotp',
   'createMfaChallenge',
   'failMfaChallenge',
+  'addPasskey',
+  'renamePasskey',
+  'removePasskey',
+  'usePasskey',
+  'removeSecondFactors',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

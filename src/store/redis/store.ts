@@ -22,6 +22,7 @@ import { redisOrganizations } from './organizations.js';
 import { redisPasswordResets } from './password-resets.js';
 import { redisOrganizationProfiles } from './organization-profiles.js';
 import { redisMfa } from './mfa.js';
+import { redisPasskeys } from './passkeys.js';
 import { redisRateLimits } from './rate-limits.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
@@ -118,6 +119,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisPasswordResets(context),
     ...redisOrganizationProfiles(context),
     ...redisMfa(context),
+    ...redisPasskeys(context),
 
     ping: () =>
       guard('ping', async () => {
