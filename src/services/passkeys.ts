@@ -54,9 +54,13 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
   const descriptors = (passkeys: readonly Passkey[]) =>
     passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports as AuthenticatorTransport[] }));
 
-  /** A library refusal as a bounded word for the log line (its message may name the origin sent). */
+  /**
+   * A library refusal for the log line: its message without the values it quotes (the origin
+   * sent, the challenges: a live login's challenge is nobody's business in a log), bounded.
+   */
   function refused(what: string, error: unknown): false {
-    logger?.info({ event: `passkey.${what}_refused`, reason: error instanceof Error ? error.message.slice(0, 200) : 'not verified' }, `a passkey ${what} did not verify`);
+    const reason = error instanceof Error ? error.message.replace(/"[^"]*"/g, '"…"').slice(0, 200) : 'not verified';
+    logger?.info({ event: `passkey.${what}_refused`, reason }, `a passkey ${what} did not verify`);
     return false;
   }
 
@@ -116,6 +120,8 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
         throw new Problem('passkeyRejected', 'The passkey\'s response did not verify (origin, RP ID, challenge, user verification or attestation): nothing was stored. Start again.', 'passkey_rejected');
       }
       const { credential } = verified.registrationInfo;
+      // WebAuthn bounds a credential id at 1023 bytes; the id is a path parameter later (PATCH, DELETE).
+      if (credential.id.length > 1400) throw new Problem('passkeyRejected', 'The passkey\'s credential id is longer than WebAuthn allows.', 'passkey_rejected');
       const kept = await store.listPasskeys(orgId);
       const codes = newRecoveryCodes();
       const passkey: Passkey = {

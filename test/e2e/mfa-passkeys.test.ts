@@ -200,10 +200,17 @@ for (const store of ['memory', 'redis'] as const) {
       ['another user handle', (o) => authenticator.assert(o, { origin: ORIGIN, userHandle: Buffer.from('org_other').toString('base64url') })],
     ];
     const stale = await loginChallenge(t, a, org);
+    const challenges: string[] = [];
     for (const [what, answer] of refusals) {
       const fresh = await loginChallenge(t, a, org);
-      problem(t, await call(b, 'POST', '/auth/login/mfa', { mfaToken: fresh.mfaToken, passkey: answer(fresh.passkeyOptions) }), 401, 1117, what);
+      challenges.push(fresh.passkeyOptions.challenge);
+      const refused = await call(b, 'POST', '/auth/login/mfa', { mfaToken: fresh.mfaToken, passkey: answer(fresh.passkeyOptions) });
+      problem(t, refused, 401, 1117, what);
+      t.match((refused.json() as { detail: string }).detail, /passkey/, `${what}: the detail speaks of the passkey`);
     }
+    const logged = [a.logs.text(), b.logs.text()].join('\n');
+    t.ok(logged.includes('passkey.login_refused'), 'refusals are logged');
+    t.notOk(challenges.some((challenge) => logged.includes(challenge)), 'never with a live login\'s challenge');
     // The earlier login's assertion, replayed on a later mfaToken: another challenge.
     const earlier = authenticator.assert(stale.passkeyOptions, { origin: ORIGIN });
     const later = await loginChallenge(t, a, org);
