@@ -227,6 +227,11 @@ for (const store of ['memory', 'redis'] as const) {
     t.strictSame(answers.filter((r) => r.status === 200).length, 1, `one 200 of four (${answers.map((r) => r.status).join(',')})`);
     t.ok(answers.every((r) => r.status === 200 || r.status === 401), 'the others 401');
 
+    // A login's challenge lives as long as its mfaToken: 5 minutes.
+    const late = await loginChallenge(t, a, org);
+    time.advance(5 * 60_000 + 1000);
+    problem(t, await call(b, 'POST', '/auth/login/mfa', { mfaToken: late.mfaToken, passkey: authenticator.assert(late.passkeyOptions, { origin: ORIGIN }) }), 401, 1118, 'an expired login challenge');
+
     // An authenticator without a counter (0 always): accepted, each login's challenge once.
     const zero = await withPasskey(t, a, b);
     for (let i = 0; i < 2; i++) {
