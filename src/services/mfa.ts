@@ -125,7 +125,7 @@ export function createMfaService(deps: {
         right = await store.useRecoveryCode(org.id, recoveryCodeHash(org.id, input.recoveryCode));
       } else if (input.passkey !== undefined) {
         used = 'passkey';
-        right = await passkeys.verifyLogin(org.id, challenge.passkeyChallenge, input.passkey);
+        right = await passkeys.verifyLogin(org.id, challenge.passkeyChallenge, input.passkey, kept);
       } else {
         used = 'totp';
         right = factor?.active === true && (await useCode(org.id, factor, input.code ?? ''));

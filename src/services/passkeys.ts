@@ -160,12 +160,13 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
 
     /**
      * A login's assertion against the challenge its mfaToken was given: true when it verifies for
-     * one of this organization's passkeys and its counter was accepted (and stored) by the store.
+     * one of the organization's passkeys (`kept`) and its counter was accepted (and stored) by the
+     * store, which decides on the counter as it is then, not as `kept` read it.
      */
-    async verifyLogin(orgId: string, challenge: string | undefined, response: AuthenticationResponseJSON): Promise<boolean> {
+    async verifyLogin(orgId: string, challenge: string | undefined, response: AuthenticationResponseJSON, kept: readonly Passkey[]): Promise<boolean> {
       if (rp === undefined || challenge === undefined) return false;
-      // Another organization's passkey is not in this list: it cannot finish this login.
-      const passkey = (await store.listPasskeys(orgId)).find((kept) => kept.id === response.id);
+      // `kept` is this organization's passkeys, just read: another organization's is not among them.
+      const passkey = kept.find((candidate) => candidate.id === response.id);
       if (passkey === undefined) return false;
       const handle = response.response.userHandle;
       if (handle !== undefined && handle !== Buffer.from(userHandleOf(orgId)).toString('base64url')) return false;
