@@ -125,7 +125,7 @@ export function createMfaService(deps: {
         right = await store.useRecoveryCode(org.id, recoveryCodeHash(org.id, input.recoveryCode));
       } else if (input.passkey !== undefined) {
         used = 'passkey';
-        right = await passkeys.verifyLogin(org.id, challenge.passkeyChallenge, input.passkey);
+        right = await passkeys.verifyLogin(org.id, challenge.passkeyChallenge, input.passkey, kept);
       } else {
         used = 'totp';
         right = factor?.active === true && (await useCode(org.id, factor, input.code ?? ''));
@@ -133,7 +133,7 @@ export function createMfaService(deps: {
       if (!right) {
         const failures = await store.failMfaChallenge(tokenHash, MFA_TOKEN_MAX_FAILURES);
         if (failures === 0 || failures >= MFA_TOKEN_MAX_FAILURES) throw invalidMfaToken('Too many wrong codes: this mfaToken is spent; log in again.');
-        throw new Problem('mfaCodeWrong', `The code is not right (or was used already). ${MFA_TOKEN_MAX_FAILURES - failures} more tries with this mfaToken.`, 'bad_code');
+        throw new Problem('mfaCodeWrong', `The ${used === 'passkey' ? 'passkey\'s answer did not verify' : 'code is not right'} (or was used already). ${MFA_TOKEN_MAX_FAILURES - failures} more tries with this mfaToken.`, 'bad_code');
       }
       // Single use: of two racing finishes with one mfaToken, one session.
       if (!(await store.consumeMfaChallenge(tokenHash))) throw invalidMfaToken();

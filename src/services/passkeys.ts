@@ -54,9 +54,13 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
   const descriptors = (passkeys: readonly Passkey[]) =>
     passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports as AuthenticatorTransport[] }));
 
-  /** A library refusal as a bounded word for the log line (its message may name the origin sent). */
+  /**
+   * A library refusal for the log line: its message without the values it quotes (the origin
+   * sent, the challenges: a live login's challenge is nobody's business in a log), bounded.
+   */
   function refused(what: string, error: unknown): false {
-    logger?.info({ event: `passkey.${what}_refused`, reason: error instanceof Error ? error.message.slice(0, 200) : 'not verified' }, `a passkey ${what} did not verify`);
+    const reason = error instanceof Error ? error.message.replace(/"[^"]*"/g, '"…"').slice(0, 200) : 'not verified';
+    logger?.info({ event: `passkey.${what}_refused`, reason }, `a passkey ${what} did not verify`);
     return false;
   }
 
@@ -116,6 +120,8 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
         throw new Problem('passkeyRejected', 'The passkey\'s response did not verify (origin, RP ID, challenge, user verification or attestation): nothing was stored. Start again.', 'passkey_rejected');
       }
       const { credential } = verified.registrationInfo;
+      // WebAuthn bounds a credential id at 1023 bytes; the id is a path parameter later (PATCH, DELETE).
+      if (credential.id.length > 1400) throw new Problem('passkeyRejected', 'The passkey\'s credential id is longer than WebAuthn allows.', 'passkey_rejected');
       const kept = await store.listPasskeys(orgId);
       const codes = newRecoveryCodes();
       const passkey: Passkey = {
@@ -154,12 +160,13 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
 
     /**
      * A login's assertion against the challenge its mfaToken was given: true when it verifies for
-     * one of this organization's passkeys and its counter was accepted (and stored) by the store.
+     * one of the organization's passkeys (`kept`) and its counter was accepted (and stored) by the
+     * store, which decides on the counter as it is then, not as `kept` read it.
      */
-    async verifyLogin(orgId: string, challenge: string | undefined, response: AuthenticationResponseJSON): Promise<boolean> {
+    async verifyLogin(orgId: string, challenge: string | undefined, response: AuthenticationResponseJSON, kept: readonly Passkey[]): Promise<boolean> {
       if (rp === undefined || challenge === undefined) return false;
-      // Another organization's passkey is not in this list: it cannot finish this login.
-      const passkey = (await store.listPasskeys(orgId)).find((kept) => kept.id === response.id);
+      // `kept` is this organization's passkeys, just read: another organization's is not among them.
+      const passkey = kept.find((candidate) => candidate.id === response.id);
       if (passkey === undefined) return false;
       const handle = response.response.userHandle;
       if (handle !== undefined && handle !== Buffer.from(userHandleOf(orgId)).toString('base64url')) return false;

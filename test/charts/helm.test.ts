@@ -845,11 +845,13 @@ t.test('rate limit, console, CORS and audit retention: rendered from config, che
   t.notOk('AUTHGATE_CORS_ORIGINS' in defaults, 'no CORS origin unless given');
   t.notOk('AUTHGATE_AUDIT_MAX_EVENTS' in defaults || 'AUTHGATE_AUDIT_MAX_AGE_DAYS' in defaults, "the gateway's audit retention unless given");
 
-  const set = one<any>(await render([], [IDENTITY_KEY, valuesFile({ config: { rateLimit: '600/60s', console: true, corsOrigins: ['https://app.example.com', 'https://admin.example.com'], auditMaxEvents: 5000, auditMaxAgeDays: 30 } })]), 'ConfigMap').data as Record<string, string>;
+  const set = one<any>(await render([], [IDENTITY_KEY, valuesFile({ config: { rateLimit: '600/60s', console: true, corsOrigins: ['https://app.example.com', 'https://admin.example.com'], webauthnRpId: 'example.com', webauthnOrigins: ['https://app.example.com'], auditMaxEvents: 5000, auditMaxAgeDays: 30 } })]), 'ConfigMap').data as Record<string, string>;
   t.match(set, {
     AUTHGATE_RATE_LIMIT: '600/60s',
     AUTHGATE_CONSOLE: 'on',
     AUTHGATE_CORS_ORIGINS: 'https://app.example.com,https://admin.example.com',
+    AUTHGATE_WEBAUTHN_RP_ID: 'example.com',
+    AUTHGATE_WEBAUTHN_ORIGINS: 'https://app.example.com',
     AUTHGATE_AUDIT_MAX_EVENTS: '5000',
     AUTHGATE_AUDIT_MAX_AGE_DAYS: '30',
   });
@@ -861,11 +863,14 @@ t.test('rate limit, console, CORS and audit retention: rendered from config, che
     t.same(loaded.config.rateLimit.default, { count: 600, windowSeconds: 60 });
     t.equal(loaded.config.console.enabled, true);
     t.same(loaded.config.cors.origins, ['https://app.example.com', 'https://admin.example.com']);
+    t.same(loaded.config.webauthn, { rpId: 'example.com', origins: ['https://app.example.com'] });
   }
 
   for (const [values, what] of [
     [{ config: { rateLimit: '600 per minute' } }, 'a malformed rate limit'],
     [{ config: { corsOrigins: ['https://app.example.com/path'] } }, 'an origin with a path'],
+    [{ config: { webauthnOrigins: ['https://app.example.com/console'] } }, 'a WebAuthn origin with a path'],
+    [{ config: { webauthnRpId: 'https://example.com' } }, 'an RP ID that is a URL'],
     [{ config: { auditMaxEvents: 10 } }, 'too few audit events'],
     [{ config: { console: 'enabled' } }, 'console not a boolean'],
   ] as const) {

@@ -528,3 +528,21 @@ t.test('identity assertion', async (t) => {
     t.same(names(errorsOf(t, loadConfig({ AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT: 'true' }))), ['AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT']);
   });
 });
+
+t.test('AUTHGATE_WEBAUTHN_RP_ID and AUTHGATE_WEBAUTHN_ORIGINS: localhost outside production, both or none in production, origins on the RP ID\'s domain', async (t) => {
+  t.same(ok(t, loadConfig({})).webauthn, { rpId: 'localhost', origins: ['http://localhost:8080'] }, 'development: localhost and the public port');
+  t.same(ok(t, loadConfig({ AUTHGATE_PORT: '3000' })).webauthn, { rpId: 'localhost', origins: ['http://localhost:3000'] });
+  t.equal(ok(t, loadConfig(PRODUCTION)).webauthn, undefined, 'production without them: no passkeys (registration 409, 1231)');
+  const set = ok(t, loadConfig({ ...PRODUCTION, AUTHGATE_WEBAUTHN_RP_ID: 'Example.com', AUTHGATE_WEBAUTHN_ORIGINS: 'https://console.example.com, HTTPS://EXAMPLE.COM:443' }));
+  t.same(set.webauthn, { rpId: 'example.com', origins: ['https://console.example.com', 'https://example.com'] }, 'as browsers send them');
+  for (const [given, missing] of [['AUTHGATE_WEBAUTHN_RP_ID', 'AUTHGATE_WEBAUTHN_ORIGINS'], ['AUTHGATE_WEBAUTHN_ORIGINS', 'AUTHGATE_WEBAUTHN_RP_ID']] as const) {
+    const errors = errorsOf(t, loadConfig({ ...PRODUCTION, [given]: given === 'AUTHGATE_WEBAUTHN_RP_ID' ? 'example.com' : 'https://example.com' }));
+    t.same(names(errors), [missing], `production with ${given} alone names ${missing}`);
+  }
+  for (const origins of ['https://evil.test', 'https://notexample.com', 'https://example.com/console', 'console.example.com:443']) {
+    const errors = errorsOf(t, loadConfig({ AUTHGATE_WEBAUTHN_RP_ID: 'example.com', AUTHGATE_WEBAUTHN_ORIGINS: origins }));
+    t.same(names(errors), ['AUTHGATE_WEBAUTHN_ORIGINS'], `${origins} refused`);
+    t.notOk(errors[0]!.includes(origins), 'and not echoed');
+  }
+  t.same(names(errorsOf(t, loadConfig({ AUTHGATE_WEBAUTHN_RP_ID: 'https://example.com' }))), ['AUTHGATE_WEBAUTHN_RP_ID'], 'an RP ID is a domain, not a URL');
+});

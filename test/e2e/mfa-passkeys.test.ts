@@ -200,10 +200,17 @@ for (const store of ['memory', 'redis'] as const) {
       ['another user handle', (o) => authenticator.assert(o, { origin: ORIGIN, userHandle: Buffer.from('org_other').toString('base64url') })],
     ];
     const stale = await loginChallenge(t, a, org);
+    const challenges: string[] = [];
     for (const [what, answer] of refusals) {
       const fresh = await loginChallenge(t, a, org);
-      problem(t, await call(b, 'POST', '/auth/login/mfa', { mfaToken: fresh.mfaToken, passkey: answer(fresh.passkeyOptions) }), 401, 1117, what);
+      challenges.push(fresh.passkeyOptions.challenge);
+      const refused = await call(b, 'POST', '/auth/login/mfa', { mfaToken: fresh.mfaToken, passkey: answer(fresh.passkeyOptions) });
+      problem(t, refused, 401, 1117, what);
+      t.match((refused.json() as { detail: string }).detail, /passkey/, `${what}: the detail speaks of the passkey`);
     }
+    const logged = [a.logs.text(), b.logs.text()].join('\n');
+    t.ok(logged.includes('passkey.login_refused'), 'refusals are logged');
+    t.notOk(challenges.some((challenge) => logged.includes(challenge)), 'never with a live login\'s challenge');
     // The earlier login's assertion, replayed on a later mfaToken: another challenge.
     const earlier = authenticator.assert(stale.passkeyOptions, { origin: ORIGIN });
     const later = await loginChallenge(t, a, org);
@@ -219,6 +226,11 @@ for (const store of ['memory', 'redis'] as const) {
     const answers = await Promise.all([a, b, a, b].map((gw) => call(gw, 'POST', '/auth/login/mfa', { mfaToken: raced.mfaToken, passkey: assertion })));
     t.strictSame(answers.filter((r) => r.status === 200).length, 1, `one 200 of four (${answers.map((r) => r.status).join(',')})`);
     t.ok(answers.every((r) => r.status === 200 || r.status === 401), 'the others 401');
+
+    // A login's challenge lives as long as its mfaToken: 5 minutes.
+    const late = await loginChallenge(t, a, org);
+    time.advance(5 * 60_000 + 1000);
+    problem(t, await call(b, 'POST', '/auth/login/mfa', { mfaToken: late.mfaToken, passkey: authenticator.assert(late.passkeyOptions, { origin: ORIGIN }) }), 401, 1118, 'an expired login challenge');
 
     // An authenticator without a counter (0 always): accepted, each login's challenge once.
     const zero = await withPasskey(t, a, b);
