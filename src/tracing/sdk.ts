@@ -15,13 +15,13 @@ import type { IncomingMessage } from 'node:http';
 import {
   createNoopMeter,
   defaultTextMapGetter,
-  defaultTextMapSetter,
-  isSpanContextValid,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
+  type Context,
   type Meter,
   type MeterProvider,
   type Span,
@@ -62,7 +62,11 @@ const PROCESSED_SPANS = 'otel.sdk.processor.span.processed';
 /** How long close() waits for the last export: a dead collector never holds a shutdown longer. */
 const SHUTDOWN_BOUND_MS = 5_000;
 
-type RequestSpans = { server: Span; client: Span | undefined };
+/**
+ * A sampled request's spans, and its server span's context made once: the parent of its client
+ * span and of its children (one context per request, not one per span started under it).
+ */
+type RequestSpans = { server: Span; context: Context; client: Span | undefined };
 
 export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = process.env): Tracing {
   const processor = new BatchSpanProcessor({
@@ -83,7 +87,7 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
   });
   const tracer = provider.getTracer('authgate', options.serviceVersion);
   const propagator = new W3CTraceContextPropagator();
-  const current = new AsyncLocalStorage<Span>();
+  const current = new AsyncLocalStorage<RequestSpans>();
   const requests = new WeakMap<IncomingMessage, RequestSpans>();
   const recordOrgId = options.recordOrgId;
 
@@ -106,8 +110,9 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
         const server = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
         // Dropped by a ratio (a root whose trace id fell outside it): the same as dropped upfront.
         if (!server.isRecording()) return handler(request, response);
-        requests.set(request, { server, client: undefined });
-        current.run(server, handler, request, response);
+        const spans: RequestSpans = { server, context: trace.setSpan(ROOT_CONTEXT, server), client: undefined };
+        requests.set(request, spans);
+        current.run(spans, handler, request, response);
       };
     },
 
@@ -138,30 +143,36 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
     ids(request) {
       const spans = requests.get(request);
       if (spans === undefined) return undefined;
+      // Valid by construction: only a recording span (the SDK's own ids) is kept.
       const context = spans.server.spanContext();
-      return isSpanContextValid(context) ? { traceId: context.traceId, spanId: context.spanId } : undefined;
+      return { traceId: context.traceId, spanId: context.spanId };
     },
 
     upstream(request, headers, upstreamHost) {
       const spans = requests.get(request);
       if (spans === undefined || spans.client !== undefined) return;
       const method = request.method ?? '_OTHER';
-      const client = tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: hostOf(upstreamHost) ?? upstreamHost } }, trace.setSpan(ROOT_CONTEXT, spans.server));
+      const client = tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: hostOf(upstreamHost) ?? upstreamHost } }, spans.context);
       spans.client = client;
-      // Replaces the client's traceparent (and carries its tracestate on): the upstream's parent is this span.
-      propagator.inject(trace.setSpan(ROOT_CONTEXT, client), headers, defaultTextMapSetter);
+      // Replaces the client's traceparent (and carries its tracestate on): the upstream's parent is
+      // this span. Written as W3CTraceContextPropagator.inject writes it (version 00, the span's
+      // ids and flags, the trace state serialized), without the context it would need made for
+      // the span first: the SDK's ids are valid lower-case hex by construction.
+      const context = client.spanContext();
+      headers['traceparent'] = `00-${context.traceId}-${context.spanId}-${(context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'}`;
+      if (context.traceState !== undefined) headers['tracestate'] = context.traceState.serialize();
     },
 
     resume(request, next) {
       const spans = requests.get(request);
       if (spans === undefined) return next();
-      current.run(spans.server, next);
+      current.run(spans, next);
     },
 
     child<T>(name: string, work: () => Promise<T>): Promise<T> {
       const parent = current.getStore();
-      if (parent === undefined || !parent.isRecording()) return work();
-      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, trace.setSpan(ROOT_CONTEXT, parent));
+      if (parent === undefined || !parent.server.isRecording()) return work();
+      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, parent.context);
       return work().then(
         (value) => {
           span.end();
