@@ -15,16 +15,16 @@ import type { IncomingMessage } from 'node:http';
 import {
   createNoopMeter,
   defaultTextMapGetter,
+  isSpanContextValid,
   ROOT_CONTEXT,
+  SamplingDecision,
   SpanKind,
   SpanStatusCode,
   trace,
   TraceFlags,
   type Attributes,
-  type Context,
   type Meter,
   type MeterProvider,
-  type Span,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -35,7 +35,6 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
-  TracerProvider,
   type Sampler,
 } from '@opentelemetry/sdk-trace';
 import {
@@ -48,6 +47,7 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_SCHEME,
 } from '@opentelemetry/semantic-conventions';
+import { LightSpan, randomId, type SpanSink } from './light-span.js';
 import { traceparentSampled } from './trace-context.js';
 import type { RequestHandler, TracedAnswer, Tracing, TracingOptions } from './tracing.js';
 
@@ -66,7 +66,7 @@ const SHUTDOWN_BOUND_MS = 5_000;
  * A sampled request's spans, and its server span's context made once: the parent of its client
  * span and of its children (one context per request, not one per span started under it).
  */
-type RequestSpans = { server: Span; context: Context; client: Span | undefined };
+type RequestSpans = { server: LightSpan; client: LightSpan | undefined };
 
 export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = process.env): Tracing {
   const processor = new BatchSpanProcessor({
@@ -79,17 +79,25 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
     selfObsMeterProvider: droppedSpanMeter(options.onDropped),
   });
   const { sampler, dropsUpfront } = samplingFrom(env);
-  const provider = new TracerProvider({
-    sampler,
+  const sink: SpanSink = {
+    processor,
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) over the gateway's own defaults.
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'authgate', [ATTR_SERVICE_VERSION]: options.serviceVersion }).merge(detectResources({ detectors: [envDetector] })),
-    spanProcessors: [processor],
-  });
-  const tracer = provider.getTracer('authgate', options.serviceVersion);
+    scope: { name: 'authgate', version: options.serviceVersion },
+  };
   const propagator = new W3CTraceContextPropagator();
   const current = new AsyncLocalStorage<RequestSpans>();
   const requests = new WeakMap<IncomingMessage, RequestSpans>();
   const recordOrgId = options.recordOrgId;
+  /**
+   * A span under the request's server span: its client span and its children. Sampled, as the
+   * sampler would have it under every supported one: a parent-based sampler samples what a
+   * sampled local parent starts, and a ratio decides on the trace id, which is the parent's.
+   */
+  const under = (server: LightSpan, name: string, kind: SpanKind, attributes: Attributes): LightSpan => {
+    const context = server.spanContext();
+    return new LightSpan(sink, name, kind, attributes, context.traceId, context, context.traceState);
+  };
 
   return {
     serve(handler: RequestHandler, scheme: 'http' | 'https'): RequestHandler {
@@ -101,16 +109,22 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
         // Measured (docs/performance.md, issue 33): the unsampled span, its context and the
         // injected traceparent cost ~40 µs of CPU per request.
         if (dropsUpfront(traceparentSampled(traceparent))) return handler(request, response);
-        const parent = traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+        const parentContext = traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+        let parent = trace.getSpanContext(parentContext);
+        if (parent !== undefined && !isSpanContextValid(parent)) parent = undefined;
+        const traceId = parent?.traceId ?? randomId(16);
         const method = request.method ?? '_OTHER';
         const attributes: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_SCHEME]: scheme };
         const host = hostOf(request.headers.host);
         if (host !== undefined) attributes[ATTR_SERVER_ADDRESS] = host;
+        // The official sampler decides, as the SDK's tracer would ask it. Dropped (a root whose
+        // trace id fell outside a ratio): the same as dropped upfront. (A sampler that records
+        // without sampling, none of the supported ones, would export nothing: dropped too.)
+        const sampling = sampler.shouldSample(parentContext, traceId, method, SpanKind.SERVER, attributes, []);
+        if (sampling.decision !== SamplingDecision.RECORD_AND_SAMPLED) return handler(request, response);
         // Named by method only until the route is known (finish): never by the raw path.
-        const server = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
-        // Dropped by a ratio (a root whose trace id fell outside it): the same as dropped upfront.
-        if (!server.isRecording()) return handler(request, response);
-        const spans: RequestSpans = { server, context: trace.setSpan(ROOT_CONTEXT, server), client: undefined };
+        const server = new LightSpan(sink, method, SpanKind.SERVER, attributes, traceId, parent, sampling.traceState ?? parent?.traceState);
+        const spans: RequestSpans = { server, client: undefined };
         requests.set(request, spans);
         current.run(spans, handler, request, response);
       };
@@ -152,7 +166,7 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
       const spans = requests.get(request);
       if (spans === undefined || spans.client !== undefined) return;
       const method = request.method ?? '_OTHER';
-      const client = tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: hostOf(upstreamHost) ?? upstreamHost } }, spans.context);
+      const client = under(spans.server, method, SpanKind.CLIENT, { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: hostOf(upstreamHost) ?? upstreamHost });
       spans.client = client;
       // Replaces the client's traceparent (and carries its tracestate on): the upstream's parent is
       // this span. Written as W3CTraceContextPropagator.inject writes it (version 00, the span's
@@ -172,7 +186,7 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
     child<T>(name: string, work: () => Promise<T>): Promise<T> {
       const parent = current.getStore();
       if (parent === undefined || !parent.server.isRecording()) return work();
-      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, parent.context);
+      const span = under(parent.server, name, SpanKind.INTERNAL, {});
       return work().then(
         (value) => {
           span.end();
@@ -193,7 +207,7 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
         timer = setTimeout(resolve, SHUTDOWN_BOUND_MS);
         timer.unref();
       });
-      await Promise.race([provider.shutdown().catch(() => undefined), bound]);
+      await Promise.race([processor.shutdown().catch(() => undefined), bound]);
       clearTimeout(timer);
     },
   };
