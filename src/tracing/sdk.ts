@@ -1,14 +1,21 @@
 /**
  * The OpenTelemetry side of tracing/tracing.ts, imported only when AUTHGATE_TRACING=on. Official
- * packages only: the API, the trace SDK (tracer provider, batch processor, samplers), the W3C
- * Trace Context propagator of core, resources and the OTLP/HTTP protobuf exporter, which reads
+ * packages for everything but the span objects: the API, the trace SDK's samplers and batch
+ * processor, the W3C Trace Context propagator of core (extracting a client's traceparent and
+ * tracestate), resources and the OTLP/HTTP protobuf exporter, which reads
  * OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS and
- * OTEL_EXPORTER_OTLP_TIMEOUT itself.
+ * OTEL_EXPORTER_OTLP_TIMEOUT itself. The spans are the gateway's own light ReadableSpans
+ * (tracing/light-span.ts, hand-written for speed: half the cost of the SDK tracer's, measured
+ * there), handed to that processor and exporter.
  *
- * No global provider, propagator or context manager is registered: the request's span is handed
- * explicitly (a WeakMap by request, the parent passed to startSpan), and an AsyncLocalStorage of
- * this module's own carries it to the child spans (the store read, argon2, …) without the rest of
- * the gateway knowing of it. A child outside a request is no span at all, never a stray root.
+ * What a request costs is decided first (serve): one the sampler would drop, known from its
+ * traceparent's flag alone, gets nothing at all (no span, no context, its traceparent forwarded
+ * unchanged), as with tracing off.
+ *
+ * No global provider, propagator or context manager is registered: the request's spans are
+ * handed explicitly (a WeakMap by request), and an AsyncLocalStorage of this module's own carries
+ * them to the child spans (the store read, argon2, …) without the rest of the gateway knowing of
+ * it. A child outside a request is no span at all, never a stray root.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
