@@ -1,30 +1,37 @@
 /**
  * The OpenTelemetry side of tracing/tracing.ts, imported only when AUTHGATE_TRACING=on. Official
- * packages only: the API, the trace SDK (tracer provider, batch processor, samplers), the W3C
- * Trace Context propagator of core, resources and the OTLP/HTTP protobuf exporter, which reads
+ * packages for everything but the span objects: the API, the trace SDK's samplers and batch
+ * processor, the W3C Trace Context propagator of core (extracting a client's traceparent and
+ * tracestate), resources and the OTLP/HTTP protobuf exporter, which reads
  * OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS and
- * OTEL_EXPORTER_OTLP_TIMEOUT itself.
+ * OTEL_EXPORTER_OTLP_TIMEOUT itself. The spans are the gateway's own light ReadableSpans
+ * (tracing/light-span.ts, hand-written for speed: half the cost of the SDK tracer's, measured
+ * there), handed to that processor and exporter.
  *
- * No global provider, propagator or context manager is registered: the request's span is handed
- * explicitly (a WeakMap by request, the parent passed to startSpan), and an AsyncLocalStorage of
- * this module's own carries it to the child spans (the store read, argon2, …) without the rest of
- * the gateway knowing of it. A child outside a request is no span at all, never a stray root.
+ * What a request costs is decided first (serve): one the sampler would drop, known from its
+ * traceparent's flag alone, gets nothing at all (no span, no context, its traceparent forwarded
+ * unchanged), as with tracing off.
+ *
+ * No global provider, propagator or context manager is registered: the request's spans are
+ * handed explicitly (a WeakMap by request), and an AsyncLocalStorage of this module's own carries
+ * them to the child spans (the store read, argon2, …) without the rest of the gateway knowing of
+ * it. A child outside a request is no span at all, never a stray root.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import {
   createNoopMeter,
   defaultTextMapGetter,
-  defaultTextMapSetter,
   isSpanContextValid,
   ROOT_CONTEXT,
+  SamplingDecision,
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
   type Meter,
   type MeterProvider,
-  type Span,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -35,7 +42,6 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
-  TracerProvider,
   type Sampler,
 } from '@opentelemetry/sdk-trace';
 import {
@@ -48,6 +54,8 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_SCHEME,
 } from '@opentelemetry/semantic-conventions';
+import { LightSpan, randomId, type SpanSink } from './light-span.js';
+import { traceparentSampled } from './trace-context.js';
 import type { RequestHandler, TracedAnswer, Tracing, TracingOptions } from './tracing.js';
 
 /** Attribute names of the gateway's own (no semantic convention says these). */
@@ -61,7 +69,11 @@ const PROCESSED_SPANS = 'otel.sdk.processor.span.processed';
 /** How long close() waits for the last export: a dead collector never holds a shutdown longer. */
 const SHUTDOWN_BOUND_MS = 5_000;
 
-type RequestSpans = { server: Span; client: Span | undefined };
+/**
+ * A sampled request's spans, and its server span's context made once: the parent of its client
+ * span and of its children (one context per request, not one per span started under it).
+ */
+type RequestSpans = { server: LightSpan; client: LightSpan | undefined };
 
 export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = process.env): Tracing {
   const processor = new BatchSpanProcessor({
@@ -73,30 +85,55 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
     exportTimeoutMillis: positive(env.OTEL_BSP_EXPORT_TIMEOUT, 'OTEL_BSP_EXPORT_TIMEOUT') ?? 30_000,
     selfObsMeterProvider: droppedSpanMeter(options.onDropped),
   });
-  const provider = new TracerProvider({
-    sampler: samplerFrom(env),
+  const { sampler, dropsUpfront } = samplingFrom(env);
+  const sink: SpanSink = {
+    processor,
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (envDetector) over the gateway's own defaults.
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'authgate', [ATTR_SERVICE_VERSION]: options.serviceVersion }).merge(detectResources({ detectors: [envDetector] })),
-    spanProcessors: [processor],
-  });
-  const tracer = provider.getTracer('authgate', options.serviceVersion);
+    scope: { name: 'authgate', version: options.serviceVersion },
+  };
   const propagator = new W3CTraceContextPropagator();
-  const current = new AsyncLocalStorage<Span>();
+  const current = new AsyncLocalStorage<RequestSpans>();
   const requests = new WeakMap<IncomingMessage, RequestSpans>();
   const recordOrgId = options.recordOrgId;
+  /**
+   * A span under the request's server span: its client span and its children. Sampled, as the
+   * sampler would have it under every supported one: a parent-based sampler samples what a
+   * sampled local parent starts, and a ratio decides on the trace id, which is the parent's.
+   */
+  const under = (server: LightSpan, name: string, kind: SpanKind, attributes: Attributes): LightSpan => {
+    const context = server.spanContext();
+    return new LightSpan(sink, name, kind, attributes, context.traceId, context, context.traceState);
+  };
 
   return {
     serve(handler: RequestHandler, scheme: 'http' | 'https'): RequestHandler {
       return (request, response) => {
-        const parent = request.headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+        const traceparent = request.headers.traceparent;
+        // A request the sampler would drop is served as with tracing off, decided before any
+        // OpenTelemetry object exists: no span, no context entered, its traceparent (if any)
+        // forwarded unchanged, its log lines carrying the client's ids (tracing.ts traceIdsOf).
+        // Measured (docs/performance.md, issue 33): the unsampled span, its context and the
+        // injected traceparent cost ~40 µs of CPU per request.
+        if (dropsUpfront(traceparentSampled(traceparent))) return handler(request, response);
+        const parentContext = traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
+        let parent = trace.getSpanContext(parentContext);
+        if (parent !== undefined && !isSpanContextValid(parent)) parent = undefined;
+        const traceId = parent?.traceId ?? randomId(16);
         const method = request.method ?? '_OTHER';
         const attributes: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_SCHEME]: scheme };
         const host = hostOf(request.headers.host);
         if (host !== undefined) attributes[ATTR_SERVER_ADDRESS] = host;
+        // The official sampler decides, as the SDK's tracer would ask it. Dropped (a root whose
+        // trace id fell outside a ratio): the same as dropped upfront. (A sampler that records
+        // without sampling, none of the supported ones, would export nothing: dropped too.)
+        const sampling = sampler.shouldSample(parentContext, traceId, method, SpanKind.SERVER, attributes, []);
+        if (sampling.decision !== SamplingDecision.RECORD_AND_SAMPLED) return handler(request, response);
         // Named by method only until the route is known (finish): never by the raw path.
-        const server = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
-        requests.set(request, { server, client: undefined });
-        current.run(server, handler, request, response);
+        const server = new LightSpan(sink, method, SpanKind.SERVER, attributes, traceId, parent, sampling.traceState ?? parent?.traceState);
+        const spans: RequestSpans = { server, client: undefined };
+        requests.set(request, spans);
+        current.run(spans, handler, request, response);
       };
     },
 
@@ -127,30 +164,36 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
     ids(request) {
       const spans = requests.get(request);
       if (spans === undefined) return undefined;
+      // Valid by construction: only a recording span (the SDK's own ids) is kept.
       const context = spans.server.spanContext();
-      return isSpanContextValid(context) ? { traceId: context.traceId, spanId: context.spanId } : undefined;
+      return { traceId: context.traceId, spanId: context.spanId };
     },
 
     upstream(request, headers, upstreamHost) {
       const spans = requests.get(request);
       if (spans === undefined || spans.client !== undefined) return;
       const method = request.method ?? '_OTHER';
-      const client = tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: hostOf(upstreamHost) ?? upstreamHost } }, trace.setSpan(ROOT_CONTEXT, spans.server));
+      const client = under(spans.server, method, SpanKind.CLIENT, { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: hostOf(upstreamHost) ?? upstreamHost });
       spans.client = client;
-      // Replaces the client's traceparent (and carries its tracestate on): the upstream's parent is this span.
-      propagator.inject(trace.setSpan(ROOT_CONTEXT, client), headers, defaultTextMapSetter);
+      // Replaces the client's traceparent (and carries its tracestate on): the upstream's parent is
+      // this span. Written as W3CTraceContextPropagator.inject writes it (version 00, the span's
+      // ids and flags, the trace state serialized), without the context it would need made for
+      // the span first: the SDK's ids are valid lower-case hex by construction.
+      const context = client.spanContext();
+      headers['traceparent'] = `00-${context.traceId}-${context.spanId}-${(context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'}`;
+      if (context.traceState !== undefined) headers['tracestate'] = context.traceState.serialize();
     },
 
     resume(request, next) {
       const spans = requests.get(request);
       if (spans === undefined) return next();
-      current.run(spans.server, next);
+      current.run(spans, next);
     },
 
     child<T>(name: string, work: () => Promise<T>): Promise<T> {
       const parent = current.getStore();
-      if (parent === undefined || !parent.isRecording()) return work();
-      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL }, trace.setSpan(ROOT_CONTEXT, parent));
+      if (parent === undefined || !parent.server.isRecording()) return work();
+      const span = under(parent.server, name, SpanKind.INTERNAL, {});
       return work().then(
         (value) => {
           span.end();
@@ -171,7 +214,7 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
         timer = setTimeout(resolve, SHUTDOWN_BOUND_MS);
         timer.unref();
       });
-      await Promise.race([provider.shutdown().catch(() => undefined), bound]);
+      await Promise.race([processor.shutdown().catch(() => undefined), bound]);
       clearTimeout(timer);
     },
   };
@@ -182,6 +225,17 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
  * ratio, so a client's decision is respected and a root is sampled at the ratio (default 1).
  */
 export function samplerFrom(env: NodeJS.ProcessEnv): Sampler {
+  return samplingFrom(env).sampler;
+}
+
+/**
+ * A request the sampler would certainly drop, known from its `traceparent`'s sampled flag alone
+ * (undefined: no valid parent, a root): no span, no context, nothing injected (serve below).
+ * False where the sampler must look at a trace id (a ratio between 0 and 1) or would sample.
+ */
+export type DropsUpfront = (parentSampled: boolean | undefined) => boolean;
+
+export function samplingFrom(env: NodeJS.ProcessEnv): { sampler: Sampler; dropsUpfront: DropsUpfront } {
   const name = (env.OTEL_TRACES_SAMPLER ?? '').trim().toLowerCase() || 'parentbased_traceidratio';
   const arg = (env.OTEL_TRACES_SAMPLER_ARG ?? '').trim();
   const ratio = () => {
@@ -190,19 +244,27 @@ export function samplerFrom(env: NodeJS.ProcessEnv): Sampler {
     if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, not ${JSON.stringify(arg)}`);
     return value;
   };
+  const never = () => true;
+  const notUpfront = () => false;
+  // ParentBasedSampler's defaults: a sampled parent (remote or local) is sampled, an unsampled one dropped.
+  const parentBased = (rootDrops: boolean): DropsUpfront => (parentSampled) => (parentSampled === undefined ? rootDrops : !parentSampled);
   switch (name) {
     case 'always_on':
-      return new AlwaysOnSampler();
+      return { sampler: new AlwaysOnSampler(), dropsUpfront: notUpfront };
     case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return new TraceIdRatioBasedSampler(ratio());
+      return { sampler: new AlwaysOffSampler(), dropsUpfront: never };
+    case 'traceidratio': {
+      const value = ratio();
+      return { sampler: new TraceIdRatioBasedSampler(value), dropsUpfront: value === 0 ? never : notUpfront };
+    }
     case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+      return { sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), dropsUpfront: parentBased(false) };
     case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) });
+      return { sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }), dropsUpfront: parentBased(true) };
+    case 'parentbased_traceidratio': {
+      const value = ratio();
+      return { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(value) }), dropsUpfront: parentBased(value === 0) };
+    }
     default:
       throw new Error(`OTEL_TRACES_SAMPLER ${JSON.stringify(name)} is not supported: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio`);
   }

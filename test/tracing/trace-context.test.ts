@@ -1,7 +1,10 @@
 // The traceparent read without the SDK (tracing off), and the sampler read from OTEL_TRACES_SAMPLER.
 import t from 'tap';
-import { parseTraceparent } from '../../src/tracing/trace-context.js';
-import { samplerFrom } from '../../src/tracing/sdk.js';
+import { randomBytes } from 'node:crypto';
+import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { SamplingDecision } from '@opentelemetry/sdk-trace';
+import { parseTraceparent, traceparentSampled } from '../../src/tracing/trace-context.js';
+import { samplerFrom, samplingFrom } from '../../src/tracing/sdk.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
@@ -36,4 +39,51 @@ t.test('OTEL_TRACES_SAMPLER: parent-based ratio by default; the standard names; 
   t.throws(() => samplerFrom({ OTEL_TRACES_SAMPLER: 'jaeger_remote' }), /not supported/);
   t.throws(() => samplerFrom({ OTEL_TRACES_SAMPLER_ARG: '1.5' }), /ratio from 0 to 1/);
   t.throws(() => samplerFrom({ OTEL_TRACES_SAMPLER_ARG: 'half' }), /ratio from 0 to 1/);
+});
+
+t.test('the sampled flag of a traceparent: its lowest bit, and nothing of an invalid one', async (t) => {
+  t.equal(traceparentSampled(`00-${TRACE}-${SPAN}-01`), true);
+  t.equal(traceparentSampled(`00-${TRACE}-${SPAN}-03`), true, 'other flags beside it');
+  t.equal(traceparentSampled(`00-${TRACE}-${SPAN}-00`), false);
+  t.equal(traceparentSampled(`00-${TRACE}-${SPAN}-02`), false);
+  t.equal(traceparentSampled(undefined), undefined, 'no parent: a root');
+  t.equal(traceparentSampled(`00-${'0'.repeat(32)}-${SPAN}-00`), undefined, 'an invalid one is no parent');
+});
+
+t.test('a request dropped upfront is one the sampler itself drops, whatever its trace id', async (t) => {
+  const configs = [
+    {},
+    { OTEL_TRACES_SAMPLER_ARG: '0' },
+    { OTEL_TRACES_SAMPLER_ARG: '0.5' },
+    { OTEL_TRACES_SAMPLER: 'always_on' },
+    { OTEL_TRACES_SAMPLER: 'always_off' },
+    { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' },
+    { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' },
+    { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
+    { OTEL_TRACES_SAMPLER: 'parentbased_always_off' },
+  ];
+  let upfront = 0;
+  for (const env of configs) {
+    const { sampler, dropsUpfront } = samplingFrom(env);
+    for (const parentSampled of [undefined, true, false]) {
+      if (!dropsUpfront(parentSampled)) continue;
+      upfront++;
+      for (let i = 0; i < 200; i++) {
+        const traceId = randomBytes(16).toString('hex');
+        const context =
+          parentSampled === undefined
+            ? ROOT_CONTEXT
+            : trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: parentSampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true });
+        const { decision } = sampler.shouldSample(context, traceId, 'GET', SpanKind.SERVER, {}, []);
+        if (decision !== SamplingDecision.NOT_RECORD) {
+          t.fail(`${JSON.stringify(env)}, parent sampled ${parentSampled}: dropped upfront, but the sampler says ${decision}`);
+          return;
+        }
+      }
+    }
+  }
+  t.equal(upfront, 13, 'the parent-based ones\' unsampled parents and their roots at 0 or always_off; every request of always_off and of traceidratio 0');
+  t.notOk(samplingFrom({}).dropsUpfront(undefined), 'a root at ratio 1 is sampled');
+  t.notOk(samplingFrom({ OTEL_TRACES_SAMPLER_ARG: '0.5' }).dropsUpfront(undefined), 'a root at a ratio between: the sampler decides on its trace id');
+  t.notOk(samplingFrom({ OTEL_TRACES_SAMPLER_ARG: '0' }).dropsUpfront(true), 'a sampled parent is followed at 0 %');
 });

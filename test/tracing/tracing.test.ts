@@ -129,16 +129,52 @@ t.test('a sampled-out traceparent: nothing exported, and it still reaches the up
   const key = await gw.createApiKey(token);
 
   const outTrace = hexId(16);
-  const res = await gw.get('/accounts', { authorization: `Bearer ${key.apiKey}`, traceparent: traceparent(outTrace, hexId(8), '00') });
-  t.equal(res.status, 200);
-  const received = gw.upstream.requests.at(-1)!;
-  t.match(received.headers.traceparent, new RegExp(`^00-${outTrace}-[0-9a-f]{16}-00$`), 'the trace goes on upstream, not sampled');
+  const outSpan = hexId(8);
+  // Twice: the framework's path (the key's first request, a cache miss), then the fast lane.
+  for (const _ of [1, 2]) {
+    const res = await gw.get('/accounts', { authorization: `Bearer ${key.apiKey}`, traceparent: traceparent(outTrace, outSpan, '00') });
+    t.equal(res.status, 200);
+    const received = gw.upstream.requests.at(-1)!;
+    t.equal(received.headers.traceparent, traceparent(outTrace, outSpan, '00'), 'the trace goes on upstream unchanged, not sampled: no span of the gateway\'s in it');
+  }
+  const outLines = gw.logs.records().filter((r) => r.msg === 'request' && r.trace_id === outTrace);
+  t.equal(outLines.length, 2, 'both access lines carry the client\'s trace');
+  for (const line of outLines) t.equal(line.span_id, outSpan, 'and its span id, as with tracing off');
   // Spans are exported in the order they end: once a later sampled request's spans are in, the
   // sampled-out one would have been too.
   const laterTrace = hexId(16);
   await gw.get('/accounts', { authorization: `Bearer ${key.apiKey}`, traceparent: traceparent(laterTrace, hexId(8), '01') });
   await spansOf(receiver, laterTrace, (s) => s.some((x) => x.kind === SPAN_KIND.server));
   t.notOk(receiver.spans.some((s) => s.traceId === outTrace), 'nothing of the sampled-out request exported');
+});
+
+t.test('sampled at 0 %: a root request makes no span and no traceparent; a sampled parent is still followed', async (t) => {
+  const receiver = await startOtlpReceiver();
+  t.teardown(() => receiver.close());
+  exportTo(receiver.url, { OTEL_TRACES_SAMPLER_ARG: '0' });
+  t.teardown(() => {
+    delete process.env.OTEL_TRACES_SAMPLER_ARG;
+  });
+  const gw = await startGateway(t, { env: { AUTHGATE_TRACING: 'on' } });
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  const key = await gw.createApiKey(token);
+
+  // Twice: the framework's path (the key's first request, a cache miss), then the fast lane.
+  for (const _ of [1, 2]) {
+    const res = await gw.get('/accounts', { authorization: `Bearer ${key.apiKey}` });
+    t.equal(res.status, 200);
+    t.notOk('traceparent' in gw.upstream.requests.at(-1)!.headers, 'no traceparent made up for a root the sampler drops');
+  }
+  const sampledTrace = hexId(16);
+  const res = await gw.get('/accounts', { authorization: `Bearer ${key.apiKey}`, traceparent: traceparent(sampledTrace, hexId(8), '01') });
+  t.equal(res.status, 200);
+  const spans = await spansOf(receiver, sampledTrace, (s) => s.some((x) => x.kind === SPAN_KIND.server) && s.some((x) => x.kind === SPAN_KIND.client));
+  const client = spans.find((s) => s.kind === SPAN_KIND.client)!;
+  t.equal(gw.upstream.requests.at(-1)!.headers.traceparent, traceparent(sampledTrace, client.spanId, '01'), 'a sampled parent is followed (parent-based), the upstream told of the client span');
+  t.same([...new Set(receiver.spans.map((s) => s.traceId))], [sampledTrace], 'nothing exported but that trace');
+  const traced = gw.logs.records().filter((r) => r.msg === 'request' && 'trace_id' in r);
+  t.same(traced.map((r) => r.trace_id), [sampledTrace], 'no access line of a dropped root names a trace');
 });
 
 t.test('no exported attribute or event holds a credential, key id, e-mail, name or query (fuzzed)', async (t) => {

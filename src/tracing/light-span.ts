@@ -1,0 +1,113 @@
+/**
+ * The gateway's own spans, hand-written for speed (issue 33): a span as the official batch
+ * processor and OTLP exporter read it (the SDK's ReadableSpan), with only what the gateway's
+ * spans use: attributes it builds itself, a name, a status, an end. Sampling stays the official
+ * sampler's (tracing/sdk.ts asks it for each request's root), batching and export the official
+ * BatchSpanProcessor and OTLP/HTTP exporter's, so what goes over the wire is theirs.
+ *
+ * Why not the SDK's Tracer and Span: per sampled request (a server and a client span) they cost
+ * about 25 µs of CPU on the bench machine, most of it allocation (a context per span, attribute
+ * validation and copies, time offsets, the tracer's own metrics) and the garbage collection of
+ * it; these cost a fraction of that (docs/performance.md, issue 33). The attributes here are the
+ * gateway's own, of known types (strings and numbers), so the SDK's validation has nothing to
+ * catch; no events, no links.
+ */
+import { randomFillSync } from 'node:crypto';
+import { SpanStatusCode, TraceFlags, type Attributes, type AttributeValue, type HrTime, type Link, type SpanContext, type SpanKind, type SpanStatus, type TraceState } from '@opentelemetry/api';
+import { hrTime, hrTimeDuration, type InstrumentationScope } from '@opentelemetry/core';
+import type { Resource } from '@opentelemetry/resources';
+import type { ReadableSpan, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace';
+
+/** What every span of one tracing shares: where it is exported, and what it says of its origin. */
+export type SpanSink = Readonly<{ processor: SpanProcessor; resource: Resource; scope: InstrumentationScope }>;
+
+const NO_LINKS: Link[] = [];
+const NO_EVENTS: TimedEvent[] = [];
+const UNSET: SpanStatus = { code: SpanStatusCode.UNSET };
+const NOT_ENDED: HrTime = [0, 0];
+
+export class LightSpan implements ReadableSpan {
+  name: string;
+  readonly kind: SpanKind;
+  readonly parentSpanContext: SpanContext | undefined;
+  readonly startTime: HrTime;
+  endTime: HrTime = NOT_ENDED;
+  duration: HrTime = NOT_ENDED;
+  status: SpanStatus = UNSET;
+  readonly attributes: Attributes;
+  readonly links = NO_LINKS;
+  readonly events = NO_EVENTS;
+  ended = false;
+  readonly resource: Resource;
+  readonly instrumentationScope: InstrumentationScope;
+  readonly droppedAttributesCount = 0;
+  readonly droppedEventsCount = 0;
+  readonly droppedLinksCount = 0;
+  private readonly context: SpanContext;
+  private readonly processor: SpanProcessor;
+
+  /** A sampled span: `parent` is the remote parent (a client's traceparent) or the gateway's own span. */
+  constructor(sink: SpanSink, name: string, kind: SpanKind, attributes: Attributes, traceId: string, parent: SpanContext | undefined, traceState: TraceState | undefined) {
+    this.name = name;
+    this.kind = kind;
+    this.attributes = attributes;
+    this.parentSpanContext = parent;
+    this.context = { traceId, spanId: randomId(8), traceFlags: TraceFlags.SAMPLED, ...(traceState !== undefined && { traceState }) };
+    this.resource = sink.resource;
+    this.instrumentationScope = sink.scope;
+    this.processor = sink.processor;
+    this.startTime = hrTime();
+  }
+
+  spanContext(): SpanContext {
+    return this.context;
+  }
+
+  setAttribute(key: string, value: AttributeValue): this {
+    if (!this.ended) this.attributes[key] = value;
+    return this;
+  }
+
+  updateName(name: string): this {
+    if (!this.ended) this.name = name;
+    return this;
+  }
+
+  setStatus(status: SpanStatus): this {
+    if (!this.ended) this.status = status;
+    return this;
+  }
+
+  isRecording(): boolean {
+    return !this.ended;
+  }
+
+  /** Ends the span once and hands it to the batch processor (which queues it, bounded, for export). */
+  end(): void {
+    if (this.ended) return;
+    this.endTime = hrTime();
+    this.duration = hrTimeDuration(this.startTime, this.endTime);
+    this.ended = true;
+    this.processor.onEnd(this);
+  }
+}
+
+/**
+ * Random ids (lower-case hex, never all zeros, which W3C Trace Context forbids) cut from a pool
+ * of random bytes refilled 4 KiB at a time: one fill per ~170 requests instead of one per id.
+ */
+const ZERO_SPAN = '0'.repeat(16);
+const ZERO_TRACE = '0'.repeat(32);
+const POOL = Buffer.allocUnsafe(4096);
+let used = POOL.length;
+export function randomId(bytes: 8 | 16): string {
+  for (;;) {
+    if (used + bytes > POOL.length) {
+      randomFillSync(POOL);
+      used = 0;
+    }
+    const id = POOL.toString('hex', used, used + bytes);
+    used += bytes;
+    if (id !== ZERO_SPAN && id !== ZERO_TRACE) return id;
+  }
+}
