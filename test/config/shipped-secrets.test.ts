@@ -148,7 +148,7 @@ t.test('a real production start with config/authgate.env.example is refused, nam
     { ...settingsOnly, AUTHGATE_REDIS_URL: example['AUTHGATE_REDIS_URL']!.replace('redis.internal:6379', `127.0.0.1:${redis.port}`), AUTHGATE_IDENTITY_KEY_FILE: identityKeyFile(), AUTHGATE_TLS: 'offloaded' },
     { waitReady: false },
   );
-  const exit = await Promise.race([gw.exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 30_000))]);
+  const exit = await Promise.race([gw.exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 30_000).unref())]);
   if (exit === 'running') gw.child.kill('SIGKILL');
   t.same(exit, { code: 1, signal: null }, 'the process exits 1');
   const lines = gw.output().trim().split('\n');

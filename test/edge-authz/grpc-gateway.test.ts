@@ -191,7 +191,7 @@ t.test('the built gateway (dist/main.js) serves Check on AUTHGATE_AUTHZ_GRPC_POR
   t.equal(headersOf(answer.ok_response?.headers)['x-organization-id'], orgId);
   const stoppingAt = Date.now();
   gw.child.kill('SIGTERM');
-  const exit = await Promise.race([gw.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000))]);
+  const exit = await Promise.race([gw.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000).unref())]);
   t.same(exit, { code: 0, signal: null }, 'drained and exited 0 while the client still held its HTTP/2 connection');
   t.comment(`stopped in ${Date.now() - stoppingAt} ms`);
 });
