@@ -196,9 +196,9 @@ export const org: Family = {
       '(names, dates), recovery codes left (never a secret or a key).',
     ], 'authgate org mfa org_123'),
     mfaCommand('remove-mfa', [
-      "Remove every second factor of an organization (TOTP, passkeys, recovery",
-      'codes), for one that lost them all; every login session ends. Audited as',
-      'mfa.removed.',
+      'Remove every second factor of an organization (TOTP, passkeys,',
+      'recovery codes), for one that lost them all; every login session ends.',
+      'Audited as mfa.removed.',
     ], 'authgate org remove-mfa org_123'),
   ],
 };
