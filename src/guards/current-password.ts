@@ -49,3 +49,21 @@ export async function judgeCurrentPassword(
   }
   return attempt;
 }
+
+/**
+ * The calling organization (its login token's), found anew, and its current password judged and
+ * given back at once: for the second factor's changes, which guard nothing after the check.
+ * An organization deleted under a live token is 401 (`organization_gone`), as the token is.
+ */
+export async function confirmCallersPassword(
+  deps: CurrentPasswordDeps & Readonly<{ findOrganization: (orgId: string) => Promise<Organization | undefined> }>,
+  request: FastifyRequest,
+  currentPassword: string,
+  failedType: string,
+): Promise<Organization> {
+  const org = await deps.findOrganization(request.principal!.orgId);
+  if (org === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
+  const attempt = await judgeCurrentPassword(deps, request, org, currentPassword, failedType);
+  await attempt.succeeded();
+  return org;
+}

@@ -16,7 +16,7 @@ import type { Organization } from '../store/store.js';
 import { CurrentPasswordBody, MfaLoginBody, MfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
-import { judgeCurrentPassword } from '../guards/current-password.js';
+import { confirmCallersPassword } from '../guards/current-password.js';
 
 export async function mfaRoutes(app: FastifyInstance, opts: {
   mfa: MfaService;
@@ -29,19 +29,9 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
 }) {
   const { mfa, passwords, throttle, audit } = opts;
 
-  async function organization(orgId: string): Promise<Organization> {
-    const org = await opts.findOrganization(orgId);
-    if (org === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
-    return org;
-  }
-
   /** The current password, judged and counted as POST /auth/password does; the organization. */
-  async function checkCurrentPassword(request: FastifyRequest, currentPassword: string): Promise<Organization> {
-    const org = await organization(request.principal!.orgId);
-    const attempt = await judgeCurrentPassword({ throttle, passwords, audit }, request, org, currentPassword, 'mfa.password_failed');
-    await attempt.succeeded();
-    return org;
-  }
+  const checkCurrentPassword = (request: FastifyRequest, currentPassword: string) =>
+    confirmCallersPassword({ throttle, passwords, audit, findOrganization: opts.findOrganization }, request, currentPassword, 'mfa.password_failed');
 
   app.post<{ Body: MfaLoginBody }>('/auth/login/mfa', {
     config: { auth: 'none', routeLabel: '/auth/login/mfa' },

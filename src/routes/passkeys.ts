@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
-import { judgeCurrentPassword } from '../guards/current-password.js';
+import { confirmCallersPassword } from '../guards/current-password.js';
 import { refuseSpoofingName } from './display-names.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
@@ -36,13 +36,8 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
 }) {
   const { passkeys, passwords, throttle, audit } = opts;
 
-  async function checkCurrentPassword(request: FastifyRequest, currentPassword: string): Promise<Organization> {
-    const org = await opts.findOrganization(request.principal!.orgId);
-    if (org === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
-    const attempt = await judgeCurrentPassword({ throttle, passwords, audit }, request, org, currentPassword, 'mfa.password_failed');
-    await attempt.succeeded();
-    return org;
-  }
+  const checkCurrentPassword = (request: FastifyRequest, currentPassword: string) =>
+    confirmCallersPassword({ throttle, passwords, audit, findOrganization: opts.findOrganization }, request, currentPassword, 'mfa.password_failed');
 
   app.post<{ Body: CurrentPasswordBody }>('/auth/mfa/passkeys/registration', {
     config: { auth: 'login-token', routeLabel: '/auth/mfa/passkeys/registration' },

@@ -1,11 +1,10 @@
-import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as OTPAuth from 'otpauth';
-import type { CDPSession, Page } from 'playwright-core';
+import type { CDPSession } from 'playwright-core';
 import t from 'tap';
 import { startGateway } from '../helpers/gateway.js';
-import { findChromium, launchBrowser } from '../helpers/browser.js';
+import { openWatchedPage, signInWithPassword, signOut, skip, STRICT_CSP } from '../helpers/console-page.js';
+import { clock, codeAt } from '../helpers/second-factor.js';
 
 /**
  * Issue 32's passkeys in the console, in a real headless Chromium against a real gateway, with the
@@ -23,19 +22,6 @@ import { findChromium, launchBrowser } from '../helpers/browser.js';
  * gateway told that origin. No console error, no request off the origin, the CSP the strict one.
  */
 
-const chromium = findChromium();
-const SHOTS = new URL('../../test-output/console/', import.meta.url);
-const skip = chromium === undefined ? 'no Chromium found (Debian: apt-get install chromium): browser tests skipped' : false;
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-type Clock = { now: () => number; step: () => void };
-function clock(): Clock {
-  // A second into a time step, so the test never crosses one by itself.
-  let offset = Math.ceil(Date.now() / 30_000) * 30_000 + 1000 - Date.now();
-  return { now: () => Date.now() + offset, step: () => { offset += 30_000; } };
-}
-const codeAt = (secret: string, timestamp: number) => OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(secret), timestamp });
-
 /** A port free now, for a gateway that must be told its origin before it listens. */
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -43,17 +29,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-async function signInWithPassword(page: Page, email: string, password: string): Promise<void> {
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-async function signOut(page: Page): Promise<void> {
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 }
 
 type Credential = { credentialId: string; signCount: number };
@@ -66,18 +41,7 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
   const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on', AUTHGATE_WEBAUTHN_RP_ID: 'localhost', AUTHGATE_WEBAUTHN_ORIGINS: origin }, deps: { now: time.now }, port });
   const org = await gw.createOrganization({ name: 'Canal Boats', email: `canal-${process.pid}@example.test` });
 
-  mkdirSync(SHOTS, { recursive: true });
-  const browser = await launchBrowser(chromium!);
-  t.teardown(() => browser.close());
-  const page = await browser.newPage();
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|403)/.test(message.text())) problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(String(error)));
-  const urls: string[] = [];
-  page.on('request', (request) => urls.push(request.url()));
-  const shot = (name: string) => page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
+  const { page, problems, urls, shot } = await openWatchedPage(t, [401, 403]);
 
   // The virtual authenticator: a platform one that verifies its user and answers at once.
   const cdp = await page.context().newCDPSession(page);
@@ -87,7 +51,7 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
   });
 
   const answer = await page.goto(`${origin}/console/#security`);
-  t.equal(answer?.headers()['content-security-policy'], CSP, 'the strict CSP, unchanged');
+  t.equal(answer?.headers()['content-security-policy'], STRICT_CSP, 'the strict CSP, unchanged');
   await signInWithPassword(page, org.email, org.password);
   await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
   await page.locator('#passkeys-none').waitFor();

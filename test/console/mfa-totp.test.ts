@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
 import * as OTPAuth from 'otpauth';
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { encode } from 'uqr';
 import { startGateway, type StartedGateway } from '../helpers/gateway.js';
-import { findChromium, launchBrowser } from '../helpers/browser.js';
+import { openWatchedPage, signInWithPassword, signOut, skip, STRICT_CSP } from '../helpers/console-page.js';
+import { clock, codeAt } from '../helpers/second-factor.js';
 
 /**
  * Issue 32's TOTP in the console, in a real headless Chromium against a real gateway: the security
@@ -18,46 +18,10 @@ import { findChromium, launchBrowser } from '../helpers/browser.js';
  * request leaves the page's origin, the CSP is the strict one. Screenshots in test-output/console/.
  */
 
-const chromium = findChromium();
-const SHOTS = new URL('../../test-output/console/', import.meta.url);
-const skip = chromium === undefined ? 'no Chromium found (Debian: apt-get install chromium): browser tests skipped' : false;
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-type Clock = { now: () => number; step: () => void };
-function clock(): Clock {
-  // A second into a time step, so the test never crosses one by itself (it takes a few seconds).
-  let offset = Math.ceil(Date.now() / 30_000) * 30_000 + 1000 - Date.now();
-  return { now: () => Date.now() + offset, step: () => { offset += 30_000; } };
-}
-const codeAt = (secret: string, timestamp: number) => OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(secret), timestamp });
-
-/** The page, recording page errors, console errors other than an API refusal, and every request's URL. */
+/** The page at the console's origin by the name `localhost` (the secure context WebAuthn also needs). */
 async function openPage(t: Test, gw: StartedGateway) {
-  mkdirSync(SHOTS, { recursive: true });
-  const browser = await launchBrowser(chromium!);
-  t.teardown(() => browser.close());
-  const page = await browser.newPage();
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|403|409)/.test(message.text())) problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(String(error)));
-  const urls: string[] = [];
-  page.on('request', (request) => urls.push(request.url()));
-  // localhost, not 127.0.0.1: the name a browser treats as a secure context, as WebAuthn needs.
-  const origin = gw.publicUrl.replace('127.0.0.1', 'localhost');
-  return { page, problems, urls, origin, shot: (name: string) => page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true }) };
-}
-
-async function signInWithPassword(page: Page, email: string, password: string): Promise<void> {
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-async function signOut(page: Page): Promise<void> {
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  const watched = await openWatchedPage(t, [401, 403, 409]);
+  return { ...watched, origin: gw.publicUrl.replace('127.0.0.1', 'localhost') };
 }
 
 /** The ten codes of the recovery-codes panel, read off the page, then the panel dismissed. */
@@ -75,7 +39,7 @@ t.test('TOTP from the console: set up with the QR code, sign in with the second 
   const { page, problems, urls, origin, shot } = await openPage(t, gw);
 
   const answer = await page.goto(`${origin}/console/#security`);
-  t.equal(answer?.headers()['content-security-policy'], CSP, 'the strict CSP, unchanged');
+  t.equal(answer?.headers()['content-security-policy'], STRICT_CSP, 'the strict CSP, unchanged');
   await signInWithPassword(page, org.email, org.password);
   await page.getByRole('heading', { name: 'Second factor' }).waitFor();
   await page.locator('#totp-state').filter({ hasText: 'Off.' }).waitFor();

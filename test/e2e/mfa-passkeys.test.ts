@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
-import { ADMIN_TOKEN, send, startGateway, UA, type Response, type StartedGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, send, startGateway, type StartedGateway } from '../helpers/gateway.js';
+import { call, problem } from '../helpers/second-factor.js';
 import { startRedis } from '../helpers/redis.js';
 import { FLAG_UP, FLAG_UV, SoftAuthenticator } from '../helpers/webauthn.js';
 
@@ -17,22 +18,6 @@ import { FLAG_UP, FLAG_UV, SoftAuthenticator } from '../helpers/webauthn.js';
 
 const RP_ID = 'localhost';
 const ORIGIN = 'http://localhost:8443';
-const json = { ...UA, 'content-type': 'application/json' };
-
-function call(gw: StartedGateway, method: string, path: string, body?: unknown, token?: string): Promise<Response> {
-  const text = body === undefined ? undefined : JSON.stringify(body);
-  return send(`${gw.publicUrl}${path}`, {
-    method,
-    headers: { ...(text === undefined ? UA : { ...json, 'content-length': String(Buffer.byteLength(text)) }), ...(token !== undefined && { authorization: `Bearer ${token}` }) },
-    ...(text !== undefined && { body: text }),
-  });
-}
-
-function problem(t: Test, res: Response, status: number, code: number, what: string): void {
-  t.equal(res.status, status, `${what}: ${status}`);
-  t.equal(res.status === status ? (res.json() as { code?: number }).code : undefined, code, `${what}: code ${code} (${res.body.slice(0, 200)})`);
-}
-
 type Clock = { now: () => number; advance: (ms: number) => void };
 function clock(): Clock {
   let offset = 0;

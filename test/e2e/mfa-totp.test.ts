@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import * as OTPAuth from 'otpauth';
-import { ADMIN_TOKEN, send, startGateway, UA, type Response, type StartedGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, send, startGateway, type StartedGateway } from '../helpers/gateway.js';
+import { call, clock, codeAt, problem, type Clock } from '../helpers/second-factor.js';
 import { startRedis } from '../helpers/redis.js';
 
 /**
@@ -12,32 +13,6 @@ import { startRedis } from '../helpers/redis.js';
  * a used or unknown mfaToken is refused; an organization without a factor logs in as before.
  * The replicas share one clock the test moves forward by whole steps (no waiting 30 s).
  */
-
-const json = { ...UA, 'content-type': 'application/json' };
-
-function call(gw: StartedGateway, method: string, path: string, body?: unknown, token?: string): Promise<Response> {
-  const text = body === undefined ? undefined : JSON.stringify(body);
-  // Content-Length always: node frames a DELETE's body by nothing otherwise.
-  return send(`${gw.publicUrl}${path}`, {
-    method,
-    headers: { ...(text === undefined ? UA : { ...json, 'content-length': String(Buffer.byteLength(text)) }), ...(token !== undefined && { authorization: `Bearer ${token}` }) },
-    ...(text !== undefined && { body: text }),
-  });
-}
-
-function problem(t: Test, res: Response, status: number, code: number, what: string): void {
-  t.equal(res.status, status, `${what}: ${status}`);
-  t.equal(res.status === status ? (res.json() as { code?: number }).code : undefined, code, `${what}: code ${code} (${res.body.slice(0, 200)})`);
-}
-
-type Clock = { now: () => number; step: () => void };
-function clock(): Clock {
-  // Starts a second into a time step, so a test (a few seconds) never crosses a step by itself.
-  let offset = Math.ceil(Date.now() / 30_000) * 30_000 + 1000 - Date.now();
-  return { now: () => Date.now() + offset, step: () => { offset += 30_000; } };
-}
-
-const codeAt = (secret: string, timestamp: number) => OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(secret), timestamp });
 
 async function twoReplicas(t: Test, store: 'memory' | 'redis', time: Clock): Promise<[StartedGateway, StartedGateway]> {
   const deps = { now: time.now };
