@@ -66,11 +66,29 @@ export function looksLikeApiKey(token: string): boolean {
 }
 
 export function parseApiKey(token: string): ParsedApiKey {
+  const shape = apiKeyShape(token);
+  if (shape === undefined) return { ok: false, reason: 'malformed' };
+  if (!checksumMatches(token)) return { ok: false, reason: 'checksum' };
+  return { ok: true, hash: shape.hash, environment: shape.environment };
+}
+
+/**
+ * The key's format, environment and lookup hash, without its checksum: the credential check's
+ * first step (credentials/resolver.ts), which checks the checksum itself only when the cache does
+ * not know the hash. A cache hit by the key's SHA-256 is a key once stored, so its checksum is
+ * right; a wrong checksum never reaches the cache (it is refused before the store is asked).
+ * parseApiKey is the whole check, for everyone else.
+ */
+export function apiKeyShape(token: string): Readonly<{ hash: string; environment: Environment }> | undefined {
   const match = KEY_PATTERN.exec(token);
-  if (match === null) return { ok: false, reason: 'malformed' };
-  const body = token.slice(0, token.length - CHECKSUM_LENGTH);
-  if (checksum(body) !== match[4]) return { ok: false, reason: 'checksum' };
-  return { ok: true, hash: apiKeyLookupHash(match[2]!, token), environment: environmentOfTag[match[1]!]! };
+  if (match === null) return undefined;
+  return { hash: apiKeyLookupHash(match[2]!, token), environment: environmentOfTag[match[1]!]! };
+}
+
+/** The last six characters are the checksum of what comes before them (a key of apiKeyShape's format). */
+export function checksumMatches(token: string): boolean {
+  const cut = token.length - CHECKSUM_LENGTH;
+  return checksum(token.slice(0, cut)) === token.slice(cut);
 }
 
 function randomBase62(length: number): string {

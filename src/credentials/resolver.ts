@@ -2,7 +2,7 @@ import { ALL_SCOPES_GRANT, grantOf } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import { apiKeyCacheKey, sessionCacheKey, type CredentialCache } from './cache.js';
 import type { Store } from '../store/store.js';
-import { looksLikeApiKey, parseApiKey } from './api-keys.js';
+import { apiKeyShape, checksumMatches, looksLikeApiKey } from './api-keys.js';
 import type { CredentialKind, DenialReason } from './decisions.js';
 import { sha256Base64url } from './digest.js';
 import type { TokenService } from './jwt.js';
@@ -49,15 +49,19 @@ export function createResolver(deps: {
   const { store, cache, tokens, environment, now } = deps;
 
   function resolveApiKey(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
-    const parsed = parseApiKey(token);
-    if (!parsed.ok) return parsed.reason === 'checksum' ? BAD_CHECKSUM : MALFORMED_KEY;
-    if (parsed.environment !== environment) {
-      return { ok: false, kind: 'api_key', reason: 'wrong_environment', environment: parsed.environment };
-    }
-    const key = apiKeyCacheKey(parsed.hash);
+    const shape = apiKeyShape(token);
+    if (shape === undefined) return MALFORMED_KEY;
+    const key = apiKeyCacheKey(shape.hash);
     const cached = cache.peek(key);
-    if (cached !== undefined) return cached === null ? UNKNOWN_KEY : keyPrincipal(cached);
-    return cachedOnly ? undefined : loadApiKey(key, parsed.hash);
+    // A key the cache holds was checked in full before it was stored (below): its checksum and
+    // environment are right, and checking the checksum again on every request costs a CRC-32
+    // (the authorization port's hot path, docs/performance.md). Anything else is checked in
+    // full, in the same order as ever: checksum, environment, then known or not.
+    if (cached !== undefined && cached !== null && shape.environment === environment) return keyPrincipal(cached);
+    if (!checksumMatches(token)) return BAD_CHECKSUM;
+    if (shape.environment !== environment) return { ok: false, kind: 'api_key', reason: 'wrong_environment', environment: shape.environment };
+    if (cached === null) return UNKNOWN_KEY;
+    return cachedOnly ? undefined : loadApiKey(key, shape.hash);
   }
 
   /**

@@ -185,3 +185,19 @@ t.test('resolveCached: an answer only from the cache or the shape, never a store
   t.match(resolver.resolveCached(token), { ok: true, principal: { via: 'jwt' } });
   t.same(reads, { keys: 1, sessions: 1, verifications: 1 }, 'each read once, by resolve()');
 });
+
+t.test('a cached key skips only its own checksum: a key differing in the checksum alone, or in its environment, is refused as before', async (t) => {
+  const { key, resolver } = await fixture(t);
+  t.match(await resolver.resolve(key.secret), { ok: true });
+  t.match(resolver.resolve(key.secret), { ok: true }, 'the hit');
+  // Same body, other checksum characters: another key's SHA-256, so never the cached one.
+  for (const checksum of ['000000', key.secret.slice(-6).split('').reverse().join(''), 'zzzzzz']) {
+    if (checksum === key.secret.slice(-6)) continue;
+    t.match(resolver.resolve(key.secret.slice(0, -6) + checksum), { ok: false, reason: 'bad_checksum' });
+  }
+  // The cached key's own characters under the other environment's tag: checksum first, as ever.
+  const otherTag = key.secret.replace('agk_live_', 'agk_test_');
+  t.match(resolver.resolve(otherTag), { ok: false, reason: 'bad_checksum' });
+  // A right checksum in the other environment: wrong_environment, with the cache holding this one.
+  t.match(resolver.resolve(generateApiKey('sandbox', TAG).secret), { ok: false, reason: 'wrong_environment', environment: 'sandbox' });
+});
