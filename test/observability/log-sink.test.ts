@@ -4,22 +4,55 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogSink } from '../../src/observability/log-sink.js';
 
-function fileSink(t: Test) {
+function fileSink(t: Test, windowMs?: number) {
   const path = join(mkdtempSync(join(tmpdir(), 'authgate-log-')), 'out.log');
   const fd = openSync(path, 'a');
   t.teardown(() => closeSync(fd));
-  return { sink: createLogSink(fd), read: () => readFileSync(path, 'utf8') };
+  const sink = createLogSink(fd, windowMs === undefined ? {} : { windowMs });
+  // A window left open would hold the test's process: closed before the file is.
+  t.teardown(() => sink.flushSync());
+  return { sink, read: () => readFileSync(path, 'utf8') };
 }
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-t.test("a turn's lines leave together, in order, when the turn ends", async (t) => {
-  const { sink, read } = fileSink(t);
-  for (let i = 0; i < 1000; i++) sink.write(`{"n":${i}}\n`);
+/** Waits until `check` holds, bounded (a busy machine may run the 10 ms timer late). */
+async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+t.test('lines of several turns leave together, in order, in one write when their window ends', async (t) => {
+  // A window of a minute: what joins a batch, without depending on how fast this machine is.
+  const { sink, read } = fileSink(t, 60_000);
+  for (let i = 0; i < 100; i++) sink.write(`{"n":${i}}\n`);
   t.equal(read(), '', 'nothing is written during the turn');
   await turn();
+  for (let i = 100; i < 200; i++) sink.write(`{"n":${i}}\n`);
+  await turn();
+  t.equal(read(), '', 'nor when the turn ends: the window is still open');
+  sink.flushSync();
   const lines = read().split('\n').filter(Boolean);
-  t.equal(lines.length, 1000);
-  t.same(lines.map((line) => (JSON.parse(line) as { n: number }).n), [...Array(1000).keys()], 'in order');
+  t.same(lines.map((line) => (JSON.parse(line) as { n: number }).n), [...Array(200).keys()], 'all of them, in order');
+});
+
+t.test('a line waits about BATCH_WINDOW_MS, never for more lines', async (t) => {
+  const { sink, read } = fileSink(t);
+  sink.write('alone\n');
+  await until(() => read() === 'alone\n', 'a lone line');
+  t.pass('a lone line is written without any other line coming');
+});
+
+t.test('a large batch leaves at once, before its window ends', async (t) => {
+  const { sink, read } = fileSink(t);
+  const line = `${'x'.repeat(1023)}\n`;
+  for (let i = 0; i < 64; i++) sink.write(line);
+  t.equal(read().length, 64 * 1024, 'written during the turn, at 64 KiB');
+  sink.write('after\n');
+  t.equal(read().length, 64 * 1024, 'the next line waits for its own window');
+  await until(() => read().endsWith('after\n'), 'the next batch');
 });
 
 t.test('flushSync and flush write what is pending before they return, in order, and nothing twice', async (t) => {
