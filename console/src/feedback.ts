@@ -27,6 +27,11 @@ export function showNotice(area: HTMLElement, text: string): void {
   replaceChildren(area, text);
 }
 
+/** Said instead of a form for something this gateway's operator has not turned on (GET /auth/mfa's `offered`). */
+export function notOffered(id: string, what: string): HTMLElement {
+  return h('p', { id, class: 'status notice' }, `This gateway does not offer ${what}: ask its operator to turn them on.`);
+}
+
 export function clear(area: HTMLElement): void {
   area.className = 'status';
   replaceChildren(area);

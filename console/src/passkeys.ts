@@ -3,7 +3,7 @@
 // credential, POST /auth/mfa/passkeys keeps it), rename one, remove one with the current password.
 import { call } from './api.js';
 import { h, when } from './dom.js';
-import { showNotice, statusArea } from './feedback.js';
+import { notOffered, showNotice, statusArea } from './feedback.js';
 import { codeOf, field, isBadInput, submit, type Field } from './fields.js';
 import type { Refresh } from './second-factor.js';
 import { describeCeremonyError, register, webAuthnAvailable } from './webauthn.js';
@@ -12,7 +12,8 @@ const CURRENT_PASSWORD_WRONG = 1217;
 
 export type Passkey = Readonly<{ id: string; name: string; createdAt: string; lastUsedAt: string | null }>;
 
-export function passkeysSection(passkeys: readonly Passkey[], refresh: Refresh): HTMLElement {
+/** `offered`: the gateway registers passkeys (GET /auth/mfa's offered.passkey); the kept ones are listed either way. */
+export function passkeysSection(passkeys: readonly Passkey[], refresh: Refresh, offered: boolean): HTMLElement {
   const rows = passkeys.map((passkey, i) => row(passkey, i, refresh));
   return h(
     'section',
@@ -22,7 +23,7 @@ export function passkeysSection(passkeys: readonly Passkey[], refresh: Refresh):
     passkeys.length === 0
       ? h('p', { id: 'passkeys-none' }, 'No passkey yet.')
       : h('table', { id: 'passkeys' }, h('caption', {}, 'Your organization’s passkeys'), h('thead', {}, h('tr', {}, ...['Name', 'Added', 'Last used', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))), h('tbody', {}, ...rows)),
-    webAuthnAvailable() ? addForm(passkeys.length, refresh) : h('p', { class: 'status notice' }, 'This browser cannot make passkeys (no WebAuthn).'),
+    !offered ? notOffered('passkeys-not-offered', 'passkeys') : webAuthnAvailable() ? addForm(passkeys.length, refresh) : h('p', { class: 'status notice' }, 'This browser cannot make passkeys (no WebAuthn).'),
   );
 }
 

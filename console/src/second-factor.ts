@@ -3,7 +3,7 @@
 // codes (recovery-codes.ts); passkeys (passkeys.ts). What the gateway answers decides what shows.
 import { call } from './api.js';
 import { h, replaceChildren } from './dom.js';
-import { showDone, showError, statusArea } from './feedback.js';
+import { notOffered, showDone, showError, statusArea } from './feedback.js';
 import { codeOf, field, submit, type Field } from './fields.js';
 import { passkeysSection, type Passkey } from './passkeys.js';
 import { qrCode } from './qr.js';
@@ -19,6 +19,8 @@ export type MfaStatus = Readonly<{
   totp: Readonly<{ enabled: boolean; pending: boolean }>;
   recoveryCodesLeft: number;
   passkeys?: readonly Passkey[];
+  /** What this gateway lets the organization add (its operator's settings); absent from a gateway before it. */
+  offered?: Readonly<{ totp: boolean; passkey: boolean }>;
 }>;
 
 /** What a part of the section can ask for: reload the status, or show new recovery codes first. */
@@ -45,9 +47,9 @@ export function secondFactorSection(): HTMLElement {
     const anyFactor = mfa.totp.enabled || (mfa.passkeys?.length ?? 0) > 0;
     replaceChildren(
       body,
-      h('p', { id: 'mfa-summary' }, anyFactor ? `Sign-in asks for a second factor: ${describeMethods(mfa)}.` : 'Sign-in asks for the password only. Add a second factor so that a stolen password is not enough.'),
+      h('p', { id: 'mfa-summary' }, anyFactor ? `Sign-in asks for a second factor: ${describeMethods(mfa)}.` : mfa.offered?.totp === false && mfa.offered.passkey === false ? 'Sign-in asks for the password only; this gateway offers no second factor.' : 'Sign-in asks for the password only. Add a second factor so that a stolen password is not enough.'),
       totpSection(mfa, refresh),
-      mfa.passkeys === undefined ? null : passkeysSection(mfa.passkeys, refresh),
+      mfa.passkeys === undefined ? null : passkeysSection(mfa.passkeys, refresh, mfa.offered?.passkey ?? true),
       anyFactor ? recoveryCodesForm(mfa.recoveryCodesLeft, (codes) => refresh.showCodes(codes, 'Your new recovery codes')) : null,
     );
   }
@@ -67,7 +69,9 @@ const codeField = (id: string, label: string): Field =>
 
 function totpSection(mfa: MfaStatus, refresh: Refresh): HTMLElement {
   const slot = h('div');
-  replaceChildren(slot, mfa.totp.enabled ? removeForm(refresh) : beginForm(mfa.totp.pending, slot, refresh));
+  // Not offered: the setup form would only end in the gateway's 409; an app already set up can still be removed.
+  const offered = mfa.offered?.totp ?? true;
+  replaceChildren(slot, mfa.totp.enabled ? removeForm(refresh) : offered ? beginForm(mfa.totp.pending, slot, refresh) : notOffered('totp-not-offered', 'authenticator apps'));
   return h(
     'section',
     { 'aria-labelledby': 'totp-title' },

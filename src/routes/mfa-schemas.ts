@@ -57,3 +57,15 @@ export const MfaStatusSchema = Type.Object({
   recoveryCodesLeft: Type.Integer(),
   passkeys: Type.Array(PasskeySchema, { description: 'The organization\'s passkeys, oldest first (never their keys).' }),
 });
+
+/** GET /auth/mfa: the status, and what this gateway lets the organization add (the admin's view has no `offered`). */
+export const OwnMfaStatusSchema = Type.Object({
+  ...MfaStatusSchema.properties,
+  offered: Type.Object(
+    {
+      totp: Type.Boolean({ description: 'An authenticator app can be set up (in production: AUTHGATE_MFA_ENCRYPTION_KEY is set).' }),
+      passkey: Type.Boolean({ description: 'A passkey can be added (in production: AUTHGATE_WEBAUTHN_RP_ID and AUTHGATE_WEBAUTHN_ORIGINS are set).' }),
+    },
+    { description: 'What this gateway lets an organization add; what it has already keeps working either way.' },
+  ),
+});

@@ -13,7 +13,7 @@ import type { MfaService } from '../services/mfa.js';
 import { normalizeEmail } from '../services/organizations.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
-import { CurrentPasswordBody, MfaLoginBody, MfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
+import { CurrentPasswordBody, MfaLoginBody, OwnMfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 import { confirmCallersPassword } from '../guards/current-password.js';
@@ -26,6 +26,8 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
   audit: AuditTrail;
   /** false in production without AUTHGATE_MFA_ENCRYPTION_KEY: no enrolment (1228). */
   enrolment: boolean;
+  /** false in production without AUTHGATE_WEBAUTHN_RP_ID and _ORIGINS: no passkey registration (1231). */
+  passkeysOffered: boolean;
 }) {
   const { mfa, passwords, throttle, audit } = opts;
 
@@ -83,9 +85,13 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'getSecondFactors',
       tags: ['auth'],
       summary: 'What second factors the organization has enrolled.',
-      response: { 200: MfaStatusSchema, 401: ProblemSchema, 403: problemOf('loginTokenRequired') },
+      response: { 200: OwnMfaStatusSchema, 401: ProblemSchema, 403: problemOf('loginTokenRequired') },
     },
-    handler: async (request, reply) => reply.header('cache-control', 'no-store').send(await mfa.status(request.principal!.orgId)),
+    handler: async (request, reply) => {
+      const status = await mfa.status(request.principal!.orgId);
+      // What may be added here, so a page offers only what works (the operator's settings, never the organization's).
+      return reply.header('cache-control', 'no-store').send({ ...status, offered: { totp: opts.enrolment, passkey: opts.passkeysOffered } });
+    },
   });
 
   app.post<{ Body: CurrentPasswordBody }>('/auth/mfa/totp', {

@@ -99,7 +99,7 @@ for (const store of ['memory', 'redis'] as const) {
     const replaced = await begin(t, a, token, org.password);
     await begin(t, b, token, org.password);
     problem(t, await call(a, 'POST', '/auth/mfa/passkeys', { response: authenticator.register(replaced, { origin: ORIGIN }) }, token), 403, 1120, 'a replaced registration\'s challenge');
-    t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [] }, 'nothing stored by any refusal');
+    t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [], offered: { totp: true, passkey: true } }, 'nothing stored by any refusal');
     t.equal((await call(a, 'POST', '/auth/login', { email: org.email, password: org.password })).status, 200, 'the password alone still logs in');
 
     const options = await begin(t, a, token, org.password);
@@ -272,7 +272,7 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal((await call(b, 'POST', '/auth/login/mfa', { mfaToken: both.mfaToken, recoveryCode: fresh[1] })).status, 200, 'and work');
 
     t.equal((await call(b, 'DELETE', `/auth/mfa/passkeys/${authenticator.id}`, { currentPassword: org.password }, token)).status, 204, 'the last factor removed');
-    t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [] });
+    t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [], offered: { totp: true, passkey: true } });
     t.type(await a.login(org.email, org.password), 'string', 'the password alone logs in again');
     problem(t, await call(a, 'POST', '/auth/mfa/recovery-codes', { currentPassword: org.password }, token), 409, 1227, 'no recovery codes without a factor');
 

@@ -50,7 +50,7 @@ for (const store of ['memory', 'redis'] as const) {
     const [a] = await twoReplicas(t, store, time);
     const org = await a.createOrganization();
     const token = await a.login(org.email, org.password);
-    t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [] });
+    t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [], offered: { totp: true, passkey: true } });
     problem(t, await call(a, 'POST', '/auth/mfa/totp', { currentPassword: 'not the password' }, token), 403, 1217, 'a wrong password');
     problem(t, await call(a, 'POST', '/auth/mfa/totp/confirm', { code: '123456' }, token), 409, 1226, 'nothing pending');
     const key = await a.createApiKey(token);
@@ -70,7 +70,7 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal(confirmed.status, 200);
     const { recoveryCodes } = confirmed.json() as { recoveryCodes: string[] };
     t.equal(new Set(recoveryCodes).size, 10, 'ten distinct recovery codes');
-    t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: ['totp', 'recovery_code'], totp: { enabled: true, pending: false }, recoveryCodesLeft: 10, passkeys: [] });
+    t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: ['totp', 'recovery_code'], totp: { enabled: true, pending: false }, recoveryCodesLeft: 10, passkeys: [], offered: { totp: true, passkey: true } });
     problem(t, await call(a, 'POST', '/auth/mfa/totp', { currentPassword: org.password }, token), 409, 1225, 'no second enrolment');
     const everything = [a.logs.text(), (await send(`${a.opsUrl}/admin/audit`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body].join('\n');
     t.notOk(everything.includes(secret), 'the secret in no log line and no audit entry');

@@ -88,11 +88,13 @@ export async function storeSettled(config: Config, logs: ReturnType<typeof captu
 export async function startGateway(
   t: Test,
   // port: a test that must know the public port before start (a WebAuthn origin names it).
-  options: { env?: Env; deps?: Partial<GatewayDeps>; upstream?: RecordingUpstream; port?: number } = {},
+  // configure: a configuration the settings cannot make outside production (e.g. no WebAuthn relying party).
+  options: { env?: Env; deps?: Partial<GatewayDeps>; upstream?: RecordingUpstream; port?: number; configure?: (config: Config) => Config } = {},
 ): Promise<StartedGateway> {
   const upstream = options.upstream ?? (await startRecordingUpstream());
   const logs = captureLogs();
-  const config = testConfig({ AUTHGATE_UPSTREAM_URL: upstream.url, ...options.env });
+  const given = testConfig({ AUTHGATE_UPSTREAM_URL: upstream.url, ...options.env });
+  const config = options.configure === undefined ? given : options.configure(given);
   const gateway = await buildGateway(config, { logDestination: logs.destination, ...options.deps });
   await storeSettled(config, logs);
   await gateway.publicServer.listen({ host: '127.0.0.1', port: options.port ?? 0 });
