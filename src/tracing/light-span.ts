@@ -14,7 +14,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { SpanStatusCode, TraceFlags, type Attributes, type AttributeValue, type HrTime, type Link, type SpanContext, type SpanKind, type SpanStatus, type TraceState } from '@opentelemetry/api';
-import { hrTime, hrTimeDuration, type InstrumentationScope } from '@opentelemetry/core';
+import { hrTimeDuration, millisToHrTime, type InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace';
 
@@ -32,7 +32,6 @@ export class LightSpan implements ReadableSpan {
   readonly parentSpanContext: SpanContext | undefined;
   readonly startTime: HrTime;
   endTime: HrTime = NOT_ENDED;
-  duration: HrTime = NOT_ENDED;
   status: SpanStatus = UNSET;
   readonly attributes: Attributes;
   readonly links = NO_LINKS;
@@ -52,11 +51,17 @@ export class LightSpan implements ReadableSpan {
     this.kind = kind;
     this.attributes = attributes;
     this.parentSpanContext = parent;
-    this.context = { traceId, spanId: randomId(8), traceFlags: TraceFlags.SAMPLED, ...(traceState !== undefined && { traceState }) };
+    // One shape for every span's context (a spread of an optional trace state made two, and a copy).
+    this.context = { traceId, spanId: randomId(8), traceFlags: TraceFlags.SAMPLED, traceState };
     this.resource = sink.resource;
     this.instrumentationScope = sink.scope;
     this.processor = sink.processor;
-    this.startTime = hrTime();
+    this.startTime = now();
+  }
+
+  /** Asked of an ended span only (the batch processor and the exporter read the start and end). */
+  get duration(): HrTime {
+    return this.ended ? hrTimeDuration(this.startTime, this.endTime) : NOT_ENDED;
   }
 
   spanContext(): SpanContext {
@@ -85,11 +90,28 @@ export class LightSpan implements ReadableSpan {
   /** Ends the span once and hands it to the batch processor (which queues it, bounded, for export). */
   end(): void {
     if (this.ended) return;
-    this.endTime = hrTime();
-    this.duration = hrTimeDuration(this.startTime, this.endTime);
+    this.endTime = now();
     this.ended = true;
     this.processor.onEnd(this);
   }
+}
+
+/**
+ * The time now as @opentelemetry/core's hrTime() gives it (the same value, to the nanosecond), with
+ * the time origin's part converted once: core's converts it and adds anew for every call (three
+ * arrays for one timestamp, two timestamps a span).
+ */
+const ORIGIN = millisToHrTime(performance.timeOrigin);
+const SECOND_NS = 1e9;
+export function now(): HrTime {
+  const elapsed = performance.now();
+  let seconds = ORIGIN[0] + Math.trunc(elapsed / 1e3);
+  let nanos = ORIGIN[1] + Math.round((elapsed % 1e3) * 1e6);
+  if (nanos >= SECOND_NS) {
+    nanos -= SECOND_NS;
+    seconds += 1;
+  }
+  return [seconds, nanos];
 }
 
 /**

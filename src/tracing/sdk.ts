@@ -96,6 +96,18 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
   const current = new AsyncLocalStorage<RequestSpans>();
   const requests = new WeakMap<IncomingMessage, RequestSpans>();
   const recordOrgId = options.recordOrgId;
+  // The upstreams' addresses (from the route table, a bounded set), each read once.
+  const upstreamAddresses = new Map<string, string>();
+  // Every request to one gateway names the same Host, mostly: its address read once, not per span.
+  let lastHost: string | undefined;
+  let lastAddress: string | undefined;
+  const serverAddress = (host: string | undefined): string | undefined => {
+    if (host !== lastHost) {
+      lastHost = host;
+      lastAddress = hostOf(host);
+    }
+    return lastAddress;
+  };
   /**
    * A span under the request's server span: its client span and its children. Sampled, as the
    * sampler would have it under every supported one: a parent-based sampler samples what a
@@ -116,13 +128,14 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
         // Measured (docs/performance.md, issue 33): the unsampled span, its context and the
         // injected traceparent cost ~40 µs of CPU per request.
         if (dropsUpfront(traceparentSampled(traceparent))) return handler(request, response);
+        // Without a traceparent (a root) there is nothing to extract: the root context as it is.
         const parentContext = traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
-        let parent = trace.getSpanContext(parentContext);
+        let parent = traceparent === undefined ? undefined : trace.getSpanContext(parentContext);
         if (parent !== undefined && !isSpanContextValid(parent)) parent = undefined;
         const traceId = parent?.traceId ?? randomId(16);
         const method = request.method ?? '_OTHER';
         const attributes: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_SCHEME]: scheme };
-        const host = hostOf(request.headers.host);
+        const host = serverAddress(request.headers.host);
         if (host !== undefined) attributes[ATTR_SERVER_ADDRESS] = host;
         // The official sampler decides, as the SDK's tracer would ask it. Dropped (a root whose
         // trace id fell outside a ratio): the same as dropped upfront. (A sampler that records
@@ -150,7 +163,7 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
       }
       if (!server.isRecording()) return server.end();
       const method = request.method ?? '_OTHER';
-      if (answer.route !== 'unmatched') server.updateName(`${method} ${answer.route}`).setAttribute(ATTR_HTTP_ROUTE, answer.route);
+      if (answer.route !== 'unmatched') server.updateName(spanName(method, answer.route)).setAttribute(ATTR_HTTP_ROUTE, answer.route);
       server.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
       if (answer.credentialKind !== undefined) server.setAttribute(ATTR_CREDENTIAL_KIND, answer.credentialKind);
       if (answer.reason !== undefined) server.setAttribute(ATTR_DECISION_REASON, answer.reason);
@@ -164,16 +177,18 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
     ids(request) {
       const spans = requests.get(request);
       if (spans === undefined) return undefined;
-      // Valid by construction: only a recording span (the SDK's own ids) is kept.
-      const context = spans.server.spanContext();
-      return { traceId: context.traceId, spanId: context.spanId };
+      // Valid by construction: only a recording span (the SDK's own ids) is kept. Its context is
+      // the ids (and more, never read by a log line): no copy made per request.
+      return spans.server.spanContext();
     },
 
     upstream(request, headers, upstreamHost) {
       const spans = requests.get(request);
       if (spans === undefined || spans.client !== undefined) return;
       const method = request.method ?? '_OTHER';
-      const client = under(spans.server, method, SpanKind.CLIENT, { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: hostOf(upstreamHost) ?? upstreamHost });
+      let address = upstreamAddresses.get(upstreamHost);
+      if (address === undefined) upstreamAddresses.set(upstreamHost, (address = hostOf(upstreamHost) ?? upstreamHost));
+      const client = under(spans.server, method, SpanKind.CLIENT, { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_SERVER_ADDRESS]: address });
       spans.client = client;
       // Replaces the client's traceparent (and carries its tracestate on): the upstream's parent is
       // this span. Written as W3CTraceContextPropagator.inject writes it (version 00, the span's
@@ -295,6 +310,22 @@ function droppedSpanMeter(onDropped: TracingOptions['onDropped']): MeterProvider
     };
   }) as Meter['createCounter'];
   return { getMeter: () => meter };
+}
+
+/**
+ * A server span's name, `METHOD route`, made once per route and method for the methods of HTTP
+ * (the routes are the route table's labels, a bounded set; any other method a client may send is
+ * named anew each time, never kept).
+ */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const spanNames = new Map<string, Map<string, string>>();
+function spanName(method: string, route: string): string {
+  if (!KNOWN_METHODS.has(method)) return `${method} ${route}`;
+  let byMethod = spanNames.get(route);
+  if (byMethod === undefined) spanNames.set(route, (byMethod = new Map()));
+  let name = byMethod.get(method);
+  if (name === undefined) byMethod.set(method, (name = `${method} ${route}`));
+  return name;
 }
 
 /** The Host header's host, without the port; bounded, as a client wrote it. */
