@@ -2,11 +2,13 @@
  * The OpenTelemetry side of tracing/tracing.ts, imported only when AUTHGATE_TRACING=on. Official
  * packages for everything but the span objects: the API, the trace SDK's samplers and batch
  * processor, the W3C Trace Context propagator of core (extracting a client's traceparent and
- * tracestate), resources and the OTLP/HTTP protobuf exporter, which reads
+ * tracestate), resources and the OTLP/HTTP protobuf exporter's delegate and transport, which read
  * OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS and
  * OTEL_EXPORTER_OTLP_TIMEOUT itself. The spans are the gateway's own light ReadableSpans
  * (tracing/light-span.ts, hand-written for speed: half the cost of the SDK tracer's, measured
- * there), handed to that processor and exporter.
+ * there), handed to that processor and exporter; the exporter's body for a batch of them is
+ * written by tracing/span-encoder.ts (hand-written for speed, byte for byte the official
+ * serializer's, which writes any other batch).
  *
  * What a request costs is decided first (serve): one the sampler would drop, known from its
  * traceparent's flag alone, gets nothing at all (no span, no context, its traceparent forwarded
@@ -34,7 +36,9 @@ import {
   type MeterProvider,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
+import { ProtobufTraceSerializer, TraceExporterMetricsHelper, type IExportTraceServiceResponse, type ISerializer } from '@opentelemetry/otlp-transformer';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
@@ -42,7 +46,9 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
+  type ReadableSpan,
   type Sampler,
+  type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import {
   ATTR_ERROR_TYPE,
@@ -55,6 +61,7 @@ import {
   ATTR_URL_SCHEME,
 } from '@opentelemetry/semantic-conventions';
 import { LightSpan, randomId, type SpanSink } from './light-span.js';
+import { encodeLightSpans } from './span-encoder.js';
 import { traceparentSampled } from './trace-context.js';
 import type { RequestHandler, TracedAnswer, Tracing, TracingOptions } from './tracing.js';
 
@@ -77,7 +84,7 @@ type RequestSpans = { server: LightSpan; client: LightSpan | undefined };
 
 export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = process.env): Tracing {
   const processor = new BatchSpanProcessor({
-    exporter: new OTLPTraceExporter(),
+    exporter: otlpExporter(),
     // Bounded: past maxQueueSize spans are dropped (and counted), a request never waits.
     maxQueueSize: positive(env.OTEL_BSP_MAX_QUEUE_SIZE, 'OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048,
     maxExportBatchSize: positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE') ?? 512,
@@ -233,6 +240,22 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * The official OTLP/HTTP protobuf exporter, made as @opentelemetry/exporter-trace-otlp-proto's
+ * OTLPTraceExporter makes itself (0.301.1: the same settings read from the environment, the same
+ * transport, retries and content type), but for the body of a batch of light spans: written by
+ * span-encoder.ts, byte for byte the official serializer's in a quarter of its time (measured:
+ * 4–5 µs of CPU per request at 100 % sampling, most of tracing's own work, against 1.1–1.3).
+ */
+function otlpExporter(): SpanExporter {
+  const serializer: ISerializer<ReadableSpan[], IExportTraceServiceResponse> = {
+    serializeRequest: (spans) => encodeLightSpans(spans) ?? ProtobufTraceSerializer.serializeRequest(spans),
+    deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
+  };
+  const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', TraceExporterMetricsHelper, undefined));
 }
 
 /**
