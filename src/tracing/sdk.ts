@@ -32,6 +32,7 @@ import {
   trace,
   TraceFlags,
   type Attributes,
+  type Link,
   type Meter,
   type MeterProvider,
 } from '@opentelemetry/api';
@@ -72,6 +73,9 @@ export const ATTR_ORGANIZATION_ID = 'authgate.organization.id';
 
 /** The SDK's own metric of finished spans; `error.type` on it says which were dropped and why. */
 const PROCESSED_SPANS = 'otel.sdk.processor.span.processed';
+
+/** A request's server span has no links (handed to the sampler; none of the supported ones writes to it). */
+const NO_LINKS: Link[] = [];
 
 /** How long close() waits for the last export: a dead collector never holds a shutdown longer. */
 const SHUTDOWN_BOUND_MS = 5_000;
@@ -147,7 +151,7 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
         // The official sampler decides, as the SDK's tracer would ask it. Dropped (a root whose
         // trace id fell outside a ratio): the same as dropped upfront. (A sampler that records
         // without sampling, none of the supported ones, would export nothing: dropped too.)
-        const sampling = sampler.shouldSample(parentContext, traceId, method, SpanKind.SERVER, attributes, []);
+        const sampling = sampler.shouldSample(parentContext, traceId, method, SpanKind.SERVER, attributes, NO_LINKS);
         if (sampling.decision !== SamplingDecision.RECORD_AND_SAMPLED) return handler(request, response);
         // Named by method only until the route is known (finish): never by the raw path.
         const server = new LightSpan(sink, method, SpanKind.SERVER, attributes, traceId, parent, sampling.traceState ?? parent?.traceState);
