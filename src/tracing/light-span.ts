@@ -30,8 +30,9 @@ export class LightSpan implements ReadableSpan {
   name: string;
   readonly kind: SpanKind;
   readonly parentSpanContext: SpanContext | undefined;
-  readonly startTime: HrTime;
-  endTime: HrTime;
+  /** performance.now() at the start and the end (0: not ended); HrTime made only when asked (hrTimeOf). */
+  readonly startedAt: number;
+  endedAt: number;
   status: SpanStatus;
   readonly attributes: Attributes;
   ended: boolean;
@@ -61,8 +62,8 @@ export class LightSpan implements ReadableSpan {
     this.sink = sink;
     this.status = UNSET;
     this.ended = false;
-    this.endTime = NOT_ENDED;
-    this.startTime = now();
+    this.endedAt = 0;
+    this.startedAt = performance.now();
   }
 
   get resource(): Resource {
@@ -71,6 +72,14 @@ export class LightSpan implements ReadableSpan {
 
   get instrumentationScope(): InstrumentationScope {
     return this.sink.scope;
+  }
+
+  get startTime(): HrTime {
+    return hrTimeOf(this.startedAt);
+  }
+
+  get endTime(): HrTime {
+    return this.ended ? hrTimeOf(this.endedAt) : NOT_ENDED;
   }
 
   /** Asked of an ended span only (the batch processor and the exporter read the start and end). */
@@ -105,7 +114,7 @@ export class LightSpan implements ReadableSpan {
   /** Ends the span once and hands it to the batch processor (which queues it, bounded, for export). */
   end(): void {
     if (this.ended) return;
-    this.endTime = now();
+    this.endedAt = performance.now();
     this.ended = true;
     this.sink.processor.onEnd(this);
   }
@@ -113,14 +122,14 @@ export class LightSpan implements ReadableSpan {
 Object.assign(LightSpan.prototype, { links: NO_LINKS, events: NO_EVENTS, droppedAttributesCount: 0, droppedEventsCount: 0, droppedLinksCount: 0, traceFlags: TraceFlags.SAMPLED });
 
 /**
- * The time now as @opentelemetry/core's hrTime() gives it (the same value, to the nanosecond), with
- * the time origin's part converted once: core's converts it and adds anew for every call (three
- * arrays for one timestamp, two timestamps a span).
+ * A time read from performance.now() as @opentelemetry/core's hrTime() gives it (the same value, to
+ * the nanosecond), with the time origin's part converted once: core's converts it and adds anew
+ * for every call (three arrays for one timestamp). A span keeps the number and makes its HrTime
+ * only when asked (the batch processor never asks; span-encoder.ts writes the number itself).
  */
-const ORIGIN = millisToHrTime(performance.timeOrigin);
+export const ORIGIN = millisToHrTime(performance.timeOrigin);
 const SECOND_NS = 1e9;
-export function now(): HrTime {
-  const elapsed = performance.now();
+export function hrTimeOf(elapsed: number): HrTime {
   let seconds = ORIGIN[0] + Math.trunc(elapsed / 1e3);
   let nanos = ORIGIN[1] + Math.round((elapsed % 1e3) * 1e6);
   if (nanos >= SECOND_NS) {

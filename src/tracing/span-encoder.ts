@@ -12,11 +12,10 @@
  * official serializer, whole batch and all, so nothing the gateway might export is written by a
  * path the test does not cover.
  */
-import type { HrTime } from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import { LightSpan } from './light-span.js';
+import { LightSpan, ORIGIN } from './light-span.js';
 
 /** Field keys (number << 3 | wire type) as single bytes, and field 16's two. */
 const LEN = 2;
@@ -111,10 +110,18 @@ function nibble(code: number): number {
   return code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code - 55;
 }
 
-/** HrTime as fixed64 nanoseconds, the official writeHrTimeAsFixed64's arithmetic. */
-function fixed64Time(time: HrTime): void {
-  const seconds = time[0];
-  const nanos = time[1];
+/**
+ * A light span's time (performance.now()) as fixed64 nanoseconds since the epoch: the HrTime
+ * light-span.ts hrTimeOf() makes of it, written with the official writeHrTimeAsFixed64's
+ * arithmetic, without the array.
+ */
+function fixed64Time(elapsed: number): void {
+  let seconds = ORIGIN[0] + Math.trunc(elapsed / 1e3);
+  let nanos = ORIGIN[1] + Math.round((elapsed % 1e3) * 1e6);
+  if (nanos >= 1e9) {
+    nanos -= 1e9;
+    seconds += 1;
+  }
   const lowSeconds = (seconds & 65535) * 1e9;
   const highSeconds = ((seconds / 65536) >>> 0) * 1e9;
   const low = (lowSeconds >>> 0) + (((highSeconds & 65535) * 65536) >>> 0) + nanos;
@@ -195,9 +202,15 @@ function span(span: LightSpan): boolean {
   byte(key(6, 0));
   varint(span.kind + 1);
   byte(key(7, 1));
-  fixed64Time(span.startTime);
+  fixed64Time(span.startedAt);
   byte(key(8, 1));
-  fixed64Time(span.endTime);
+  if (span.ended) fixed64Time(span.endedAt);
+  else {
+    // Never handed to an exporter unended; written as the official serializer writes [0, 0].
+    room(8);
+    word(0);
+    word(0);
+  }
   if (!attributes(span.attributes, 9)) return false;
   // The dropped counts (always 0 here), written as the official serializer writes them: always.
   room(6);
