@@ -65,3 +65,15 @@ t.test('random ids: lower-case hex of their length, each new', async (t) => {
   t.same(bad, [], 'all hex of their length (past several refills of the pool)');
   t.equal(seen.size, 4000, 'no repeats');
 });
+
+t.test('a light span\'s times: the HrTime core\'s hrTime() makes of the same performance.now()', async (t) => {
+  const { hrTime } = await import('@opentelemetry/core');
+  const { hrTimeOf } = await import('../../src/tracing/light-span.js');
+  const differ: number[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const at = performance.now() + i * 13.7173 + (i % 7) * 0.000_999;
+    const [a, b] = [hrTime(at), hrTimeOf(at)];
+    if (a[0] !== b[0] || a[1] !== b[1]) differ.push(at);
+  }
+  t.same(differ, [], 'the same to the nanosecond');
+});
