@@ -91,6 +91,9 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PAT
 const TOKEN = new Uint8Array(128);
 for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TOKEN[c.charCodeAt(0)] = 1;
 
+/** A byte no simple head holds: a CTL but HTAB (CR and LF only as CRLF), DEL, or beyond ASCII. */
+const UNTAKEN_BYTE = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
+
 /** node's internals read here (see the top): the handle's consumed flag and the parser node attaches. */
 type NodeSocket = Socket & { _handle?: { _consumed?: boolean } | null; parser?: { _consumed?: boolean } | null };
 
@@ -99,6 +102,8 @@ type NodeSocket = Socket & { _handle?: { _consumed?: boolean } | null; parser?: 
  * undefined for anything else (then node's server parses it).
  */
 export function parseSimpleHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
+  // One native scan for what no line may hold: a CTL but HTAB, DEL, a byte ≥ 0x80, a bare CR or LF.
+  if (UNTAKEN_BYTE.test(text)) return undefined;
   const eol = text.indexOf('\r\n');
   const sp1 = text.indexOf(' ');
   if (sp1 <= 0 || sp1 > eol) return undefined;
@@ -106,10 +111,9 @@ export function parseSimpleHead(text: string, socket: FrontRequest['socket']): F
   if (!METHODS.has(method)) return undefined;
   const sp2 = text.indexOf(' ', sp1 + 1);
   if (sp2 === -1 || eol - sp2 !== 9 || !text.startsWith(' HTTP/1.1', sp2) || text.charCodeAt(sp1 + 1) !== 47 /* / */) return undefined;
-  for (let i = sp1 + 1; i < sp2; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x21 || c > 0x7e) return undefined;
-  }
+  // Visible ASCII (the scan above left HTAB, SP and visible; no SP lies between sp1 and sp2).
+  const tab = text.indexOf('\t', sp1);
+  if (tab !== -1 && tab < sp2) return undefined;
   const headers: Record<string, string> = {};
   const rawHeaders: string[] = [];
   let host = false;
@@ -128,10 +132,6 @@ export function parseSimpleHead(text: string, socket: FrontRequest['socket']): F
     let to = end;
     while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
     while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
-    for (let i = from; i < to; i++) {
-      const c = text.charCodeAt(i);
-      if ((c < 0x20 && c !== 9) || c > 0x7e) return undefined;
-    }
     const name = text.slice(start, colon);
     const value = text.slice(from, to);
     const lower = name.toLowerCase();

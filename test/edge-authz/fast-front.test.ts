@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { parseSimpleHead } from '../../src/edge-authz/fast-front.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { startGateway, send, UA, type StartedGateway } from '../helpers/gateway.js';
@@ -97,6 +98,58 @@ async function same(t: Test, s: Setup, name: string, text: string, options: { he
   return fromFront;
 }
 
+t.test('parseSimpleHead: only a strictly simple head is taken', async (t) => {
+  const socket = { remoteAddress: '127.0.0.1' };
+  const taken = parseSimpleHead('GET /authz/auth-request?x=%20 HTTP/1.1\r\nHost: a\r\nX-Original-URI:  /a\tb \t\r\nconnection: Keep-Alive\r\nX-Empty:\r\n', socket);
+  t.same(
+    taken,
+    {
+      method: 'GET',
+      url: '/authz/auth-request?x=%20',
+      headers: { host: 'a', 'x-original-uri': '/a\tb', connection: 'Keep-Alive', 'x-empty': '' },
+      rawHeaders: ['Host', 'a', 'X-Original-URI', '/a\tb', 'connection', 'Keep-Alive', 'X-Empty', ''],
+      socket,
+    },
+    'names lower-cased, optional whitespace trimmed, HTAB kept inside a value',
+  );
+  const line = 'GET /authz/forward-auth HTTP/1.1\r\n';
+  const host = 'Host: a\r\n';
+  const notTaken: Record<string, string> = {
+    'HTTP/1.0': `GET /x HTTP/1.0\r\n${host}`,
+    'HTTP/1.1 in lower case': `GET /x http/1.1\r\n${host}`,
+    'a method in lower case': `get /x HTTP/1.1\r\n${host}`,
+    'a method node does not know': `BREW /x HTTP/1.1\r\n${host}`,
+    'an asterisk target': `OPTIONS * HTTP/1.1\r\n${host}`,
+    'an absolute target': `GET http://a/x HTTP/1.1\r\n${host}`,
+    'HTAB in the target': `GET /x\ty HTTP/1.1\r\n${host}`,
+    'two spaces': `GET  /x HTTP/1.1\r\n${host}`,
+    'no Host': `${line}X-A: b\r\n`,
+    'no header at all': line,
+    'Host twice': `${line}${host}${host}`,
+    'Authorization twice': `${line}${host}Authorization: Bearer a\r\nauthorization: Bearer b\r\n`,
+    'an inherited name': `${line}${host}constructor: x\r\n`,
+    'Content-Length': `${line}${host}Content-Length: 0\r\n`,
+    'Transfer-Encoding': `${line}${host}Transfer-Encoding: chunked\r\n`,
+    Expect: `${line}${host}Expect: 100-continue\r\n`,
+    Upgrade: `${line}${host}Upgrade: websocket\r\n`,
+    'Connection: close': `${line}${host}Connection: close\r\n`,
+    'Connection: keep-alive, Upgrade': `${line}${host}Connection: keep-alive, Upgrade\r\n`,
+    'an obs-fold': `${line}${host}X-A: b\r\n c\r\n`,
+    'a bare LF': `${line}${host}X-A: b\nX-B: c\r\n`,
+    'a bare CR': `${line}${host}X-A: b\rc\r\n`,
+    'a NUL': `${line}${host}X-A: b\x00\r\n`,
+    DEL: `${line}${host}X-A: b\x7f\r\n`,
+    'a byte beyond ASCII': `${line}${host}X-A: caf\xe9\r\n`,
+    'whitespace before the colon': `${line}${host}X-A : b\r\n`,
+    'no colon': `${line}${host}X-A b\r\n`,
+    'an empty name': `${line}${host}: b\r\n`,
+    'a name that is no token': `${line}${host}X(A): b\r\n`,
+    'a leading empty line': `\r\n${line}${host}`,
+    'too many headers': `${line}${host}${Array.from({ length: 64 }, (_, i) => `X-${i}: v\r\n`).join('')}`,
+  };
+  for (const [name, text] of Object.entries(notTaken)) t.equal(parseSimpleHead(text, socket), undefined, `not taken: ${name}`);
+});
+
 t.test('taken requests: node\'s bytes for allow, 401, 403, 404, 405, 429 and 400, on every protocol', async (t) => {
   for (const env of [{}, { AUTHGATE_AUTHZ_CACHE_SECONDS: '2' }] as Array<Record<string, string>>) {
     const s = await setup(t, env);
@@ -149,6 +202,22 @@ t.test('503: the store does not answer (a decision that waits, on the front too)
   const text = check(key, 'GET', '/accounts') + check(undefined, 'GET', '/accounts') + check(s.key, 'GET', '/accounts');
   const answers = await same(t, s, 'a cache miss, then two', text, { count: 3 });
   t.same([...answers.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1]), ['200', '401', '200']);
+
+  // close() while a taken request waits on the store: its answer says Connection: close, then the connection ends.
+  redis.pause();
+  // fresh[0] was refused 503 above: still in no cache.
+  const waiting = fresh[0];
+  let closed: Promise<void> | undefined;
+  s.gw.gateway.authzServer!.server.once('connection', (socket: Socket) => {
+    // After the front's own 'data' listener: the decision is then in flight.
+    socket.once('data', () => (closed = s.gw.gateway.authzServer!.close()));
+  });
+  const answer = await exchange(s.front, [check(waiting, 'GET', '/accounts')], 1, { closes: true });
+  t.match(answer, /^HTTP\/1\.1 503 .*\r\nconnection: close\r\n/s, 'answered with Connection: close');
+  t.notMatch(answer, /keep-alive/i);
+  t.ok(closed, 'close() was called while the decision waited');
+  await closed;
+  redis.resume();
 });
 
 t.test('handed to node\'s server, answered exactly as node answers', async (t) => {
