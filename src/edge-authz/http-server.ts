@@ -2,7 +2,10 @@
  * The authorization port for edge proxies over HTTP (issue 30): nginx `auth_request`, Traefik and
  * Caddy forward-auth, Envoy `ext_authz` in HTTP mode. Plain node:http, no framework: each answer is
  * one decision and a few headers, and the proxy in front waits on it for every request it forwards
- * (the target is ≥ 0.95× a minimal node:http service behind nginx).
+ * (the target is ≥ 0.95× a minimal node:http service behind nginx). The listener is the fast front
+ * (fast-front.ts): a strictly simple request without a body is answered there through respond()
+ * below, with the answers node's path writes (refusalAnswer, decisionAnswer); node's server here
+ * gets every other connection and request (handle()).
  *
  * - Only AUTHGATE_AUTHZ_TRUSTED_PROXIES are answered: any other peer gets 403 (1114) before
  *   anything is read or decided.
