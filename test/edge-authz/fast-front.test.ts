@@ -202,6 +202,15 @@ t.test('503: the store does not answer (a decision that waits, on the front too)
   const text = check(key, 'GET', '/accounts') + check(undefined, 'GET', '/accounts') + check(s.key, 'GET', '/accounts');
   const answers = await same(t, s, 'a cache miss, then two', text, { count: 3 });
   t.same([...answers.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1]), ['200', '401', '200']);
+  // A request with a body behind a waiting decision: handed to node once that answer is written, in order.
+  const [one, two] = await Promise.all([s.gw.createApiKey(s.token), s.gw.createApiKey(s.token)]);
+  const withBody = (key: string) => check(key, 'GET', '/accounts') + envoy(s.key, 'POST', '/accounts').replace('\r\n\r\n', '\r\nContent-Length: 3\r\n\r\nabc') + check(undefined, 'GET', '/accounts');
+  const handedOff = s.handedOff();
+  const fromFront = await exchange(s.front, [withBody(one.apiKey)], 3);
+  t.equal(s.handedOff(), handedOff + 1, 'handed off after the waiting decision');
+  const fromNode = await exchange(s.node, [withBody(two.apiKey)], 3);
+  t.same([...fromFront.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1]), ['200', '200', '401']);
+  t.equal(masked(fromFront).replace(/\r\nx-authgate-identity: [^\r]+/g, ''), masked(fromNode).replace(/\r\nx-authgate-identity: [^\r]+/g, ''), 'node\'s bytes (but each key\'s own assertion), in order');
 
   // close() while a taken request waits on the store: its answer says Connection: close, then the connection ends.
   redis.pause();
