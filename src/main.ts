@@ -50,8 +50,8 @@ async function main(): Promise<void> {
   await gateway.opsServer.listen({ ...config.opsListener });
   await gateway.publicServer.listen({ ...config.publicListener });
   // The edge proxies' authorization port (AUTHGATE_AUTHZ_PORT), when set.
-  const authz = gateway.authzServer?.server;
-  if (authz !== undefined) await new Promise<void>((resolve, reject) => authz.once('error', reject).listen(config.authz.port, config.authz.host, () => resolve()));
+  const authz = gateway.authzServer;
+  if (authz !== undefined) await new Promise<void>((resolve, reject) => authz.server.once('error', reject).listen(config.authz.port, config.authz.host, () => resolve()));
   // Envoy ext_authz over gRPC (AUTHGATE_AUTHZ_GRPC_PORT; off unless set).
   const extAuthzGrpc = await listenExtAuthzGrpc(gateway.edge, config, logger);
   logger.info(

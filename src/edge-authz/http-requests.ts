@@ -15,7 +15,6 @@
  * A header the proxy sends once and a request sends once is refused when there are two: node
  * joins repeated unknown headers with ", ", and neither a method nor a target holds a space.
  */
-import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { Problem } from '../problems.js';
 import type { EdgeProtocol, EdgeRequest } from './decision.js';
@@ -47,8 +46,21 @@ export function protocolOf(url: string): EdgeProtocol | undefined {
   return undefined;
 }
 
+/**
+ * What is read of the proxy's request: node's IncomingMessage has this shape, and so has the
+ * request the fast front (fast-front.ts) parsed itself. `headers` by lower-case name, node's way
+ * (a repeated unknown header joined with ", "); `rawHeaders` name, value, name, value… as sent.
+ */
+export type EdgeHttpRequest = Readonly<{
+  url?: string | undefined;
+  method?: string | undefined;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  rawHeaders: readonly string[];
+  socket: Readonly<{ remoteAddress?: string | undefined }>;
+}>;
+
 /** The original request the proxy described, or the 400 that says why there is none to decide. */
-export function readEdgeRequest(protocol: EdgeProtocol, request: IncomingMessage): EdgeRequest | Problem {
+export function readEdgeRequest(protocol: EdgeProtocol, request: EdgeHttpRequest): EdgeRequest | Problem {
   const headers = request.headers;
   let method: string | undefined;
   let target: string | undefined;
@@ -113,7 +125,7 @@ function authorizationValues(raw: readonly string[]): string[] {
  * the last X-Forwarded-For entry, the one the proxy itself appended (Traefik, Caddy, Envoy with
  * `use_remote_address`); else the proxy's own address. Only an address is taken.
  */
-function clientAddressOf(protocol: EdgeProtocol, request: IncomingMessage): string {
+function clientAddressOf(protocol: EdgeProtocol, request: EdgeHttpRequest): string {
   const headers = request.headers;
   if (protocol === 'auth_request') {
     const real = headers['x-real-ip'];

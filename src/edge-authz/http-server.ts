@@ -2,7 +2,10 @@
  * The authorization port for edge proxies over HTTP (issue 30): nginx `auth_request`, Traefik and
  * Caddy forward-auth, Envoy `ext_authz` in HTTP mode. Plain node:http, no framework: each answer is
  * one decision and a few headers, and the proxy in front waits on it for every request it forwards
- * (the target is ≥ 0.95× a minimal node:http service behind nginx).
+ * (the target is ≥ 0.95× a minimal node:http service behind nginx). The listener is the fast front
+ * (fast-front.ts): a strictly simple request without a body is answered there through respond()
+ * below, with the answers node's path writes (refusalAnswer, decisionAnswer); node's server here
+ * gets every other connection and request (handle()).
  *
  * - Only AUTHGATE_AUTHZ_TRUSTED_PROXIES are answered: any other peer gets 403 (1114) before
  *   anything is read or decided.
@@ -23,24 +26,29 @@
  *   under a proxy's request.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { Server as NetServer, Socket } from 'node:net';
 import { problemBody, problemHeaders } from '../http/error-handler.js';
 import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.js';
 import { Problem, problems } from '../problems.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeProtocol } from './decision.js';
+import { createFastFront, type FrontAnswer, type FrontRequest } from './fast-front.js';
 import { keepHead, writeKeptHead, type KeptHead } from './kept-head.js';
 import { protocolOf, readEdgeRequest } from './http-requests.js';
 import type { PeerTrust } from './peers.js';
 import type { EdgeRecorder } from './record.js';
-import { incomingTraceIds } from '../tracing/trace-context.js';
+import { incomingTraceIds, parseTraceparent } from '../tracing/trace-context.js';
 import type { Tracing } from '../tracing/tracing.js';
 
 export const AUTHZ_KEEP_ALIVE_TIMEOUT_MS = 125_000;
 
 export type AuthzHttpServer = Readonly<{
-  server: Server;
+  /** The port's listener (fast-front.ts): listen on this one; 'connection' for every connection. */
+  server: NetServer;
+  /** node's server, never listening itself: the connections and requests the fast front hands over. */
+  http: Server;
   /** Answers what is in flight with `Connection: close`, closes idle connections, and resolves once every connection has ended. */
   close(): Promise<void>;
+  closeAllConnections(): void;
 }>;
 
 const UNTRUSTED = new Problem('authzUntrustedPeer', 'This port answers the configured edge proxies only (AUTHGATE_AUTHZ_TRUSTED_PROXIES).', 'untrusted_peer');
@@ -65,11 +73,17 @@ export function createAuthzHttpServer(deps: {
     return known;
   };
 
-  function refuse(response: ServerResponse, problem: Problem): void {
+  /** A refusal's answer (both paths: node's and the fast front's). */
+  function refusalAnswer(problem: Problem): FrontAnswer {
     const body = JSON.stringify(problemBody(problem.problem, problem.detail));
     const headers: Record<string, string | number> = { ...problemHeaders(problem), 'content-length': Buffer.byteLength(body) };
     if (closing) headers['connection'] = 'close';
-    response.writeHead(problems[problem.problem].status, headers).end(body);
+    return { status: problems[problem.problem].status, headers, body };
+  }
+
+  function refuse(response: ServerResponse, problem: Problem): void {
+    const answer = refusalAnswer(problem);
+    response.writeHead(answer.status, answer.headers).end(answer.body);
   }
 
   /** A refusal made here, before any decision: counted and logged as the protocol's. */
@@ -88,19 +102,20 @@ export function createAuthzHttpServer(deps: {
   /** The header blocks node made for kept allows (decider.ts keeps the object), per protocol: kept-head.ts. */
   const keptHeads = new WeakMap<EdgeAllow, Partial<Record<EdgeProtocol, KeptHead>>>();
 
-  function answer(response: ServerResponse, protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): void {
-    // A proxy that gave up meanwhile (its own timeout) has nobody left to answer.
-    if (response.destroyed) return;
+  /** The keep-alive answer of each kept allow, per protocol: the same object again (the fast front keeps its bytes). */
+  const allowAnswers = new WeakMap<EdgeAllow, Partial<Record<EdgeProtocol, FrontAnswer>>>();
+
+  /** A decision's answer (both paths); `close`: the connection ends after it. */
+  function decisionAnswer(protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): FrontAnswer {
+    const ending = close || closing;
     let headers: Record<string, string | number>;
-    let body = '';
-    let status = 200;
-    let heads: Partial<Record<EdgeProtocol, KeptHead>> | undefined;
-    if (decision.allowed && !close && !closing) {
-      heads = keptHeads.get(decision);
-      const head = heads?.[protocol];
-      if (head !== undefined && writeKeptHead(response, head)) return void response.end();
-    }
     if (decision.allowed) {
+      let answers: Partial<Record<EdgeProtocol, FrontAnswer>> | undefined;
+      if (!ending) {
+        answers = allowAnswers.get(decision);
+        const kept = answers?.[protocol];
+        if (kept !== undefined) return kept;
+      }
       headers = { ...decision.upstreamHeaders };
       const seconds = decision.cacheSeconds;
       if (seconds > 0) {
@@ -109,14 +124,33 @@ export function createAuthzHttpServer(deps: {
       } else headers['cache-control'] = 'no-store';
       if (protocol === 'ext_authz_http' && decision.removeHeaders.length > 0) headers['x-envoy-auth-headers-to-remove'] = decision.removeHeaders.join(', ');
       headers['content-length'] = 0;
-    } else {
-      status = decision.status;
-      body = decision.body;
-      headers = { ...decision.headers, 'content-length': Buffer.byteLength(body) };
+      if (ending) {
+        headers['connection'] = 'close';
+        return { status: 200, headers, body: '' };
+      }
+      const answer: FrontAnswer = { status: 200, headers, body: '', kept: true };
+      if (answers === undefined) allowAnswers.set(decision, (answers = {}));
+      answers[protocol] = answer;
+      return answer;
     }
-    if (close || closing) headers['connection'] = 'close';
+    headers = { ...decision.headers, 'content-length': Buffer.byteLength(decision.body) };
+    if (ending) headers['connection'] = 'close';
+    return { status: decision.status, headers, body: decision.body };
+  }
+
+  function answer(response: ServerResponse, protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): void {
+    // A proxy that gave up meanwhile (its own timeout) has nobody left to answer.
+    if (response.destroyed) return;
+    let heads: Partial<Record<EdgeProtocol, KeptHead>> | undefined;
+    const keepAlive = decision.allowed && !close && !closing;
+    if (keepAlive) {
+      heads = keptHeads.get(decision);
+      const head = heads?.[protocol];
+      if (head !== undefined && writeKeptHead(response, head)) return void response.end();
+    }
+    const { status, headers, body } = decisionAnswer(protocol, decision, close);
     response.writeHead(status, headers);
-    if (decision.allowed && !close && !closing) {
+    if (keepAlive) {
       const head = keepHead(response);
       if (head !== undefined) {
         if (heads === undefined) keptHeads.set(decision, (heads = {}));
@@ -162,6 +196,41 @@ export function createAuthzHttpServer(deps: {
     } else answer(response, protocol, decision, close);
   }
 
+  /**
+   * A request the fast front took (fast-front.ts): handle()'s steps for a trusted peer without
+   * tracing (the front takes no other connection) and without a body (it takes no other request).
+   */
+  function respond(request: FrontRequest): FrontAnswer | Promise<FrontAnswer> {
+    const startedAt = performance.now();
+    const protocol = protocolOf(request.url);
+    if (protocol === undefined) return refusalAnswer(NOT_FOUND);
+    let edgeRequest = readEdgeRequest(protocol, request);
+    const traceparent = request.headers['traceparent'];
+    const trace = traceparent === undefined ? undefined : parseTraceparent(traceparent);
+    if (edgeRequest instanceof Problem) {
+      record({ protocol, method: request.method, route: undefined, status: problems[edgeRequest.problem].status, startedAt, requestId: undefined, principal: null, authDecision: undefined, trace });
+      return refusalAnswer(edgeRequest);
+    }
+    if (traceparent !== undefined) edgeRequest = { ...edgeRequest, trace };
+    let decision: EdgeDecision | Promise<EdgeDecision>;
+    try {
+      decision = decide(edgeRequest);
+    } catch (error) {
+      deps.onFault(error);
+      return refusalAnswer(new Problem('internalError'));
+    }
+    if (decision instanceof Promise) {
+      return decision.then(
+        (decided) => decisionAnswer(protocol, decided, false),
+        (error: unknown) => {
+          deps.onFault(error);
+          return refusalAnswer(new Problem('internalError'));
+        },
+      );
+    }
+    return decisionAnswer(protocol, decision, false);
+  }
+
   const handler = tracing === undefined ? handle : tracing.serve(handle, 'http');
   // optimizeEmptyRequests (Node ≥ 24.12; older versions ignore it): a request without a body
   // (no Content-Length, no Transfer-Encoding: every nginx sub-request) gets no body stream
@@ -178,14 +247,22 @@ export function createAuthzHttpServer(deps: {
   // node's parser refusals (a malformed request, an oversized header block) as problems, as on the public port.
   server.on('clientError', clientErrorHandler({}));
 
+  // The listener: the common request answered by the fast front, everything else by node's server.
+  // With tracing on every request gets its span from node's path, so the front takes nothing.
+  const front = createFastFront({
+    http: server,
+    takes: (socket) => tracing === undefined && trusted(socket),
+    respond,
+    keepAliveTimeoutMs: AUTHZ_KEEP_ALIVE_TIMEOUT_MS,
+  });
+
   return {
-    server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        closing = true;
-        if (!server.listening) return resolve();
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
+    server: front.server,
+    http: server,
+    close: () => {
+      closing = true;
+      return front.close();
+    },
+    closeAllConnections: front.closeAllConnections,
   };
 }

@@ -71,7 +71,7 @@ export function writeKeptHead(response: ServerResponse, head: KeptHead): boolean
 let dateSecond = -1;
 let dateText = '';
 /** The Date header's value (RFC 9110 IMF-fixdate, as node writes it), made once per second. */
-function httpDate(): string {
+export function httpDate(): string {
   const now = Date.now();
   const second = Math.floor(now / 1000);
   if (second !== dateSecond) {
