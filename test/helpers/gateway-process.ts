@@ -43,7 +43,8 @@ export async function startGatewayProcess(env: Record<string, string>, options: 
     for (;;) {
       if (child.exitCode !== null) throw new Error(`gateway exited: ${output}`);
       try {
-        if ((await send(`${started.opsUrl}/readyz`)).status === 200) break;
+        // Ready, and its start line out: log lines leave in batches up to 10 ms later (log-sink.ts).
+        if ((await send(`${started.opsUrl}/readyz`)).status === 200 && output.includes('"event":"started"')) break;
       } catch {
         // not listening yet
       }
