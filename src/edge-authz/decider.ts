@@ -119,7 +119,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
   /**
    * The last allow of each credential without a counted limit: the same object while the route
    * table, the route and the kept assertion are the same, so the port renders it once and writes
-   * its kept header block again (kept-head.ts). Keyed weakly by the cached principal: a credential
+   * its kept header block again (fast-front.ts). Keyed weakly by the cached principal: a credential
    * dropped from the cache takes its allow with it.
    */
   const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; assertion: string | null; decision: EdgeAllow }>();

@@ -13,7 +13,7 @@
  * What is taken: only a strictly simple head, complete within what has arrived: `METHOD SP
  * /target SP HTTP/1.1` CRLF (a method node knows, a target of visible ASCII starting with `/`),
  * `name: value` CRLF lines (a token name; a value of HTAB and visible ASCII, optional whitespace
- * trimmed as RFC 9112 says), a Host, no name twice, none of Content-Length, Transfer-Encoding,
+ * trimmed as RFC 9112 says), a Host, no name twice, no Content-Length but `0`, none of Transfer-Encoding,
  * Expect, Upgrade or a Connection other than keep-alive, at most 16 KiB (and never above node's
  * own limit). No body can follow such a head, so the next request starts right after it.
  * Anything else (a body, HTTP/1.0, an obs-fold, a bare CR or LF, a duplicate Authorization, a head
@@ -41,7 +41,6 @@
  */
 import { STATUS_CODES, maxHeaderSize, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
-import { httpDate } from './kept-head.js';
 
 /** A request the front took: the shape readEdgeRequest reads (http-requests.ts EdgeHttpRequest). */
 export type FrontRequest = Readonly<{
@@ -142,6 +141,10 @@ export function parseSimpleHead(text: string, socket: FrontRequest['socket']): F
         host = true;
         break;
       case 'content-length':
+        // Exactly `0`: no body follows (Envoy's ext_authz check carries it on every request). Any
+        // other length announces a body, node's to read (or, from nginx, never to come).
+        if (value !== '0') return undefined;
+        break;
       case 'transfer-encoding':
       case 'expect':
       case 'upgrade':
@@ -335,4 +338,17 @@ export function createFastFront(options: FastFrontOptions): FastFront {
       for (const socket of sockets) socket.destroy();
     },
   };
+}
+
+let dateSecond = -1;
+let dateText = '';
+/** The Date header's value (RFC 9110 IMF-fixdate, as node writes it), made once per second. */
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
 }

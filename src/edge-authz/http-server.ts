@@ -32,7 +32,6 @@ import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.j
 import { Problem, problems } from '../problems.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeProtocol } from './decision.js';
 import { createFastFront, type FrontAnswer, type FrontRequest } from './fast-front.js';
-import { keepHead, writeKeptHead, type KeptHead } from './kept-head.js';
 import { protocolOf, readEdgeRequest } from './http-requests.js';
 import type { PeerTrust } from './peers.js';
 import type { EdgeRecorder } from './record.js';
@@ -99,9 +98,6 @@ export function createAuthzHttpServer(deps: {
   /** Ends the span of a request answered before any decision. */
   const endSpan = (request: IncomingMessage, status: number) => tracing?.finish(request, { route: 'unmatched', status, credentialKind: undefined, reason: undefined, orgId: undefined });
 
-  /** The header blocks node made for kept allows (decider.ts keeps the object), per protocol: kept-head.ts. */
-  const keptHeads = new WeakMap<EdgeAllow, Partial<Record<EdgeProtocol, KeptHead>>>();
-
   /** The keep-alive answer of each kept allow, per protocol: the same object again (the fast front keeps its bytes). */
   const allowAnswers = new WeakMap<EdgeAllow, Partial<Record<EdgeProtocol, FrontAnswer>>>();
 
@@ -138,26 +134,15 @@ export function createAuthzHttpServer(deps: {
     return { status: decision.status, headers, body: decision.body };
   }
 
+  /**
+   * node's path (a connection or request the fast front handed over, or tracing on): node writes
+   * the answer's head itself. The common request's answer and its kept bytes are the front's.
+   */
   function answer(response: ServerResponse, protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): void {
     // A proxy that gave up meanwhile (its own timeout) has nobody left to answer.
     if (response.destroyed) return;
-    let heads: Partial<Record<EdgeProtocol, KeptHead>> | undefined;
-    const keepAlive = decision.allowed && !close && !closing;
-    if (keepAlive) {
-      heads = keptHeads.get(decision);
-      const head = heads?.[protocol];
-      if (head !== undefined && writeKeptHead(response, head)) return void response.end();
-    }
     const { status, headers, body } = decisionAnswer(protocol, decision, close);
-    response.writeHead(status, headers);
-    if (keepAlive) {
-      const head = keepHead(response);
-      if (head !== undefined) {
-        if (heads === undefined) keptHeads.set(decision, (heads = {}));
-        heads[protocol] = head;
-      }
-    }
-    response.end(body);
+    response.writeHead(status, headers).end(body);
   }
 
   function handle(request: IncomingMessage, response: ServerResponse): void {

@@ -1,7 +1,5 @@
 import t, { type Test } from 'tap';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import net from 'node:net';
-import { keepHead, writeKeptHead, type KeptHead } from '../../src/edge-authz/kept-head.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { startGateway, UA } from '../helpers/gateway.js';
@@ -9,10 +7,10 @@ import { tableOf } from '../helpers/routes.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
- * The allow's kept header block (edge-authz/kept-head.ts, hand-written for speed): the bytes on
- * the wire are node's own, byte for byte (but the Date value), whether node builds the block
- * from the headers or it is written again from the kept one; and node builds it whenever it
- * would build another (Connection: close, 100-continue).
+ * A kept allow (decider.ts keeps the object; the fast front keeps its header bytes,
+ * fast-front.ts): the bytes on the wire are the same, byte for byte (but the Date value), for the
+ * first answer and every later one, on every protocol; and never the kept block where the answer
+ * must close the connection.
  */
 
 /** A keep-alive connection that sends one request at a time and reads exactly its answer (head and Content-Length body). */
@@ -63,49 +61,6 @@ function connection(port: number) {
 
 /** The answer with its Date value masked: the one part that may differ between two answers. */
 const undated = (answer: string) => answer.replace(/\r\nDate: [^\r]+\r\n/, '\r\nDate: <date>\r\n');
-
-t.test('kept-head.ts on a bare node:http server: the kept block is node\'s own block', async (t) => {
-  const headers = { 'x-organization-id': 'org_1', 'x-authgate-identity': `a.${'b'.repeat(600)}.c`, 'cache-control': 'no-store', 'content-length': 0 };
-  let kept: KeptHead | undefined;
-  const taken: boolean[] = [];
-  const server = createServer({ keepAliveTimeout: 125_000 }, (_request: IncomingMessage, response: ServerResponse) => {
-    if (kept !== undefined && writeKeptHead(response, kept)) {
-      taken.push(true);
-      return void response.end();
-    }
-    taken.push(false);
-    response.writeHead(200, headers);
-    kept ??= keepHead(response);
-    response.end('');
-  });
-  server.keepAliveTimeout = 125_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
-  const port = (server.address() as net.AddressInfo).port;
-
-  const c = connection(port);
-  t.teardown(c.destroy);
-  const first = await c.send('GET /a HTTP/1.1\r\nHost: x\r\n\r\n');
-  t.match(first, /^HTTP\/1\.1 200 OK\r\n.*\r\nConnection: keep-alive\r\nKeep-Alive: timeout=125\r\n\r\n$/s, 'node\'s own block first');
-  t.ok(kept, 'a keep-alive allow is kept');
-  for (const text of ['GET /b HTTP/1.1\r\nHost: x\r\n\r\n', 'HEAD /c HTTP/1.1\r\nHost: x\r\n\r\n', 'POST /d HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n']) {
-    t.equal(undated(await c.send(text)), undated(first), `the same bytes, written from the kept block (${text.split(' ')[0]})`);
-  }
-  t.same(taken, [false, true, true, true], 'the kept block was written for every later answer');
-
-  // The client asks to close: node makes another block (Connection: close), so the kept one is not taken.
-  const closing = await c.send('GET /e HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-  t.equal(taken.at(-1), false, 'not taken when the client closes');
-  t.match(closing, /\r\nConnection: close\r\n\r\n$/);
-  t.ok(await c.closed(), 'and the connection is closed after it');
-
-  // HTTP/1.0 without keep-alive: not taken either.
-  const old = connection(port);
-  t.teardown(old.destroy);
-  const answer10 = await old.send('GET /f HTTP/1.0\r\n\r\n');
-  t.equal(taken.at(-1), false, 'not taken for an HTTP/1.0 request without keep-alive');
-  t.notMatch(answer10, /Keep-Alive/);
-});
 
 const FILE: RoutesFile = {
   version: 1,
