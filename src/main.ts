@@ -6,6 +6,7 @@ import { buildGateway } from './gateway.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createPrettySink, wantsPrettyLogs } from './observability/pretty-sink.js';
 import { JWKS_PATH } from './routes/jwks.js';
+import { loadWebAuthn } from './services/passkeys.js';
 
 /** Process entry: the only module that reads process.env, listens, and handles signals. */
 async function main(): Promise<void> {
@@ -66,6 +67,10 @@ async function main(): Promise<void> {
     },
     'authgate started',
   );
+  // Passkeys offered: their library is loaded now, after the start, not by the first login that needs it.
+  if (config.webauthn !== undefined) {
+    loadWebAuthn().catch((error: unknown) => logger.error({ event: 'passkeys_library_failed', err: error instanceof Error ? { message: error.message } : String(error) }, 'the passkeys library did not load'));
+  }
   for (const { event, message, fields } of startWarnings(config, process.env)) {
     logger.warn({ event, ...fields }, message);
   }

@@ -111,23 +111,28 @@ export type ProblemName = keyof typeof problems;
 
 /** Throw this anywhere on a request's path; the error handler renders it. */
 export class Problem extends Error {
-  constructor(
-    readonly problem: ProblemName,
-    /** Shown to the client: must never carry a secret, an e-mail or anything it did not send. */
-    readonly detail?: string,
-    /** A bounded reason for the log line and the auth-decision metric. */
-    readonly reason?: string,
-    /** For 429 and 503: when to come back. */
-    readonly retryAfterSeconds?: number,
-    /** For insufficientScope: the scope the operation needs (in WWW-Authenticate). */
-    readonly requiredScope?: string,
-  ) {
+  readonly problem: ProblemName;
+  /** Shown to the client: must never carry a secret, an e-mail or anything it did not send. */
+  readonly detail: string | undefined;
+  /** A bounded reason for the log line and the auth-decision metric. */
+  readonly reason: string | undefined;
+  /** For 429 and 503: when to come back. */
+  readonly retryAfterSeconds: number | undefined;
+  /** For insufficientScope: the scope the operation needs (in WWW-Authenticate). */
+  readonly requiredScope: string | undefined;
+
+  constructor(problem: ProblemName, detail?: string, reason?: string, retryAfterSeconds?: number, requiredScope?: string) {
     // A problem is an answer, not a fault: its stack would never be read (an internal error
     // logs the error it came from), and capturing one was most of the cost of refusing a request.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(problem);
     Error.stackTraceLimit = stackTraceLimit;
+    this.problem = problem;
+    this.detail = detail;
+    this.reason = reason;
+    this.retryAfterSeconds = retryAfterSeconds;
+    this.requiredScope = requiredScope;
     this.name = 'Problem';
   }
 }

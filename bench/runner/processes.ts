@@ -101,7 +101,10 @@ export async function startGateway(name: string, main: string, env: Record<strin
 export class LoadGenerator {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve(results: RunResult[]): void; reject(error: Error): void }>();
-  constructor(private readonly proc: Started) {
+  private readonly proc: Started;
+
+  constructor(proc: Started) {
+    this.proc = proc;
     proc.child.on('message', (message: { id?: number; results?: RunResult[]; error?: string }) => {
       if (message.id === undefined) return;
       const waiter = this.waiting.get(message.id);

@@ -2,12 +2,13 @@
 
 /** A failure that ends the CLI with `exitCode` after printing `message` (already safe to print). */
 export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-    readonly usage: 'none' | 'hint' | 'full' = 'none',
-  ) {
+  readonly exitCode: number;
+  readonly usage: 'none' | 'hint' | 'full';
+
+  constructor(message: string, exitCode: number, usage: 'none' | 'hint' | 'full' = 'none') {
     super(message);
+    this.exitCode = exitCode;
+    this.usage = usage;
   }
 }
 

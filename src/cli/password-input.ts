@@ -80,8 +80,11 @@ function stripCarriageReturn(line: string): string {
 /** A pass-through to `target` that drops everything while `muted`: readline's echo goes nowhere. */
 class MutableOutput extends Writable {
   muted = false;
-  constructor(private readonly target: NodeJS.WritableStream) {
+  private readonly target: NodeJS.WritableStream;
+
+  constructor(target: NodeJS.WritableStream) {
     super();
+    this.target = target;
   }
   // decodeStrings (the default) hands every chunk over as a Buffer.
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {

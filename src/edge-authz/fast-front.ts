@@ -180,6 +180,7 @@ export function createFastFront(options: FastFrontOptions): FastFront {
   }
 
   class Connection {
+    private readonly socket: NodeSocket;
     /** An answer is awaited (a decision, or a full send buffer): the socket is paused, `rest` waits. */
     private waiting = false;
     private rest: Buffer | undefined;
@@ -187,7 +188,8 @@ export function createFastFront(options: FastFrontOptions): FastFront {
     /** Handed to node, ending, or gone: the front does nothing more with it. */
     private done = false;
 
-    constructor(private readonly socket: NodeSocket) {
+    constructor(socket: NodeSocket) {
+      this.socket = socket;
       taken.add(this);
       socket.setTimeout(keepAliveTimeoutMs);
       socket.on('data', this.onData);

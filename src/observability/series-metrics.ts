@@ -32,15 +32,14 @@ type ExportedValue = { value: number; labels: Record<string, string | number>; m
  */
 abstract class SeriesMetric<L extends string, S> {
   readonly aggregator = 'sum';
+  readonly name: string;
+  readonly help: string;
   readonly labelNames: readonly L[];
   protected readonly series = new Map<string, { labels: LabelValues<L>; state: S; bound: unknown }>();
 
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    labelNames: readonly L[],
-    registry: Registry,
-  ) {
+  constructor(name: string, help: string, labelNames: readonly L[], registry: Registry) {
+    this.name = name;
+    this.help = help;
     this.labelNames = labelNames;
     registry.registerMetric(this as unknown as Metric);
   }

@@ -45,8 +45,11 @@ function createPool(origin: string, timeoutMs: number): Pool {
 
 /** reply-from's client: it names the origin of each request (getUpstream), this finds its pool. */
 class OriginRouter extends Dispatcher {
-  constructor(private readonly poolOfOrigin: (origin: string) => Pool) {
+  private readonly poolOfOrigin: (origin: string) => Pool;
+
+  constructor(poolOfOrigin: (origin: string) => Pool) {
     super();
+    this.poolOfOrigin = poolOfOrigin;
   }
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     return this.poolOfOrigin(typeof options.origin === 'string' ? options.origin : String(options.origin)).dispatch(options, handler);

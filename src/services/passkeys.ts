@@ -6,22 +6,29 @@
  * and a use's signature counter is checked and stored in one step (store/passkeys.ts usePasskey).
  * Challenges live in the store, never in this process: the next call may reach another replica.
  */
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { newRecoveryCodes, recoveryCodeHash } from '../credentials/mfa-tokens.js';
 import type { Logger } from '../observability/logging.js';
 import { Problem } from '../problems.js';
 import { MAX_PASSKEYS_PER_ORGANIZATION, type Passkey, type PasskeyStore } from '../store/passkeys.js';
 import type { Organization } from '../store/store.js';
+
+type WebAuthn = typeof import('@simplewebauthn/server');
+let webAuthn: Promise<WebAuthn> | undefined;
+
+/**
+ * @simplewebauthn/server, loaded by the first passkey operation (or by main.ts right after the
+ * start, where passkeys are offered): with its ASN.1 and X.509 libraries it is ~250 of the ~1,240
+ * modules the gateway loaded, 0.35 s of CPU at every start (and in every test process building a
+ * gateway) for a feature many deployments do not offer.
+ */
+export const loadWebAuthn = (): Promise<WebAuthn> => (webAuthn ??= import('@simplewebauthn/server'));
 
 /** How long a registration may take between its options and its response (issue 32: 5 minutes). */
 const REGISTRATION_TTL_MS = 5 * 60_000;
@@ -78,6 +85,7 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
       const { rpId, name } = relyingParty();
       const kept = await store.listPasskeys(org.id);
       if (kept.length >= MAX_PASSKEYS_PER_ORGANIZATION) throw new Problem('passkeyLimitReached', `An organization may hold ${MAX_PASSKEYS_PER_ORGANIZATION} passkeys: remove one first.`);
+      const { generateRegistrationOptions } = await loadWebAuthn();
       const options = await generateRegistrationOptions({
         rpName: name,
         rpID: rpId,
@@ -102,7 +110,8 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
       // Taken whatever follows: a registration's challenge is answered once, right or wrong.
       const pending = await store.takePasskeyRegistration(orgId);
       if (pending === undefined) throw new Problem('passkeyRegistrationInvalid', 'No passkey registration is pending (it expired after 5 minutes or was used): start again with POST /auth/mfa/passkeys/registration.', 'passkey_registration_invalid');
-      let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>> | false;
+      const { verifyRegistrationResponse } = await loadWebAuthn();
+      let verified: Awaited<ReturnType<WebAuthn['verifyRegistrationResponse']>> | false;
       try {
         verified = await verifyRegistrationResponse({
           response,
@@ -155,6 +164,7 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
       if (rp === undefined) return undefined;
       const kept = await store.listPasskeys(orgId);
       if (kept.length === 0) return undefined;
+      const { generateAuthenticationOptions } = await loadWebAuthn();
       return generateAuthenticationOptions({ rpID: rp.rpId, allowCredentials: descriptors(kept), userVerification: 'required' });
     },
 
@@ -172,6 +182,7 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
       if (handle !== undefined && handle !== Buffer.from(userHandleOf(orgId)).toString('base64url')) return false;
       let counter: number;
       try {
+        const { verifyAuthenticationResponse } = await loadWebAuthn();
         const verified = await verifyAuthenticationResponse({
           response,
           expectedChallenge: challenge,

@@ -30,8 +30,11 @@ export function sessionHandle(sessionId: string): string {
  * organization sees attempts on its own account. The client never sees `orgId`.
  */
 export class LoginRefused extends Problem {
-  constructor(readonly orgId: string | undefined) {
+  readonly orgId: string | undefined;
+
+  constructor(orgId: string | undefined) {
     super('loginFailed', undefined, 'bad_password');
+    this.orgId = orgId;
   }
 }
 

@@ -11,11 +11,13 @@ import { StoreUnavailable } from './store.js';
  * should page), and http/error-handler.ts renders it as its own problem.
  */
 export class WriteNotReplicated extends StoreUnavailable {
-  constructor(
-    readonly acknowledged: number,
-    readonly wanted: number,
-  ) {
+  readonly acknowledged: number;
+  readonly wanted: number;
+
+  constructor(acknowledged: number, wanted: number) {
     super(`credential write acknowledged by ${acknowledged} of ${wanted} Redis replicas`);
+    this.acknowledged = acknowledged;
+    this.wanted = wanted;
     this.name = 'WriteNotReplicated';
   }
 }
