@@ -166,15 +166,21 @@ export function createFastFront(options: FastFrontOptions): FastFront {
   const keepAliveLines = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveTimeoutMs / 1000)}\r\n`;
   const sockets = new Set<Socket>();
   const taken = new Set<Connection>();
-  /** The header block of a kept answer, around its Date value. */
-  const heads = new WeakMap<FrontAnswer, readonly [string, string]>();
+  /**
+   * A kept answer's bytes: its header block around the Date value, and the whole answer as one
+   * Buffer for the current Date (made again when the second changes). Written as a Buffer, the
+   * answer is neither concatenated nor flattened nor copied into a new string per request (issue
+   * 30's fourth step, measured in docs/performance.md).
+   */
+  type Head = { readonly before: string; readonly after: string; date: string; bytes: Buffer | undefined };
+  const heads = new WeakMap<FrontAnswer, Head>();
 
-  function headOf(answer: FrontAnswer): readonly [string, string] {
+  function headOf(answer: FrontAnswer): Head {
     let head = heads.get(answer);
     if (head !== undefined) return head;
     let before = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'unknown'}\r\n`;
     for (const name in answer.headers) before += `${name}: ${answer.headers[name]}\r\n`;
-    head = [`${before}Date: `, `\r\n${answer.headers['connection'] === undefined ? keepAliveLines : ''}\r\n`];
+    head = { before: `${before}Date: `, after: `\r\n${answer.headers['connection'] === undefined ? keepAliveLines : ''}\r\n`, date: '', bytes: undefined };
     if (answer.kept === true) heads.set(answer, head);
     return head;
   }
@@ -246,10 +252,19 @@ export function createFastFront(options: FastFrontOptions): FastFront {
     private write(method: string, answer: FrontAnswer): boolean {
       const socket = this.socket;
       if (this.done || socket.destroyed) return false;
-      const [before, after] = headOf(answer);
+      const head = headOf(answer);
       const body = method === 'HEAD' ? '' : answer.body;
+      const date = httpDate();
+      if (answer.kept === true && body === '') {
+        // The same bytes for every answer of this second: one Buffer, never changed once written.
+        if (head.date !== date || head.bytes === undefined) {
+          head.date = date;
+          head.bytes = Buffer.from(head.before + date + head.after, 'latin1');
+        }
+        socket.write(head.bytes);
+      }
       // node's encodings: a string body goes with the head as utf8, a head alone as latin1.
-      socket.write(before + httpDate() + after + body, body === '' ? 'latin1' : 'utf8');
+      else socket.write(head.before + date + head.after + body, body === '' ? 'latin1' : 'utf8');
       if (answer.headers['connection'] !== undefined) {
         this.done = true;
         socket.end();
