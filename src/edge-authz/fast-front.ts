@@ -195,15 +195,24 @@ export function createFastFront(options: FastFrontOptions): FastFront {
 
     constructor(private readonly socket: NodeSocket) {
       taken.add(this);
-      socket.setTimeout(keepAliveTimeoutMs);
       socket.on('data', this.onData);
       socket.on('end', this.onEnd);
       socket.on('error', this.onError);
-      socket.on('timeout', this.onTimeout);
       socket.once('close', () => taken.delete(this));
     }
 
+    /**
+     * Read or written since the last sweep: the keep-alive idle timeout's activity. A flag per
+     * read and write instead of socket.setTimeout, whose timer node refreshes (a timer-list
+     * insert) on every read and every write: ~2–3 % of the port's busy time in its profile
+     * (issue 30's fourth step, docs/performance.md).
+     */
+    private active = true;
+    /** The sweep that first found the connection without activity. */
+    private idleSince = 0;
+
     private readonly onData = (chunk: Buffer): void => {
+      this.active = true;
       // Paused while waiting, so nothing should come; kept in order all the same.
       if (this.waiting) this.rest = this.rest === undefined || this.rest.length === 0 ? chunk : Buffer.concat([this.rest, chunk]);
       else if (!this.done) this.run(chunk);
@@ -216,8 +225,18 @@ export function createFastFront(options: FastFrontOptions): FastFront {
 
     // An error or a reset: the socket is being destroyed; nothing is left to answer.
     private readonly onError = (): void => void this.socket.destroy();
-    // The keep-alive idle timeout (above the proxies' own, so they close first).
-    private readonly onTimeout = (): void => void this.socket.destroy();
+
+    /**
+     * The keep-alive idle timeout (above the proxies' own, so they close first), checked by the
+     * sweep: a connection neither read from nor written to for keepAliveTimeoutMs is destroyed,
+     * never sooner, at most two sweeps later (as socket.setTimeout did, whatever it was waiting on).
+     */
+    expireIfIdle(now: number): void {
+      if (this.active) {
+        this.active = false;
+        this.idleSince = now;
+      } else if (now - this.idleSince >= keepAliveTimeoutMs) this.socket.destroy();
+    }
 
     /** Answers the requests in `buf` in order, until one waits or one is not taken. */
     private run(buf: Buffer): void {
@@ -252,6 +271,7 @@ export function createFastFront(options: FastFrontOptions): FastFront {
     private write(method: string, answer: FrontAnswer): boolean {
       const socket = this.socket;
       if (this.done || socket.destroyed) return false;
+      this.active = true;
       const head = headOf(answer);
       const body = method === 'HEAD' ? '' : answer.body;
       const date = httpDate();
@@ -308,8 +328,6 @@ export function createFastFront(options: FastFrontOptions): FastFront {
       socket.removeListener('data', this.onData);
       socket.removeListener('end', this.onEnd);
       socket.removeListener('error', this.onError);
-      socket.removeListener('timeout', this.onTimeout);
-      socket.setTimeout(0);
       if (socket.destroyed) return;
       // The stream has ended ('end' emitted): nothing can be put back, and node would never see the end.
       if (this.peerEnded) return void socket.end();
@@ -338,6 +356,20 @@ export function createFastFront(options: FastFrontOptions): FastFront {
   // node's server never listens itself: its connection tracking (headersTimeout, requestTimeout,
   // closeIdleConnections) starts on 'listening', so the listener's is passed on.
   server.on('listening', () => http.emit('listening'));
+
+  // The idle timeout's sweep (Connection.expireIfIdle): every tenth of the timeout, at most 1 s.
+  const sweepMs = Math.max(1, Math.min(1000, Math.floor(keepAliveTimeoutMs / 10)));
+  let sweeper: NodeJS.Timeout | undefined;
+  server.on('listening', () => {
+    sweeper ??= setInterval(() => {
+      const now = performance.now();
+      for (const connection of taken) connection.expireIfIdle(now);
+    }, sweepMs).unref();
+  });
+  server.on('close', () => {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  });
 
   return {
     server,

@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import type { AddressInfo, Socket } from 'node:net';
-import { parseSimpleHead } from '../../src/edge-authz/fast-front.js';
+import { createServer } from 'node:http';
+import { createFastFront, parseSimpleHead } from '../../src/edge-authz/fast-front.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { startGateway, send, UA, type StartedGateway } from '../helpers/gateway.js';
@@ -347,6 +348,21 @@ t.test('close(): idle connections end, taken and handed off, and it resolves', a
   t.ok(await handed.closedWithin(5000), 'the idle handed-off connection ends');
   await closed;
   t.pass('close() resolved');
+});
+
+t.test('the keep-alive idle timeout: a taken connection idle that long is ended by the front', async (t) => {
+  // A front of its own with a short timeout (the port's is 125 s): the sweep, not a socket timer, ends it.
+  const http = createServer((_request, response) => response.end());
+  const front = createFastFront({ http, takes: () => true, respond: () => ({ status: 204, headers: {}, body: '' }), keepAliveTimeoutMs: 300 });
+  await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => (front.closeAllConnections(), front.close()));
+  const port = (front.server.address() as AddressInfo).port;
+  const c = await openRaw(port);
+  t.teardown(() => c.destroy());
+  c.write('GET /x HTTP/1.1\r\nHost: a\r\n\r\n');
+  t.ok(await c.until((received) => received.includes('\r\n\r\n'), 5000), 'answered by the front');
+  t.match(c.received(), /^HTTP\/1\.1 204 No Content\r\nDate: [^\r]+\r\nConnection: keep-alive\r\nKeep-Alive: timeout=0\r\n\r\n$/);
+  t.ok(await c.closedWithin(10_000), 'the idle connection is ended');
 });
 
 t.test('a peer that resets mid-request never throws out of the front', async (t) => {
