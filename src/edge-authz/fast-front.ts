@@ -90,11 +90,46 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PAT
 const TOKEN = new Uint8Array(128);
 for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TOKEN[c.charCodeAt(0)] = 1;
 
+/**
+ * Header names as sent → their lower-case name, internalized (a property key's own string), for at
+ * most LOWER_NAMES names: a proxy sends the same few names on every request. Keying `headers`
+ * with a fresh toLowerCase() string cost the engine a string-table lookup per access: in the
+ * front's profile those accesses and toLowerCase were ~2/3 of parseSimpleHead's time (issue 30's
+ * fourth step, docs/performance.md).
+ */
+const LOWER = new Map<string, string>();
+const LOWER_NAMES = 256;
+function lowerOf(name: string): string {
+  let lower = LOWER.get(name);
+  if (lower === undefined) {
+    lower = Object.keys({ [name.toLowerCase()]: 0 })[0]!;
+    if (LOWER.size < LOWER_NAMES) LOWER.set(name, lower);
+  }
+  return lower;
+}
+
 /** A byte no simple head holds: a CTL but HTAB (CR and LF only as CRLF), DEL, or beyond ASCII. */
 const UNTAKEN_BYTE = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
 
 /** node's internals read here (see the top): the handle's consumed flag and the parser node attaches. */
 type NodeSocket = Socket & { _handle?: { _consumed?: boolean } | null; parser?: { _consumed?: boolean } | null };
+
+/**
+ * Whether bytes `from` to `to` hold only what a simple head may: HTAB and visible ASCII and SP,
+ * CR only as CRLF and LF only after CR; the same answer as `!UNTAKEN_BYTE.test(latin1 text)`.
+ * One pass over the bytes as they arrived: the regular expression's lookarounds cost ~3× as
+ * much per head (~0.85 against ~0.28 µs for nginx's ~260-byte head; issue 30's fourth step).
+ */
+export function isSimpleHeadBytes(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = bytes[i]!;
+    if (c >= 0x20) {
+      if (c >= 0x7f) return false;
+    } else if (c === 13 /* CR */ && i + 1 < to && bytes[i + 1] === 10 /* LF */) i++;
+    else if (c !== 9 /* HTAB */) return false;
+  }
+  return true;
+}
 
 /**
  * A strictly simple head (see the top), `text` being the head through its last line's CRLF;
@@ -103,10 +138,16 @@ type NodeSocket = Socket & { _handle?: { _consumed?: boolean } | null; parser?: 
 export function parseSimpleHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
   // One native scan for what no line may hold: a CTL but HTAB, DEL, a byte ≥ 0x80, a bare CR or LF.
   if (UNTAKEN_BYTE.test(text)) return undefined;
+  return parseCheckedHead(text, socket);
+}
+
+/** parseSimpleHead for a text whose characters were checked already (isSimpleHeadBytes). */
+function parseCheckedHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
   const eol = text.indexOf('\r\n');
   const sp1 = text.indexOf(' ');
   if (sp1 <= 0 || sp1 > eol) return undefined;
-  const method = text.slice(0, sp1);
+  // nginx's sub-request is a GET: that method without slicing it out.
+  const method = sp1 === 3 && text.startsWith('GET') ? 'GET' : text.slice(0, sp1);
   if (!METHODS.has(method)) return undefined;
   const sp2 = text.indexOf(' ', sp1 + 1);
   if (sp2 === -1 || eol - sp2 !== 9 || !text.startsWith(' HTTP/1.1', sp2) || text.charCodeAt(sp1 + 1) !== 47 /* / */) return undefined;
@@ -133,7 +174,7 @@ export function parseSimpleHead(text: string, socket: FrontRequest['socket']): F
     while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
     const name = text.slice(start, colon);
     const value = text.slice(from, to);
-    const lower = name.toLowerCase();
+    const lower = lowerOf(name);
     // Repeated (an inherited name such as `constructor` counts as one: handed over, never misread).
     if (headers[lower] !== undefined) return undefined;
     switch (lower) {
@@ -244,7 +285,7 @@ export function createFastFront(options: FastFrontOptions): FastFront {
       let pos = 0;
       while (pos < buf.length) {
         const end = buf.indexOf(HEAD_END, pos);
-        const request = end === -1 || end + 4 - pos > MAX_HEAD ? undefined : parseSimpleHead(buf.toString('latin1', pos, end + 2), socket);
+        const request = end === -1 || end + 4 - pos > MAX_HEAD || !isSimpleHeadBytes(buf, pos, end + 2) ? undefined : parseCheckedHead(buf.toString('latin1', pos, end + 2), socket);
         if (request === undefined) return this.handOff(buf.subarray(pos));
         pos = end + 4;
         const answer = respond(request);

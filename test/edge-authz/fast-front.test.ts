@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:http';
-import { createFastFront, parseSimpleHead } from '../../src/edge-authz/fast-front.js';
+import { createFastFront, isSimpleHeadBytes, parseSimpleHead } from '../../src/edge-authz/fast-front.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { startGateway, send, UA, type StartedGateway } from '../helpers/gateway.js';
@@ -152,6 +152,26 @@ t.test('parseSimpleHead: only a strictly simple head is taken', async (t) => {
     'too many headers': `${line}${host}${Array.from({ length: 64 }, (_, i) => `X-${i}: v\r\n`).join('')}`,
   };
   for (const [name, text] of Object.entries(notTaken)) t.equal(parseSimpleHead(text, socket), undefined, `not taken: ${name}`);
+});
+
+t.test('isSimpleHeadBytes: the same answer as the scan of the text it replaces on the front\'s path', async (t) => {
+  // parseSimpleHead's own check of a text (the specification of the byte scan).
+  const re = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
+  const base = 'GET /x HTTP/1.1\r\nHost: a\r\nX-A: b\tc d\r\n';
+  const texts = [base, '', '\r\n', '\r', '\n', '\n\r', 'a\r\r\n', 'a\r\n\n', 'a\r\nb\r'];
+  // Every byte value at the start, in a value, before a CR, after a LF and at the very end.
+  for (let c = 0; c < 256; c++) {
+    const ch = String.fromCharCode(c);
+    for (const at of [0, 20, base.length - 2, base.length - 1, base.length]) texts.push(base.slice(0, at) + ch + base.slice(at));
+  }
+  let checked = 0;
+  for (const text of texts) {
+    const bytes = Buffer.from(`..${text}..`, 'latin1');
+    // Within a larger buffer, as the front reads a head out of a chunk.
+    t.equal(isSimpleHeadBytes(bytes, 2, bytes.length - 2), !re.test(text), JSON.stringify(text));
+    checked++;
+  }
+  t.ok(checked > 1000);
 });
 
 t.test('taken requests: node\'s bytes for allow, 401, 403, 404, 405, 429 and 400, on every protocol', async (t) => {
