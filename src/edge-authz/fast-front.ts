@@ -108,6 +108,15 @@ function lowerOf(name: string): string {
   return lower;
 }
 
+/**
+ * The last head's names by place (its first header's, its second's…) and their lower-case
+ * names: a proxy sends its headers in the same order request after request, so a name is
+ * mostly known by one comparison where it starts (parseCheckedHead). Only names that passed
+ * the token check are kept here.
+ */
+const RECENT_NAMES: string[] = [];
+const RECENT_LOWER: string[] = [];
+
 /** A byte no simple head holds: a CTL but HTAB (CR and LF only as CRLF), DEL, or beyond ASCII. */
 const UNTAKEN_BYTE = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
 
@@ -160,21 +169,35 @@ function parseCheckedHead(text: string, socket: FrontRequest['socket']): FrontRe
   let start = eol + 2;
   while (start < text.length) {
     const end = text.indexOf('\r\n', start);
-    let colon = start;
-    for (; colon < end; colon++) {
-      const c = text.charCodeAt(colon);
-      if (c === 58 /* : */) break;
-      if (c > 127 || TOKEN[c] === 0) return undefined;
+    const index = rawHeaders.length >> 1;
+    let name = RECENT_NAMES[index];
+    let lower: string;
+    let colon: number;
+    // The name the last head had at this place (a checked token: no colon, no CR in it), followed by
+    // its colon: the same name, neither scanned nor sliced nor looked up again.
+    if (name !== undefined && text.startsWith(name, start) && text.charCodeAt(start + name.length) === 58 /* : */) {
+      colon = start + name.length;
+      lower = RECENT_LOWER[index]!;
+    } else {
+      for (colon = start; colon < end; colon++) {
+        const c = text.charCodeAt(colon);
+        if (c === 58 /* : */) break;
+        if (c > 127 || TOKEN[c] === 0) return undefined;
+      }
+      // No name (an obs-fold's leading whitespace is no token either), or no colon.
+      if (colon === start || colon === end) return undefined;
+      name = text.slice(start, colon);
+      lower = lowerOf(name);
+      if (index < MAX_HEADERS) {
+        RECENT_NAMES[index] = name;
+        RECENT_LOWER[index] = lower;
+      }
     }
-    // No name (an obs-fold's leading whitespace is no token either), or no colon.
-    if (colon === start || colon === end) return undefined;
     let from = colon + 1;
     let to = end;
     while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
     while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
-    const name = text.slice(start, colon);
     const value = text.slice(from, to);
-    const lower = lowerOf(name);
     // Repeated (an inherited name such as `constructor` counts as one: handed over, never misread).
     if (headers[lower] !== undefined) return undefined;
     switch (lower) {

@@ -154,6 +154,35 @@ t.test('parseSimpleHead: only a strictly simple head is taken', async (t) => {
   for (const [name, text] of Object.entries(notTaken)) t.equal(parseSimpleHead(text, socket), undefined, `not taken: ${name}`);
 });
 
+t.test('parseSimpleHead: names known from the head before are read as they are sent, whatever the order', async (t) => {
+  const socket = { remoteAddress: '127.0.0.1' };
+  // What the head says, read the plain way: every name lower-cased, every value trimmed.
+  const reference = (lines: ReadonlyArray<readonly [string, string]>) => ({
+    headers: Object.fromEntries(lines.map(([name, value]) => [name.toLowerCase(), value.trim()])),
+    rawHeaders: lines.flatMap(([name, value]) => [name, value.trim()]),
+  });
+  const heads: Array<Array<[string, string]>> = [
+    [['Host', 'a'], ['X-Original-Method', 'GET'], ['X-Original-URI', '/a'], ['Authorization', 'Bearer k']],
+    [['Host', 'a'], ['X-Original-Method', 'POST'], ['X-Original-URI', '/b'], ['Authorization', 'Bearer k']],
+    // Another order, a longer name that starts as the known one, another case, a name the known one starts.
+    [['X-Original-Method', 'GET'], ['Host', 'b'], ['X-Original-URI-X', '/c'], ['authorization', 'Bearer j']],
+    [['Hos', 'x'], ['Host', 'c'], ['X-Original-U', '/d'], ['AUTHORIZATION', 'Bearer i'], ['X-Extra', ' 1 ']],
+    [['Host', 'a'], ['X-Original-Method', 'GET'], ['X-Original-URI', '/a'], ['Authorization', 'Bearer k']],
+    [['host', 'd'], ['x-original-method', 'GET']],
+  ];
+  for (const lines of heads) {
+    const text = `GET /authz/auth-request HTTP/1.1\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}`;
+    const taken = parseSimpleHead(text, socket);
+    t.same(taken && { headers: taken.headers, rawHeaders: taken.rawHeaders }, reference(lines), JSON.stringify(lines.map(([name]) => name)));
+  }
+  // A known name followed by anything but its colon is read in full, and refused where it must be.
+  parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-A: b\r\n', socket);
+  t.equal(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-A : b\r\n', socket), undefined, 'whitespace before the colon');
+  t.equal(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-A(: b\r\n', socket), undefined, 'a name that is no token');
+  t.equal(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-A\r\n', socket), undefined, 'no colon');
+  t.equal(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nhost: b\r\n', socket), undefined, 'a known name twice in another case');
+});
+
 t.test('isSimpleHeadBytes: the same answer as the scan of the text it replaces on the front\'s path', async (t) => {
   // parseSimpleHead's own check of a text (the specification of the byte scan).
   const re = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
