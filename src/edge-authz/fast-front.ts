@@ -8,7 +8,10 @@
  * request (21–23 with optimizeEmptyRequests), a `net` server splitting heads on CRLFCRLF and
  * writing a constant answer 15–16 µs; authgate's own decision adds ~10 µs on top of node:http,
  * so only leaving node's request/response machinery makes the budget. Bench figures of this
- * module: docs/performance.md ("Issue 30: the fast front").
+ * module: docs/performance.md ("Issue 30: the fast front"). Its fourth step, measured there
+ * ("Issue 30: fourth step"): a kept answer written as one Buffer per second (−4.7 % CPU per
+ * decision), the idle timeout by a sweep (−1.5 %), the head's bytes checked in one pass with
+ * names remembered by place (−4.2 %, −1 %).
  *
  * What is taken: only a strictly simple head, complete within what has arrived: `METHOD SP
  * /target SP HTTP/1.1` CRLF (a method node knows, a target of visible ASCII starting with `/`),
