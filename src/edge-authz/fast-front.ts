@@ -8,7 +8,10 @@
  * request (21–23 with optimizeEmptyRequests), a `net` server splitting heads on CRLFCRLF and
  * writing a constant answer 15–16 µs; authgate's own decision adds ~10 µs on top of node:http,
  * so only leaving node's request/response machinery makes the budget. Bench figures of this
- * module: docs/performance.md ("Issue 30: the fast front").
+ * module: docs/performance.md ("Issue 30: the fast front"). Its fourth step, measured there
+ * ("Issue 30: fourth step"): a kept answer written as one Buffer per second (−4.7 % CPU per
+ * decision), the idle timeout by a sweep (−1.5 %), the head's bytes checked in one pass with
+ * names remembered by place (−4.2 %, −1 %).
  *
  * What is taken: only a strictly simple head, complete within what has arrived: `METHOD SP
  * /target SP HTTP/1.1` CRLF (a method node knows, a target of visible ASCII starting with `/`),
@@ -90,11 +93,55 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PAT
 const TOKEN = new Uint8Array(128);
 for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TOKEN[c.charCodeAt(0)] = 1;
 
+/**
+ * Header names as sent → their lower-case name, internalized (a property key's own string), for at
+ * most LOWER_NAMES names: a proxy sends the same few names on every request. Keying `headers`
+ * with a fresh toLowerCase() string cost the engine a string-table lookup per access: in the
+ * front's profile those accesses and toLowerCase were ~2/3 of parseSimpleHead's time (issue 30's
+ * fourth step, docs/performance.md).
+ */
+const LOWER = new Map<string, string>();
+const LOWER_NAMES = 256;
+function lowerOf(name: string): string {
+  let lower = LOWER.get(name);
+  if (lower === undefined) {
+    lower = Object.keys({ [name.toLowerCase()]: 0 })[0]!;
+    if (LOWER.size < LOWER_NAMES) LOWER.set(name, lower);
+  }
+  return lower;
+}
+
+/**
+ * The last head's names by place (its first header's, its second's…) and their lower-case
+ * names: a proxy sends its headers in the same order request after request, so a name is
+ * mostly known by one comparison where it starts (parseCheckedHead). Only names that passed
+ * the token check are kept here.
+ */
+const RECENT_NAMES: string[] = [];
+const RECENT_LOWER: string[] = [];
+
 /** A byte no simple head holds: a CTL but HTAB (CR and LF only as CRLF), DEL, or beyond ASCII. */
 const UNTAKEN_BYTE = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
 
 /** node's internals read here (see the top): the handle's consumed flag and the parser node attaches. */
 type NodeSocket = Socket & { _handle?: { _consumed?: boolean } | null; parser?: { _consumed?: boolean } | null };
+
+/**
+ * Whether bytes `from` to `to` hold only what a simple head may: HTAB and visible ASCII and SP,
+ * CR only as CRLF and LF only after CR; the same answer as `!UNTAKEN_BYTE.test(latin1 text)`.
+ * One pass over the bytes as they arrived: the regular expression's lookarounds cost ~3× as
+ * much per head (~0.85 against ~0.28 µs for nginx's ~260-byte head; issue 30's fourth step).
+ */
+export function isSimpleHeadBytes(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = bytes[i]!;
+    if (c >= 0x20) {
+      if (c >= 0x7f) return false;
+    } else if (c === 13 /* CR */ && i + 1 < to && bytes[i + 1] === 10 /* LF */) i++;
+    else if (c !== 9 /* HTAB */) return false;
+  }
+  return true;
+}
 
 /**
  * A strictly simple head (see the top), `text` being the head through its last line's CRLF;
@@ -103,10 +150,16 @@ type NodeSocket = Socket & { _handle?: { _consumed?: boolean } | null; parser?: 
 export function parseSimpleHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
   // One native scan for what no line may hold: a CTL but HTAB, DEL, a byte ≥ 0x80, a bare CR or LF.
   if (UNTAKEN_BYTE.test(text)) return undefined;
+  return parseCheckedHead(text, socket);
+}
+
+/** parseSimpleHead for a text whose characters were checked already (isSimpleHeadBytes). */
+function parseCheckedHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
   const eol = text.indexOf('\r\n');
   const sp1 = text.indexOf(' ');
   if (sp1 <= 0 || sp1 > eol) return undefined;
-  const method = text.slice(0, sp1);
+  // nginx's sub-request is a GET: that method without slicing it out.
+  const method = sp1 === 3 && text.startsWith('GET') ? 'GET' : text.slice(0, sp1);
   if (!METHODS.has(method)) return undefined;
   const sp2 = text.indexOf(' ', sp1 + 1);
   if (sp2 === -1 || eol - sp2 !== 9 || !text.startsWith(' HTTP/1.1', sp2) || text.charCodeAt(sp1 + 1) !== 47 /* / */) return undefined;
@@ -119,21 +172,35 @@ export function parseSimpleHead(text: string, socket: FrontRequest['socket']): F
   let start = eol + 2;
   while (start < text.length) {
     const end = text.indexOf('\r\n', start);
-    let colon = start;
-    for (; colon < end; colon++) {
-      const c = text.charCodeAt(colon);
-      if (c === 58 /* : */) break;
-      if (c > 127 || TOKEN[c] === 0) return undefined;
+    const index = rawHeaders.length >> 1;
+    let name = RECENT_NAMES[index];
+    let lower: string;
+    let colon: number;
+    // The name the last head had at this place (a checked token: no colon, no CR in it), followed by
+    // its colon: the same name, neither scanned nor sliced nor looked up again.
+    if (name !== undefined && text.startsWith(name, start) && text.charCodeAt(start + name.length) === 58 /* : */) {
+      colon = start + name.length;
+      lower = RECENT_LOWER[index]!;
+    } else {
+      for (colon = start; colon < end; colon++) {
+        const c = text.charCodeAt(colon);
+        if (c === 58 /* : */) break;
+        if (c > 127 || TOKEN[c] === 0) return undefined;
+      }
+      // No name (an obs-fold's leading whitespace is no token either), or no colon.
+      if (colon === start || colon === end) return undefined;
+      name = text.slice(start, colon);
+      lower = lowerOf(name);
+      if (index < MAX_HEADERS) {
+        RECENT_NAMES[index] = name;
+        RECENT_LOWER[index] = lower;
+      }
     }
-    // No name (an obs-fold's leading whitespace is no token either), or no colon.
-    if (colon === start || colon === end) return undefined;
     let from = colon + 1;
     let to = end;
     while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
     while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
-    const name = text.slice(start, colon);
     const value = text.slice(from, to);
-    const lower = name.toLowerCase();
     // Repeated (an inherited name such as `constructor` counts as one: handed over, never misread).
     if (headers[lower] !== undefined) return undefined;
     switch (lower) {
@@ -166,15 +233,21 @@ export function createFastFront(options: FastFrontOptions): FastFront {
   const keepAliveLines = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveTimeoutMs / 1000)}\r\n`;
   const sockets = new Set<Socket>();
   const taken = new Set<Connection>();
-  /** The header block of a kept answer, around its Date value. */
-  const heads = new WeakMap<FrontAnswer, readonly [string, string]>();
+  /**
+   * A kept answer's bytes: its header block around the Date value, and the whole answer as one
+   * Buffer for the current Date (made again when the second changes). Written as a Buffer, the
+   * answer is neither concatenated nor flattened nor copied into a new string per request (issue
+   * 30's fourth step, measured in docs/performance.md).
+   */
+  type Head = { readonly before: string; readonly after: string; date: string; bytes: Buffer | undefined };
+  const heads = new WeakMap<FrontAnswer, Head>();
 
-  function headOf(answer: FrontAnswer): readonly [string, string] {
+  function headOf(answer: FrontAnswer): Head {
     let head = heads.get(answer);
     if (head !== undefined) return head;
     let before = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'unknown'}\r\n`;
     for (const name in answer.headers) before += `${name}: ${answer.headers[name]}\r\n`;
-    head = [`${before}Date: `, `\r\n${answer.headers['connection'] === undefined ? keepAliveLines : ''}\r\n`];
+    head = { before: `${before}Date: `, after: `\r\n${answer.headers['connection'] === undefined ? keepAliveLines : ''}\r\n`, date: '', bytes: undefined };
     if (answer.kept === true) heads.set(answer, head);
     return head;
   }
@@ -191,15 +264,24 @@ export function createFastFront(options: FastFrontOptions): FastFront {
     constructor(socket: NodeSocket) {
       this.socket = socket;
       taken.add(this);
-      socket.setTimeout(keepAliveTimeoutMs);
       socket.on('data', this.onData);
       socket.on('end', this.onEnd);
       socket.on('error', this.onError);
-      socket.on('timeout', this.onTimeout);
       socket.once('close', () => taken.delete(this));
     }
 
+    /**
+     * Read or written since the last sweep: the keep-alive idle timeout's activity. A flag per
+     * read and write instead of socket.setTimeout, whose timer node refreshes (a timer-list
+     * insert) on every read and every write: ~2–3 % of the port's busy time in its profile
+     * (issue 30's fourth step, docs/performance.md).
+     */
+    private active = true;
+    /** The sweep that first found the connection without activity. */
+    private idleSince = 0;
+
     private readonly onData = (chunk: Buffer): void => {
+      this.active = true;
       // Paused while waiting, so nothing should come; kept in order all the same.
       if (this.waiting) this.rest = this.rest === undefined || this.rest.length === 0 ? chunk : Buffer.concat([this.rest, chunk]);
       else if (!this.done) this.run(chunk);
@@ -212,8 +294,18 @@ export function createFastFront(options: FastFrontOptions): FastFront {
 
     // An error or a reset: the socket is being destroyed; nothing is left to answer.
     private readonly onError = (): void => void this.socket.destroy();
-    // The keep-alive idle timeout (above the proxies' own, so they close first).
-    private readonly onTimeout = (): void => void this.socket.destroy();
+
+    /**
+     * The keep-alive idle timeout (above the proxies' own, so they close first), checked by the
+     * sweep: a connection neither read from nor written to for keepAliveTimeoutMs is destroyed,
+     * never sooner, at most two sweeps later (as socket.setTimeout did, whatever it was waiting on).
+     */
+    expireIfIdle(now: number): void {
+      if (this.active) {
+        this.active = false;
+        this.idleSince = now;
+      } else if (now - this.idleSince >= keepAliveTimeoutMs) this.socket.destroy();
+    }
 
     /** Answers the requests in `buf` in order, until one waits or one is not taken. */
     private run(buf: Buffer): void {
@@ -221,7 +313,7 @@ export function createFastFront(options: FastFrontOptions): FastFront {
       let pos = 0;
       while (pos < buf.length) {
         const end = buf.indexOf(HEAD_END, pos);
-        const request = end === -1 || end + 4 - pos > MAX_HEAD ? undefined : parseSimpleHead(buf.toString('latin1', pos, end + 2), socket);
+        const request = end === -1 || end + 4 - pos > MAX_HEAD || !isSimpleHeadBytes(buf, pos, end + 2) ? undefined : parseCheckedHead(buf.toString('latin1', pos, end + 2), socket);
         if (request === undefined) return this.handOff(buf.subarray(pos));
         pos = end + 4;
         const answer = respond(request);
@@ -248,10 +340,20 @@ export function createFastFront(options: FastFrontOptions): FastFront {
     private write(method: string, answer: FrontAnswer): boolean {
       const socket = this.socket;
       if (this.done || socket.destroyed) return false;
-      const [before, after] = headOf(answer);
+      this.active = true;
+      const head = headOf(answer);
       const body = method === 'HEAD' ? '' : answer.body;
+      const date = httpDate();
+      if (answer.kept === true && body === '') {
+        // The same bytes for every answer of this second: one Buffer, never changed once written.
+        if (head.date !== date || head.bytes === undefined) {
+          head.date = date;
+          head.bytes = Buffer.from(head.before + date + head.after, 'latin1');
+        }
+        socket.write(head.bytes);
+      }
       // node's encodings: a string body goes with the head as utf8, a head alone as latin1.
-      socket.write(before + httpDate() + after + body, body === '' ? 'latin1' : 'utf8');
+      else socket.write(head.before + date + head.after + body, body === '' ? 'latin1' : 'utf8');
       if (answer.headers['connection'] !== undefined) {
         this.done = true;
         socket.end();
@@ -295,8 +397,6 @@ export function createFastFront(options: FastFrontOptions): FastFront {
       socket.removeListener('data', this.onData);
       socket.removeListener('end', this.onEnd);
       socket.removeListener('error', this.onError);
-      socket.removeListener('timeout', this.onTimeout);
-      socket.setTimeout(0);
       if (socket.destroyed) return;
       // The stream has ended ('end' emitted): nothing can be put back, and node would never see the end.
       if (this.peerEnded) return void socket.end();
@@ -325,6 +425,20 @@ export function createFastFront(options: FastFrontOptions): FastFront {
   // node's server never listens itself: its connection tracking (headersTimeout, requestTimeout,
   // closeIdleConnections) starts on 'listening', so the listener's is passed on.
   server.on('listening', () => http.emit('listening'));
+
+  // The idle timeout's sweep (Connection.expireIfIdle): every tenth of the timeout, at most 1 s.
+  const sweepMs = Math.max(1, Math.min(1000, Math.floor(keepAliveTimeoutMs / 10)));
+  let sweeper: NodeJS.Timeout | undefined;
+  server.on('listening', () => {
+    sweeper ??= setInterval(() => {
+      const now = performance.now();
+      for (const connection of taken) connection.expireIfIdle(now);
+    }, sweepMs).unref();
+  });
+  server.on('close', () => {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  });
 
   return {
     server,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthDecision } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
-import type { AccessLog } from '../observability/access-log.js';
+import { accessLineParts, type AccessLineParts, type AccessLog } from '../observability/access-log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CounterSeries } from '../observability/series-metrics.js';
 import type { TraceIds } from '../tracing/trace-context.js';
@@ -50,12 +50,37 @@ export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): Edge
     if (found === undefined) ofRoute.set(key, (found = metrics.authzDecisions.bound({ protocol, outcome, route })));
     return found;
   };
+  /**
+   * Each credential's last access-line parts (everything but time, request id and duration), for
+   * the outcome they were made of: a credential's requests mostly repeat one outcome (a kept
+   * allow), whose line is then not quoted field by field again (issue 30's fourth step,
+   * docs/performance.md). Keyed weakly by the cached principal, as the decider's kept allows are.
+   */
+  const repeat = accessLog.repeated;
+  const lines = new WeakMap<Principal, { protocol: string; method: string; route: string | undefined; status: number; decision: AuthDecision | undefined; parts: AccessLineParts }>();
   return (o) => {
     const route = o.route ?? UNMATCHED;
     const outcome = o.status === 200 ? 'allowed' : o.status >= 500 ? 'error' : 'denied';
     seriesOf(o.protocol, outcome, route).inc();
     const principal = o.principal;
     const decision = o.authDecision;
+    if (principal !== null && o.trace === undefined && repeat !== undefined) {
+      let kept = lines.get(principal);
+      if (kept === undefined || kept.route !== o.route || kept.method !== o.method || kept.status !== o.status || kept.decision !== decision || kept.protocol !== o.protocol) {
+        const parts = accessLineParts({
+          method: o.method,
+          route,
+          status: o.status,
+          orgId: principal.orgId,
+          credentialKind: principal.via,
+          keyId: principal.via === 'api_key' ? principal.credentialId : undefined,
+          authReason: decision === undefined || decision.outcome === 'allowed' ? undefined : decision.reason,
+          protocol: o.protocol,
+        });
+        lines.set(principal, (kept = { protocol: o.protocol, method: o.method, route: o.route, status: o.status, decision, parts }));
+      }
+      return repeat(kept.parts, o.requestId ?? randomUUID(), Math.round((performance.now() - o.startedAt) * 1000) / 1000);
+    }
     accessLog({
       reqId: o.requestId ?? randomUUID(),
       method: o.method,

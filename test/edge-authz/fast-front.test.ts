@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import type { AddressInfo, Socket } from 'node:net';
-import { parseSimpleHead } from '../../src/edge-authz/fast-front.js';
+import { createServer } from 'node:http';
+import { createFastFront, isSimpleHeadBytes, parseSimpleHead } from '../../src/edge-authz/fast-front.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { startGateway, send, UA, type StartedGateway } from '../helpers/gateway.js';
@@ -151,6 +152,55 @@ t.test('parseSimpleHead: only a strictly simple head is taken', async (t) => {
     'too many headers': `${line}${host}${Array.from({ length: 64 }, (_, i) => `X-${i}: v\r\n`).join('')}`,
   };
   for (const [name, text] of Object.entries(notTaken)) t.equal(parseSimpleHead(text, socket), undefined, `not taken: ${name}`);
+});
+
+t.test('parseSimpleHead: names known from the head before are read as they are sent, whatever the order', async (t) => {
+  const socket = { remoteAddress: '127.0.0.1' };
+  // What the head says, read the plain way: every name lower-cased, every value trimmed.
+  const reference = (lines: ReadonlyArray<readonly [string, string]>) => ({
+    headers: Object.fromEntries(lines.map(([name, value]) => [name.toLowerCase(), value.trim()])),
+    rawHeaders: lines.flatMap(([name, value]) => [name, value.trim()]),
+  });
+  const heads: Array<Array<[string, string]>> = [
+    [['Host', 'a'], ['X-Original-Method', 'GET'], ['X-Original-URI', '/a'], ['Authorization', 'Bearer k']],
+    [['Host', 'a'], ['X-Original-Method', 'POST'], ['X-Original-URI', '/b'], ['Authorization', 'Bearer k']],
+    // Another order, a longer name that starts as the known one, another case, a name the known one starts.
+    [['X-Original-Method', 'GET'], ['Host', 'b'], ['X-Original-URI-X', '/c'], ['authorization', 'Bearer j']],
+    [['Hos', 'x'], ['Host', 'c'], ['X-Original-U', '/d'], ['AUTHORIZATION', 'Bearer i'], ['X-Extra', ' 1 ']],
+    [['Host', 'a'], ['X-Original-Method', 'GET'], ['X-Original-URI', '/a'], ['Authorization', 'Bearer k']],
+    [['host', 'd'], ['x-original-method', 'GET']],
+  ];
+  for (const lines of heads) {
+    const text = `GET /authz/auth-request HTTP/1.1\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}`;
+    const taken = parseSimpleHead(text, socket);
+    t.same(taken && { headers: taken.headers, rawHeaders: taken.rawHeaders }, reference(lines), JSON.stringify(lines.map(([name]) => name)));
+  }
+  // A known name followed by anything but its colon is read in full, and refused where it must be.
+  parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-A: b\r\n', socket);
+  t.equal(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-A : b\r\n', socket), undefined, 'whitespace before the colon');
+  t.equal(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-A(: b\r\n', socket), undefined, 'a name that is no token');
+  t.equal(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-A\r\n', socket), undefined, 'no colon');
+  t.equal(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nhost: b\r\n', socket), undefined, 'a known name twice in another case');
+});
+
+t.test('isSimpleHeadBytes: the same answer as the scan of the text it replaces on the front\'s path', async (t) => {
+  // parseSimpleHead's own check of a text (the specification of the byte scan).
+  const re = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
+  const base = 'GET /x HTTP/1.1\r\nHost: a\r\nX-A: b\tc d\r\n';
+  const texts = [base, '', '\r\n', '\r', '\n', '\n\r', 'a\r\r\n', 'a\r\n\n', 'a\r\nb\r'];
+  // Every byte value at the start, in a value, before a CR, after a LF and at the very end.
+  for (let c = 0; c < 256; c++) {
+    const ch = String.fromCharCode(c);
+    for (const at of [0, 20, base.length - 2, base.length - 1, base.length]) texts.push(base.slice(0, at) + ch + base.slice(at));
+  }
+  let checked = 0;
+  for (const text of texts) {
+    const bytes = Buffer.from(`..${text}..`, 'latin1');
+    // Within a larger buffer, as the front reads a head out of a chunk.
+    t.equal(isSimpleHeadBytes(bytes, 2, bytes.length - 2), !re.test(text), JSON.stringify(text));
+    checked++;
+  }
+  t.ok(checked > 1000);
 });
 
 t.test('taken requests: node\'s bytes for allow, 401, 403, 404, 405, 429 and 400, on every protocol', async (t) => {
@@ -347,6 +397,21 @@ t.test('close(): idle connections end, taken and handed off, and it resolves', a
   t.ok(await handed.closedWithin(5000), 'the idle handed-off connection ends');
   await closed;
   t.pass('close() resolved');
+});
+
+t.test('the keep-alive idle timeout: a taken connection idle that long is ended by the front', async (t) => {
+  // A front of its own with a short timeout (the port's is 125 s): the sweep, not a socket timer, ends it.
+  const http = createServer((_request, response) => response.end());
+  const front = createFastFront({ http, takes: () => true, respond: () => ({ status: 204, headers: {}, body: '' }), keepAliveTimeoutMs: 300 });
+  await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => (front.closeAllConnections(), front.close()));
+  const port = (front.server.address() as AddressInfo).port;
+  const c = await openRaw(port);
+  t.teardown(() => c.destroy());
+  c.write('GET /x HTTP/1.1\r\nHost: a\r\n\r\n');
+  t.ok(await c.until((received) => received.includes('\r\n\r\n'), 5000), 'answered by the front');
+  t.match(c.received(), /^HTTP\/1\.1 204 No Content\r\nDate: [^\r]+\r\nConnection: keep-alive\r\nKeep-Alive: timeout=0\r\n\r\n$/);
+  t.ok(await c.closedWithin(10_000), 'the idle connection is ended');
 });
 
 t.test('a peer that resets mid-request never throws out of the front', async (t) => {
