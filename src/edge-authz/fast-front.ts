@@ -13,15 +13,10 @@
  * decision), the idle timeout by a sweep (−1.5 %), the head's bytes checked in one pass with
  * names remembered by place (−4.2 %, −1 %).
  *
- * What is taken: only a strictly simple head, complete within what has arrived: `METHOD SP
- * /target SP HTTP/1.1` CRLF (a method node knows, a target of visible ASCII starting with `/`),
- * `name: value` CRLF lines (a token name; a value of HTAB and visible ASCII, optional whitespace
- * trimmed as RFC 9112 says), a Host, no name twice, no Content-Length but `0`, none of Transfer-Encoding,
- * Expect, Upgrade or a Connection other than keep-alive, at most 16 KiB (and never above node's
- * own limit). No body can follow such a head, so the next request starts right after it.
- * Anything else (a body, HTTP/1.0, an obs-fold, a bare CR or LF, a duplicate Authorization, a head
- * cut by the read) ends the taking for good: the untaken bytes are put back (socket.unshift) and
- * the connection is handed to node's server (`emit('connection')`, node's documented injection).
+ * What is taken: a strictly simple head (simple-head.ts says which). Anything else (a body,
+ * HTTP/1.0, an obs-fold, a bare CR or LF, a duplicate Authorization, a head cut by the read)
+ * ends the taking for good: the untaken bytes are put back (socket.unshift) and the connection is
+ * handed to node's server (`emit('connection')`, node's documented injection).
  *
  * Why the hand-off is in order (read from node's lib/_http_server.js connectionListenerInternal,
  * v20.20 and v24.21): node's parser `consume`s a socket's native handle when the handle was never
@@ -44,16 +39,7 @@
  */
 import { STATUS_CODES, maxHeaderSize, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
-
-/** A request the front took: the shape readEdgeRequest reads (http-requests.ts EdgeHttpRequest). */
-export type FrontRequest = Readonly<{
-  method: string;
-  url: string;
-  /** By lower-case name; no name twice. */
-  headers: Readonly<Record<string, string>>;
-  rawHeaders: readonly string[];
-  socket: Readonly<{ remoteAddress: string | undefined }>;
-}>;
+import { isSimpleHeadBytes, parseCheckedHead, type FrontRequest } from './simple-head.js';
 
 /** What to answer, as node's writeHead(status, headers) + end(body) would write it. */
 export type FrontAnswer = Readonly<{
@@ -86,147 +72,8 @@ export type FastFrontOptions = Readonly<{
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 /** The most taken: 16 KiB, and never more than node's own limit (--max-http-header-size), so a taken head is one node would take. */
 const MAX_HEAD = Math.min(16 * 1024, maxHeaderSize);
-const MAX_HEADERS = 64;
-/** Methods llhttp knows and an edge proxy sends: another method (node may refuse it) goes to node. */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
-/** tchar (RFC 9110 §5.6.2). */
-const TOKEN = new Uint8Array(128);
-for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TOKEN[c.charCodeAt(0)] = 1;
-
-/**
- * Header names as sent → their lower-case name, internalized (a property key's own string), for at
- * most LOWER_NAMES names: a proxy sends the same few names on every request. Keying `headers`
- * with a fresh toLowerCase() string cost the engine a string-table lookup per access: in the
- * front's profile those accesses and toLowerCase were ~2/3 of parseSimpleHead's time (issue 30's
- * fourth step, docs/performance.md).
- */
-const LOWER = new Map<string, string>();
-const LOWER_NAMES = 256;
-function lowerOf(name: string): string {
-  let lower = LOWER.get(name);
-  if (lower === undefined) {
-    lower = Object.keys({ [name.toLowerCase()]: 0 })[0]!;
-    if (LOWER.size < LOWER_NAMES) LOWER.set(name, lower);
-  }
-  return lower;
-}
-
-/**
- * The last head's names by place (its first header's, its second's…) and their lower-case
- * names: a proxy sends its headers in the same order request after request, so a name is
- * mostly known by one comparison where it starts (parseCheckedHead). Only names that passed
- * the token check are kept here.
- */
-const RECENT_NAMES: string[] = [];
-const RECENT_LOWER: string[] = [];
-
-/** A byte no simple head holds: a CTL but HTAB (CR and LF only as CRLF), DEL, or beyond ASCII. */
-const UNTAKEN_BYTE = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
-
 /** node's internals read here (see the top): the handle's consumed flag and the parser node attaches. */
 type NodeSocket = Socket & { _handle?: { _consumed?: boolean } | null; parser?: { _consumed?: boolean } | null };
-
-/**
- * Whether bytes `from` to `to` hold only what a simple head may: HTAB and visible ASCII and SP,
- * CR only as CRLF and LF only after CR; the same answer as `!UNTAKEN_BYTE.test(latin1 text)`.
- * One pass over the bytes as they arrived: the regular expression's lookarounds cost ~3× as
- * much per head (~0.85 against ~0.28 µs for nginx's ~260-byte head; issue 30's fourth step).
- */
-export function isSimpleHeadBytes(bytes: Uint8Array, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = bytes[i]!;
-    if (c >= 0x20) {
-      if (c >= 0x7f) return false;
-    } else if (c === 13 /* CR */ && i + 1 < to && bytes[i + 1] === 10 /* LF */) i++;
-    else if (c !== 9 /* HTAB */) return false;
-  }
-  return true;
-}
-
-/**
- * A strictly simple head (see the top), `text` being the head through its last line's CRLF;
- * undefined for anything else (then node's server parses it).
- */
-export function parseSimpleHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
-  // One native scan for what no line may hold: a CTL but HTAB, DEL, a byte ≥ 0x80, a bare CR or LF.
-  if (UNTAKEN_BYTE.test(text)) return undefined;
-  return parseCheckedHead(text, socket);
-}
-
-/** parseSimpleHead for a text whose characters were checked already (isSimpleHeadBytes). */
-function parseCheckedHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
-  const eol = text.indexOf('\r\n');
-  const sp1 = text.indexOf(' ');
-  if (sp1 <= 0 || sp1 > eol) return undefined;
-  // nginx's sub-request is a GET: that method without slicing it out.
-  const method = sp1 === 3 && text.startsWith('GET') ? 'GET' : text.slice(0, sp1);
-  if (!METHODS.has(method)) return undefined;
-  const sp2 = text.indexOf(' ', sp1 + 1);
-  if (sp2 === -1 || eol - sp2 !== 9 || !text.startsWith(' HTTP/1.1', sp2) || text.charCodeAt(sp1 + 1) !== 47 /* / */) return undefined;
-  // Visible ASCII (the scan above left HTAB, SP and visible; no SP lies between sp1 and sp2).
-  const tab = text.indexOf('\t', sp1);
-  if (tab !== -1 && tab < sp2) return undefined;
-  const headers: Record<string, string> = {};
-  const rawHeaders: string[] = [];
-  let host = false;
-  let start = eol + 2;
-  while (start < text.length) {
-    const end = text.indexOf('\r\n', start);
-    const index = rawHeaders.length >> 1;
-    let name = RECENT_NAMES[index];
-    let lower: string;
-    let colon: number;
-    // The name the last head had at this place (a checked token: no colon, no CR in it), followed by
-    // its colon: the same name, neither scanned nor sliced nor looked up again.
-    if (name !== undefined && text.startsWith(name, start) && text.charCodeAt(start + name.length) === 58 /* : */) {
-      colon = start + name.length;
-      lower = RECENT_LOWER[index]!;
-    } else {
-      for (colon = start; colon < end; colon++) {
-        const c = text.charCodeAt(colon);
-        if (c === 58 /* : */) break;
-        if (c > 127 || TOKEN[c] === 0) return undefined;
-      }
-      // No name (an obs-fold's leading whitespace is no token either), or no colon.
-      if (colon === start || colon === end) return undefined;
-      name = text.slice(start, colon);
-      lower = lowerOf(name);
-      if (index < MAX_HEADERS) {
-        RECENT_NAMES[index] = name;
-        RECENT_LOWER[index] = lower;
-      }
-    }
-    let from = colon + 1;
-    let to = end;
-    while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
-    while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
-    const value = text.slice(from, to);
-    // Repeated (an inherited name such as `constructor` counts as one: handed over, never misread).
-    if (headers[lower] !== undefined) return undefined;
-    switch (lower) {
-      case 'host':
-        host = true;
-        break;
-      case 'content-length':
-        // Exactly `0`: no body follows (Envoy's ext_authz check carries it on every request). Any
-        // other length announces a body, node's to read (or, from nginx, never to come).
-        if (value !== '0') return undefined;
-        break;
-      case 'transfer-encoding':
-      case 'expect':
-      case 'upgrade':
-        return undefined;
-      case 'connection':
-        if (value.toLowerCase() !== 'keep-alive') return undefined;
-        break;
-    }
-    headers[lower] = value;
-    if (rawHeaders.push(name, value) > 2 * MAX_HEADERS) return undefined;
-    start = end + 2;
-  }
-  if (!host) return undefined;
-  return { method, url: text.slice(sp1 + 1, sp2), headers, rawHeaders, socket };
-}
 
 export function createFastFront(options: FastFrontOptions): FastFront {
   const { http, respond, keepAliveTimeoutMs } = options;

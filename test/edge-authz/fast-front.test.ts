@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:http';
-import { createFastFront, isSimpleHeadBytes, parseSimpleHead } from '../../src/edge-authz/fast-front.js';
+import { createFastFront } from '../../src/edge-authz/fast-front.js';
+import { isSimpleHeadBytes, parseSimpleHead } from '../../src/edge-authz/simple-head.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { startGateway, send, UA, type StartedGateway } from '../helpers/gateway.js';
