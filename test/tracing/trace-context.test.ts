@@ -2,7 +2,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
-import { SamplingDecision } from '@opentelemetry/sdk-trace';
+import { SamplingDecision, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace';
 import { parseTraceparent, traceparentSampled } from '../../src/tracing/trace-context.js';
 import { samplerFrom, samplingFrom } from '../../src/tracing/sdk.js';
 
@@ -50,6 +50,18 @@ t.test('the sampled flag of a traceparent: its lowest bit, and nothing of an inv
   t.equal(traceparentSampled(`00-${'0'.repeat(32)}-${SPAN}-00`), undefined, 'an invalid one is no parent');
 });
 
+/** The sampler's results for 200 server spans on random trace ids: roots, or under a remote parent sampled or not. */
+function* decisionsOnRandomIds(sampler: Sampler, parentSampled: boolean | undefined): Generator<SamplingResult> {
+  for (let i = 0; i < 200; i++) {
+    const traceId = randomBytes(16).toString('hex');
+    const context =
+      parentSampled === undefined
+        ? ROOT_CONTEXT
+        : trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: parentSampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true });
+    yield sampler.shouldSample(context, traceId, 'GET', SpanKind.SERVER, {}, []);
+  }
+}
+
 t.test('a request dropped upfront is one the sampler itself drops, whatever its trace id', async (t) => {
   const configs = [
     {},
@@ -68,13 +80,7 @@ t.test('a request dropped upfront is one the sampler itself drops, whatever its 
     for (const parentSampled of [undefined, true, false]) {
       if (!dropsUpfront(parentSampled)) continue;
       upfront++;
-      for (let i = 0; i < 200; i++) {
-        const traceId = randomBytes(16).toString('hex');
-        const context =
-          parentSampled === undefined
-            ? ROOT_CONTEXT
-            : trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: parentSampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true });
-        const { decision } = sampler.shouldSample(context, traceId, 'GET', SpanKind.SERVER, {}, []);
+      for (const { decision } of decisionsOnRandomIds(sampler, parentSampled)) {
         if (decision !== SamplingDecision.NOT_RECORD) {
           t.fail(`${JSON.stringify(env)}, parent sampled ${parentSampled}: dropped upfront, but the sampler says ${decision}`);
           return;
@@ -109,13 +115,7 @@ t.test('a request sampled upfront is one the sampler itself samples, with no tra
       if (!samplesUpfront(parentSampled)) continue;
       upfront++;
       if (dropsUpfront(parentSampled)) t.fail(`${JSON.stringify(env)}, parent sampled ${parentSampled}: both sampled and dropped upfront`);
-      for (let i = 0; i < 200; i++) {
-        const traceId = randomBytes(16).toString('hex');
-        const context =
-          parentSampled === undefined
-            ? ROOT_CONTEXT
-            : trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: randomBytes(8).toString('hex'), traceFlags: parentSampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true });
-        const { decision, traceState } = sampler.shouldSample(context, traceId, 'GET', SpanKind.SERVER, {}, []);
+      for (const { decision, traceState } of decisionsOnRandomIds(sampler, parentSampled)) {
         if (decision !== SamplingDecision.RECORD_AND_SAMPLED || traceState !== undefined) {
           t.fail(`${JSON.stringify(env)}, parent sampled ${parentSampled}: sampled upfront, but the sampler says ${decision}`);
           return;
