@@ -1,12 +1,10 @@
 import t, { type Test } from 'tap';
 import { Agent, request as httpRequest } from 'node:http';
 import type { RoutesFile } from '../../src/route-table/types.js';
-import { listenAuthz } from '../helpers/authz.js';
-import { send, startGateway, UA, type Response, type StartedGateway } from '../helpers/gateway.js';
+import { startAuthzGateway } from '../helpers/authz.js';
+import { send, UA, type Response, type StartedGateway } from '../helpers/gateway.js';
 import net from 'node:net';
 import { parseResponse, rawRequest } from '../helpers/raw-http.js';
-import { tableOf } from '../helpers/routes.js';
-import { startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
  * The authorization port's HTTP endpoints (edge-authz/http-server.ts) over real loopback HTTP, as
@@ -29,13 +27,7 @@ const FILE: RoutesFile = {
 type Setup = { gw: StartedGateway; authz: { url: string; port: number }; token: string; key: string; readOnly: string };
 
 async function setup(t: Test, env: Record<string, string> = {}): Promise<Setup> {
-  const upstream = await startRecordingUpstream();
-  t.teardown(() => upstream.close());
-  const gw = await startGateway(t, { env: { AUTHGATE_AUTHZ_PORT: '0', ...env }, upstream, deps: { routes: tableOf(FILE, upstream.url) } });
-  const authz = await listenAuthz(gw);
-  const org = await gw.createOrganization();
-  const token = await gw.login(org.email, org.password);
-  const key = (await gw.createApiKey(token)).apiKey;
+  const { gw, authz, token, key } = await startAuthzGateway(t, FILE, env);
   const res = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes: ['accounts:read'], rateLimit: '2/1h' }) });
   return { gw, authz, token, key, readOnly: res.json().apiKey as string };
 }

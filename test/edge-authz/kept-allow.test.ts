@@ -1,10 +1,8 @@
 import t, { type Test } from 'tap';
 import net from 'node:net';
 import type { RoutesFile } from '../../src/route-table/types.js';
-import { listenAuthz } from '../helpers/authz.js';
-import { startGateway, UA } from '../helpers/gateway.js';
-import { tableOf } from '../helpers/routes.js';
-import { startRecordingUpstream } from '../helpers/upstream.js';
+import { startAuthzGateway } from '../helpers/authz.js';
+import { UA } from '../helpers/gateway.js';
 
 /**
  * A kept allow (decider.ts keeps the object; the fast front keeps its header bytes,
@@ -68,16 +66,7 @@ const FILE: RoutesFile = {
   routes: [{ id: 'accounts', path: '/accounts', match: 'subtree', methods: { GET: 'accounts:read', POST: 'accounts:write' } }],
 };
 
-async function gatewaySetup(t: Test, env: Record<string, string> = {}) {
-  const upstream = await startRecordingUpstream();
-  t.teardown(() => upstream.close());
-  const gw = await startGateway(t, { env: { AUTHGATE_AUTHZ_PORT: '0', ...env }, upstream, deps: { routes: tableOf(FILE, upstream.url) } });
-  const authz = await listenAuthz(gw);
-  const org = await gw.createOrganization();
-  const token = await gw.login(org.email, org.password);
-  const key = (await gw.createApiKey(token)).apiKey;
-  return { authz, token, key };
-}
+const gatewaySetup = (t: Test, env: Record<string, string> = {}) => startAuthzGateway(t, FILE, env);
 
 const requests = (credential: string): Record<string, string> => ({
   'nginx auth_request': `GET /authz/auth-request HTTP/1.1\r\nHost: authz\r\nX-Original-Method: GET\r\nX-Original-URI: /accounts/7?q=1\r\nX-Forwarded-For: 203.0.113.9\r\nUser-Agent: ${UA['user-agent']}\r\nAuthorization: Bearer ${credential}\r\n\r\n`,
