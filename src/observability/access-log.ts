@@ -75,16 +75,11 @@ export function createAccessLog(logger: Logger, destination: DestinationStream):
     let line =
       head + isoTimeNow() + afterTime +
       ',"reqId":' + quote(r.reqId) +
-      middleOf(r) + r.durationMs;
-    if (r.orgId !== undefined) line += ',"orgId":' + quote(r.orgId);
-    if (r.credentialKind !== undefined) line += ',"credentialKind":' + quote(r.credentialKind);
-    if (r.keyId !== undefined) line += ',"keyId":' + quote(r.keyId);
-    if (r.authReason !== undefined) line += ',"authReason":' + quote(r.authReason);
+      middleOf(r) + r.durationMs + principalFields(r);
     // Hex by construction (tracing/trace-context.ts, or the SDK's ids): no quoting needed. The
     // OpenTelemetry log data model's names, so a log backend links the line to its trace.
     if (r.traceId !== undefined) line += ',"trace_id":"' + r.traceId + '","span_id":"' + r.spanId + '"';
-    if (r.protocol !== undefined) line += ',"protocol":' + quote(r.protocol);
-    destination.write(line + END);
+    destination.write(line + protocolField(r) + END);
   };
   const repeated = (parts: AccessLineParts, reqId: string, durationMs: number): void => {
     if (!logger.isLevelEnabled('info')) return;
@@ -98,13 +93,19 @@ const END = ',"msg":"request"}\n';
 /** `,"method":…,"route":…,"status":…,"durationMs":` */
 const middleOf = (r: RepeatedRecord): string => ',"method":' + quote(r.method) + ',"route":' + quote(r.route) + ',"status":' + r.status + ',"durationMs":';
 
-/** The parts of a line that repeat (AccessLineParts), rendered as the full line renders them (createAccessLog). */
+/** `,"orgId":…,"credentialKind":…,"keyId":…,"authReason":…`, each where present. */
+function principalFields(r: RepeatedRecord): string {
+  let fields = '';
+  if (r.orgId !== undefined) fields += ',"orgId":' + quote(r.orgId);
+  if (r.credentialKind !== undefined) fields += ',"credentialKind":' + quote(r.credentialKind);
+  if (r.keyId !== undefined) fields += ',"keyId":' + quote(r.keyId);
+  if (r.authReason !== undefined) fields += ',"authReason":' + quote(r.authReason);
+  return fields;
+}
+
+const protocolField = (r: RepeatedRecord): string => (r.protocol === undefined ? '' : ',"protocol":' + quote(r.protocol));
+
+/** The parts of a line that repeat (AccessLineParts), rendered by the full line's own pieces (createAccessLog). */
 export function accessLineParts(r: RepeatedRecord): AccessLineParts {
-  let tail = '';
-  if (r.orgId !== undefined) tail += ',"orgId":' + quote(r.orgId);
-  if (r.credentialKind !== undefined) tail += ',"credentialKind":' + quote(r.credentialKind);
-  if (r.keyId !== undefined) tail += ',"keyId":' + quote(r.keyId);
-  if (r.authReason !== undefined) tail += ',"authReason":' + quote(r.authReason);
-  if (r.protocol !== undefined) tail += ',"protocol":' + quote(r.protocol);
-  return { middle: middleOf(r), tail: tail + END };
+  return { middle: middleOf(r), tail: principalFields(r) + protocolField(r) + END };
 }
