@@ -30,7 +30,7 @@ import type { Server as NetServer, Socket } from 'node:net';
 import { problemBody, problemHeaders } from '../http/error-handler.js';
 import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.js';
 import { Problem, problems } from '../problems.js';
-import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeProtocol } from './decision.js';
+import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeProtocol, EdgeRequest } from './decision.js';
 import { createFastFront, type FrontAnswer } from './fast-front.js';
 import type { FrontRequest } from './simple-head.js';
 import { protocolOf, readEdgeRequest } from './http-requests.js';
@@ -135,15 +135,33 @@ export function createAuthzHttpServer(deps: {
     return { status: decision.status, headers, body: decision.body };
   }
 
+  /** The 500 of a decision that threw or failed, its fault reported; `failed` ends what else must end (a span). */
+  function faultAnswer(error: unknown, failed: (() => void) | undefined): FrontAnswer {
+    deps.onFault(error);
+    failed?.();
+    return refusalAnswer(new Problem('internalError'));
+  }
+
+  /** The decider's answer to `edgeRequest` (both paths), waited on only when the decision is. */
+  function decidedAnswer(edgeRequest: EdgeRequest, protocol: EdgeProtocol, close: boolean, failed?: () => void): FrontAnswer | Promise<FrontAnswer> {
+    let decision: EdgeDecision | Promise<EdgeDecision>;
+    try {
+      decision = decide(edgeRequest);
+    } catch (error) {
+      return faultAnswer(error, failed);
+    }
+    if (decision instanceof Promise) return decision.then((decided) => decisionAnswer(protocol, decided, close), (error: unknown) => faultAnswer(error, failed));
+    return decisionAnswer(protocol, decision, close);
+  }
+
   /**
    * node's path (a connection or request the fast front handed over, or tracing on): node writes
    * the answer's head itself. The common request's answer and its kept bytes are the front's.
    */
-  function answer(response: ServerResponse, protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): void {
+  function write(response: ServerResponse, answer: FrontAnswer): void {
     // A proxy that gave up meanwhile (its own timeout) has nobody left to answer.
     if (response.destroyed) return;
-    const { status, headers, body } = decisionAnswer(protocol, decision, close);
-    response.writeHead(status, headers).end(body);
+    response.writeHead(answer.status, answer.headers).end(answer.body);
   }
 
   function handle(request: IncomingMessage, response: ServerResponse): void {
@@ -162,24 +180,9 @@ export function createAuthzHttpServer(deps: {
     // nginx's sub-request never carries a body: a length it announces will never arrive.
     const headers = request.headers;
     const close = protocol === 'auth_request' && ((headers['content-length'] !== undefined && headers['content-length'] !== '0') || headers['transfer-encoding'] !== undefined);
-    let decision: EdgeDecision | Promise<EdgeDecision>;
-    try {
-      decision = decide(edgeRequest);
-    } catch (error) {
-      deps.onFault(error);
-      refuse(response, new Problem('internalError'));
-      return endSpan(request, 500);
-    }
-    if (decision instanceof Promise) {
-      decision.then(
-        (decided) => answer(response, protocol, decided, close),
-        (error: unknown) => {
-          deps.onFault(error);
-          if (!response.destroyed) refuse(response, new Problem('internalError'));
-          endSpan(request, 500);
-        },
-      );
-    } else answer(response, protocol, decision, close);
+    const answer = decidedAnswer(edgeRequest, protocol, close, () => endSpan(request, 500));
+    if (answer instanceof Promise) void answer.then((answered) => write(response, answered));
+    else write(response, answer);
   }
 
   /**
@@ -198,23 +201,7 @@ export function createAuthzHttpServer(deps: {
       return refusalAnswer(edgeRequest);
     }
     if (traceparent !== undefined) edgeRequest = { ...edgeRequest, trace };
-    let decision: EdgeDecision | Promise<EdgeDecision>;
-    try {
-      decision = decide(edgeRequest);
-    } catch (error) {
-      deps.onFault(error);
-      return refusalAnswer(new Problem('internalError'));
-    }
-    if (decision instanceof Promise) {
-      return decision.then(
-        (decided) => decisionAnswer(protocol, decided, false),
-        (error: unknown) => {
-          deps.onFault(error);
-          return refusalAnswer(new Problem('internalError'));
-        },
-      );
-    }
-    return decisionAnswer(protocol, decision, false);
+    return decidedAnswer(edgeRequest, protocol, false);
   }
 
   const handler = tracing === undefined ? handle : tracing.serve(handle, 'http');
