@@ -3,7 +3,7 @@ import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { apiKeyCacheKey, createCredentialCache, sessionCacheKey, type CacheSettings, type Loaded } from '../../src/credentials/cache.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { StoreUnavailable, type Store } from '../../src/store/store.js';
+import { StoreUnavailable } from '../../src/store/store.js';
 import { generateApiKey } from '../../src/credentials/api-keys.js';
 import { shardTagOf } from '../../src/store/shard-tag.js';
 import type { Principal } from '../../src/credentials/principal.js';

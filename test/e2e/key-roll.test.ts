@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { assertProblem, injectGateway, untilStatus, type InjectedGateway } from '../helpers/inject.js';
+import { assertProblem, injectGateway, untilStatus } from '../helpers/inject.js';
 import { startRedis } from '../helpers/redis.js';
 
 /**

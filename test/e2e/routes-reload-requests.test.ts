@@ -69,7 +69,7 @@ t.test('an edit adds a route: both replicas forward it within a second; removed,
 
 t.test('a request held at the upstream across the swap completes on the route it matched', async (t) => {
   const { replicas, upstream, file, auth } = await twoReplicasOnAFile(t, BUILTIN_YAML);
-  const [a, b] = replicas;
+  const [a] = replicas;
   const release = upstream.holdAnswers();
   const held = a.get('/accounts/held', auth);
   t.ok(await eventually(async () => upstream.requests.some((r) => r.url === '/accounts/held'), 10_000, 5), 'the request is at the upstream');

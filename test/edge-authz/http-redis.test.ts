@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import t from 'tap';
 import { listenAuthz } from '../helpers/authz.js';
 import { eventually, send, startGateway, UA, type StartedGateway } from '../helpers/gateway.js';
@@ -73,4 +74,48 @@ t.test('the store killed: 503 with Retry-After for every uncached credential, an
     t.equal(res.status, 503, path);
     t.ok(Number(res.headers['retry-after']) >= 1);
   }
+});
+
+t.test('a stored record the store cannot read: 503 through the authorization port (fail closed, as the public port), never an allow', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const env = { AUTHGATE_REDIS_URL: redis.url, AUTHGATE_AUTHZ_PORT: '0' };
+  const a = await startGateway(t, { env, upstream });
+  const b = await startGateway(t, { env, upstream });
+  const authzB = await listenAuthz(b);
+  for (const gw of [a, b]) t.ok(await eventually(async () => (await send(`${gw.opsUrl}/readyz`)).status === 200, 10_000, 50), 'ready');
+  const org = await a.createOrganization();
+  const token = await a.login(org.email, org.password);
+  const key = await a.createApiKey(token);
+  // The real fault: the hot path's record (an API key's field in its tag's `k` hash,
+  // docs/redis-layout.md) overwritten with a value of no known shape, as a bad migration or a
+  // hand edit would leave it. B has never read the key, so its decision reads the record.
+  const client = new Redis(redis.url);
+  t.teardown(() => client.quit());
+  let corrupted = 0;
+  for (const name of await client.keys('*k')) {
+    if ((await client.type(name)) !== 'hash') continue;
+    for (const field of await client.hkeys(name)) corrupted += await client.hset(name, field, 'x').then(() => 1);
+  }
+  t.ok(corrupted >= 1, `the key's record overwritten (${corrupted} field(s))`);
+  const check = (path: string, headers: Record<string, string>) => send(`${authzB.url}${path}`, { headers: { ...headers, authorization: `Bearer ${key.apiKey}` } });
+  const answers = [
+    await check('/authz/auth-request', { 'x-original-method': 'GET', 'x-original-uri': '/accounts' }),
+    await check('/authz/forward-auth', { 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/accounts' }),
+    await check('/authz/ext-authz/accounts', {}),
+  ];
+  for (const res of answers) {
+    // The store reports what it cannot read as unavailable (its guard): a 503 the proxy maps back, never an allow.
+    t.equal(res.status, 503, 'refused, never allowed');
+    t.equal(res.json().code, 1503);
+    t.ok(Number(res.headers['retry-after']) >= 1, 'Retry-After');
+    t.match(res.headers['content-type'], /^application\/problem\+json/);
+    t.equal(res.headers['cache-control'], 'no-store');
+    t.notOk('x-organization-id' in res.headers, 'no identity on a fault');
+    t.notOk(res.body.includes(key.apiKey), 'the credential is not echoed');
+  }
+  const metrics = (await send(`${b.opsUrl}/metrics`)).body;
+  t.match(metrics, /authgate_authz_decisions_total\{[^}]*outcome="error"[^}]*\} [1-9]/, 'counted as an error');
 });
