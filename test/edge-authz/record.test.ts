@@ -111,3 +111,16 @@ t.test('the repeated line the log sink takes as bytes (LogSink.room) is the full
   t.same(out.filter((_, i) => i % 2 === 1).map((line) => { const { msg, n } = JSON.parse(line) as { msg: string; n: number }; return `${msg} ${n}`; }), written, 'the other lines between them, in order');
   t.match(JSON.parse(out[2 * outcomes.length]!), { reqId: hostileIds[0] }, 'an id JSON must escape, escaped');
 });
+
+t.test('the repeated path counts each answer in its series as the full rendering does', async (t) => {
+  const { full } = recorder();
+  const count = async (accessLog: AccessLog) => {
+    const metrics = createMetrics('sandbox');
+    const recordOutcome = createEdgeRecorder(metrics, accessLog);
+    for (const outcome of [...outcomes, ...outcomes]) recordOutcome(outcome);
+    return (await metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('authgate_authz_decisions_total{')).sort();
+  };
+  const expected = await count((r) => full(r));
+  t.same(await count(full), expected);
+  t.ok(expected.some((line) => /protocol="auth_request",outcome="allowed",route="\/accounts\/\*"[^}]*\} 16$/.test(line)), 'the repeated allow counted every time');
+});
