@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:http';
 import { createFastFront } from '../../src/edge-authz/fast-front.js';
-import { isSimpleHeadBytes, parseSimpleHead } from '../../src/edge-authz/simple-head.js';
+import { isSimpleHeadBytes, parseSimpleHead, startsAt } from '../../src/edge-authz/simple-head.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { startGateway, send, UA, type StartedGateway } from '../helpers/gateway.js';
@@ -424,4 +424,19 @@ t.test('a peer that resets mid-request never throws out of the front', async (t)
   }
   // Still answering.
   t.match(await exchange(s.front, [check(s.key, 'GET', '/accounts')], 1), /^HTTP\/1\.1 200 /);
+});
+
+t.test('startsAt: what String#startsWith(part, at) answers at every place of a text; names known by place against names that start alike', async (t) => {
+  const texts = ['', 'H', 'Host: a\r\n', 'GET /x HTTP/1.1\r\nHost: a\r\nX-A: b\r\n', 'X-Original-URI: /a\r\nX-Original-URIx: b\r\n'];
+  const parts = ['', 'H', 'Host', 'Hostx', ' HTTP/1.1', 'X-Original-URI', 'X-Original-URIx', 'x', '\r\n'];
+  let mismatches = 0;
+  for (const text of texts) for (const part of parts) for (let at = 0; at <= text.length; at++) if (startsAt(text, part, at) !== text.startsWith(part, at)) mismatches++;
+  t.equal(mismatches, 0);
+  // The names known by place, against names that only start alike, and the version.
+  const socket = { remoteAddress: '127.0.0.1' };
+  parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-Original-URI: /a\r\n', socket);
+  t.same(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-Original-URIx: /b\r\n', socket)?.headers, { host: 'a', 'x-original-urix': '/b' });
+  t.same(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-Original-UR: /c\r\n', socket)?.headers, { host: 'a', 'x-original-ur': '/c' });
+  t.equal(parseSimpleHead('GET /x HTTP/1.12\r\nHost: a\r\n', socket), undefined);
+  t.equal(parseSimpleHead('GET /x HTTP/1.0\r\nHost: a\r\n', socket), undefined);
 });
