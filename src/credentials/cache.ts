@@ -61,6 +61,15 @@ type Entry = Principal | typeof UNKNOWN;
 export const apiKeyCacheKey = (hash: string) => `a${hash}`;
 export const sessionCacheKey = (sessionId: string) => `s${sessionId}`;
 
+/**
+ * lru-cache's default `ttlResolution` (1 ms) keeps performance.now() for a millisecond and arms a
+ * setTimeout to forget it: a timer per cache per busy millisecond, each a timer-list insert and a
+ * timer callback (on the authorization port behind nginx, node:timers was ~3 % of its busy time,
+ * most of it these; issue 30's fifth step, docs/performance.md). With 0 each TTL check reads
+ * performance.now() itself, which costs less than the timer and is exact.
+ */
+const EXACT_CLOCK = { ttlResolution: 0 } as const;
+
 export function createCredentialCache(settings: CacheSettings): CredentialCache {
   const stats: CacheStats = { hits: 0, misses: 0, evictions: 0 };
   const enabled = settings.max > 0 && settings.ttlSeconds > 0;
@@ -74,6 +83,7 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
   let generation = 0;
   const principals = new LRUCache<string, Entry, FetchContext>({
     ...growingLru(settings.max),
+    ...EXACT_CLOCK,
     ttl: ttlMs,
     dispose: (_value, _key, reason) => {
       if (reason === 'evict') stats.evictions++;
@@ -92,7 +102,7 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
       return loaded.principal;
     },
   });
-  const tokens = new LRUCache<string, VerifiedTokenMemo>({ ...growingLru(settings.max), ttl: ttlMs });
+  const tokens = new LRUCache<string, VerifiedTokenMemo>({ ...growingLru(settings.max), ...EXACT_CLOCK, ttl: ttlMs });
 
   /**
    * A read while caching is off: the store's answer wins and refreshes the reserve; only when

@@ -82,6 +82,9 @@ type Context = {
 
 type Step = EdgeDecision | Promise<EdgeDecision>;
 
+/** readBearer's raw header list for a single Authorization value: nothing to count. */
+const NO_RAW: readonly string[] = [];
+
 /** `f(value)` now when the value is there, after it when it is a promise: no extra turn on a warm path. */
 function then<T>(value: T | Promise<T>, f: (resolved: T) => Step): Step {
   return value instanceof Promise ? value.then(f) : f(value);
@@ -198,13 +201,15 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
 
     const authorization = ctx.request.authorization;
     // readBearer counts Authorization in node's raw header list: the same pairs, from the proxy's values.
-    const raw = authorization.length > 1 ? authorization.flatMap((value) => ['authorization', value]) : [];
+    const raw = authorization.length > 1 ? authorization.flatMap((value) => ['authorization', value]) : NO_RAW;
     const bearer = readBearer(authorization[0], raw);
     if (!bearer.ok) {
       decided(ctx, { kind: 'none', outcome: 'denied', reason: bearer.reason });
       return deny(ctx, bearerProblem(bearer.reason));
     }
-    return then(resolve(ctx, bearer.token), (resolution) => credentialed(ctx, route, rule, resolution));
+    // A cache hit resolves now: no closure is made for it.
+    const resolution = resolve(ctx, bearer.token);
+    return resolution instanceof Promise ? resolution.then((resolved) => credentialed(ctx, route, rule, resolved)) : credentialed(ctx, route, rule, resolution);
   }
 
   function decided(ctx: Context, decision: AuthDecision): void {

@@ -57,16 +57,16 @@ export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): Edge
    * docs/performance.md). Keyed weakly by the cached principal, as the decider's kept allows are.
    */
   const repeat = accessLog.repeated;
-  const lines = new WeakMap<Principal, { protocol: string; method: string; route: string | undefined; status: number; decision: AuthDecision | undefined; parts: AccessLineParts }>();
+  const lines = new WeakMap<Principal, { protocol: string; method: string; route: string | undefined; status: number; decision: AuthDecision | undefined; parts: AccessLineParts; series: CounterSeries }>();
+  const outcomeOf = (status: number) => (status === 200 ? 'allowed' : status >= 500 ? 'error' : 'denied');
   return (o) => {
     const route = o.route ?? UNMATCHED;
-    const outcome = o.status === 200 ? 'allowed' : o.status >= 500 ? 'error' : 'denied';
-    seriesOf(o.protocol, outcome, route).inc();
     const principal = o.principal;
     const decision = o.authDecision;
     if (principal !== null && o.trace === undefined && repeat !== undefined) {
       let kept = lines.get(principal);
       if (kept === undefined || kept.route !== o.route || kept.method !== o.method || kept.status !== o.status || kept.decision !== decision || kept.protocol !== o.protocol) {
+        const series = seriesOf(o.protocol, outcomeOf(o.status), route);
         const parts = accessLineParts({
           method: o.method,
           route,
@@ -77,10 +77,13 @@ export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): Edge
           authReason: decision === undefined || decision.outcome === 'allowed' ? undefined : decision.reason,
           protocol: o.protocol,
         });
-        lines.set(principal, (kept = { protocol: o.protocol, method: o.method, route: o.route, status: o.status, decision, parts }));
+        lines.set(principal, (kept = { protocol: o.protocol, method: o.method, route: o.route, status: o.status, decision, parts, series }));
       }
+      // The outcome's series, kept with its parts: found once, not by route and outcome per answer.
+      kept.series.inc();
       return repeat(kept.parts, o.requestId ?? randomUUID(), Math.round((performance.now() - o.startedAt) * 1000) / 1000);
     }
+    seriesOf(o.protocol, outcomeOf(o.status), route).inc();
     accessLog({
       reqId: o.requestId ?? randomUUID(),
       method: o.method,

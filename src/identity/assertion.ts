@@ -88,6 +88,16 @@ export function createIdentityAsserter(deps: {
   const memos = new LRUCache<string, Memo>(growingLru(Math.max(1, deps.max)));
   const profiles = new LRUCache<string, OrganizationProfile>({ ...growingLru(Math.max(1, deps.max)), ttl: ttlSeconds * 1000 });
   const signing = new Map<string, Promise<string | undefined>>();
+  /**
+   * The memo last found for each principal, with its audience: the credential cache hands out the
+   * same Principal object request after request, so current() finds its memo by that object (a
+   * WeakMap) before making and hashing the memo's key string (the authorization port's hot path,
+   * issue 30's fifth step, docs/performance.md). Only a memo found in `memos` is remembered here,
+   * and it is checked as any (scopes, table, refreshAt): a memo evicted from `memos` for room is as
+   * valid as before. invalidate() empties it with the memos.
+   */
+  let found = new WeakMap<Principal, { audience: string; memo: Memo }>();
+  const fresh = (memo: Memo, principal: Principal): boolean => memo.scopes === principal.scopes && memo.table === deps.scopes() && now() < memo.refreshAt;
   const header = { alg: signingKey.alg, kid: signingKey.kid, typ: 'JWT' };
 
   /**
@@ -132,8 +142,13 @@ export function createIdentityAsserter(deps: {
 
   return {
     current(principal, audience = deps.audience) {
+      const last = found.get(principal);
+      if (last !== undefined && last.audience === audience && fresh(last.memo, principal)) return last.memo.token;
+      // Not found here, or no longer fresh: `memos` may hold a newer one (signed since).
       const memo = memos.get(memoKey(principal.credentialId, audience));
-      return memo !== undefined && memo.scopes === principal.scopes && memo.table === deps.scopes() && now() < memo.refreshAt ? memo.token : undefined;
+      if (memo === undefined) return undefined;
+      found.set(principal, { audience, memo });
+      return fresh(memo, principal) ? memo.token : undefined;
     },
     sign(principal, audience = deps.audience) {
       const id = memoKey(principal.credentialId, audience);
@@ -145,6 +160,8 @@ export function createIdentityAsserter(deps: {
       return pending;
     },
     invalidate(invalidation) {
+      // A rare event: every principal's memo is looked up in `memos` again.
+      found = new WeakMap();
       if (invalidation === 'all') {
         profiles.clear();
         memos.clear();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createHash, randomUUID } from 'node:crypto';
-import { apiKeyLookupHash, generateApiKey, looksLikeApiKey, parseApiKey } from '../../src/credentials/api-keys.js';
+import { apiKeyLookupHash, apiKeyShape, generateApiKey, looksLikeApiKey, parseApiKey } from '../../src/credentials/api-keys.js';
 import { SHARD_TAG_ALPHABET, SHARD_TAG_SOURCE, shardTagIn, shardTagOf } from '../../src/store/shard-tag.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -264,4 +264,27 @@ t.test('looksLikeApiKey dispatches on the agk_ prefix only', async (t) => {
   t.notOk(looksLikeApiKey('eyJhbGciOiJIUzI1NiJ9.e30.sig'));
   t.notOk(looksLikeApiKey('AGK_live_x'));
   t.notOk(looksLikeApiKey(''));
+});
+
+t.test('apiKeyShape reads the environment and the tag at their places as the pattern\'s captures say, for keys and near-keys', async (t) => {
+  // The reference: the key pattern's captures (what apiKeyShape read before its fifth step).
+  const CAPTURES = new RegExp(`^agk_(live|test)_(${SHARD_TAG_SOURCE})_[0-9A-Za-z]{30}[0-9A-Za-z]{6}$`);
+  const reference = (token: string) => {
+    const match = CAPTURES.exec(token);
+    return match === null ? undefined : { hash: expectedHash(match[2]!, token), environment: match[1] === 'live' ? 'production' : 'sandbox' };
+  };
+  const alphabet = `${BASE62}_-.é`;
+  let mismatches = 0;
+  let checked = 0;
+  for (let n = 0; n < 40; n++) {
+    const { secret } = generateApiKey(n % 2 === 0 ? 'production' : 'sandbox', shardTagOf(`org_${n}`));
+    const variants = [secret, secret.slice(1), `${secret}x`, `x${secret}`, secret.replace('live', 'LIVE'), secret.replace('test', 'tost')];
+    for (let i = 0; i < secret.length; i++) variants.push(secret.slice(0, i) + alphabet[(n * 7 + i) % alphabet.length] + secret.slice(i + 1));
+    for (const token of variants) {
+      checked++;
+      if (JSON.stringify(apiKeyShape(token)) !== JSON.stringify(reference(token))) mismatches++;
+    }
+  }
+  t.ok(checked > 2000);
+  t.equal(mismatches, 0);
 });

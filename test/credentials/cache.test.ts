@@ -431,3 +431,27 @@ t.test('verified-token memos are returned until their ttl', async (t) => {
   long.rememberVerifiedToken('d', memo, 60_000);
   t.same(long.verifiedToken('d'), memo);
 });
+
+t.test('a lookup arms no timer (no lru-cache clock timer per millisecond on the hot path)', async (t) => {
+  const { key, loaderFor, expected } = await fixture(t);
+  const cache = createCredentialCache(SETTINGS);
+  t.same(await cache.principal(apiKeyCacheKey(key.hash), loaderFor(key.hash)), expected);
+  cache.rememberVerifiedToken('digest', { sessionId: 'sess_1', expiresAtMs: Date.now() + 60_000 }, 60_000);
+  // lru-cache calls the global setTimeout when it caches its clock: counted while the lookups run.
+  const real = globalThis.setTimeout;
+  let armed = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof real>) => {
+    armed++;
+    return real(...args);
+  }) as typeof real;
+  try {
+    for (let i = 0; i < 5; i++) {
+      t.same(cache.peek(apiKeyCacheKey(key.hash)), expected);
+      t.ok(cache.verifiedToken('digest'));
+      await sleep(3); // past lru-cache's default 1 ms resolution, so each round would arm a timer
+    }
+  } finally {
+    globalThis.setTimeout = real;
+  }
+  t.equal(armed, 0);
+});

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:http';
 import { createFastFront } from '../../src/edge-authz/fast-front.js';
-import { isSimpleHeadBytes, parseSimpleHead } from '../../src/edge-authz/simple-head.js';
+import { isSimpleHeadBytes, parseSimpleHead, simpleHeadEnd, startsAt } from '../../src/edge-authz/simple-head.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { startGateway, send, UA, type StartedGateway } from '../helpers/gateway.js';
@@ -424,4 +424,47 @@ t.test('a peer that resets mid-request never throws out of the front', async (t)
   }
   // Still answering.
   t.match(await exchange(s.front, [check(s.key, 'GET', '/accounts')], 1), /^HTTP\/1\.1 200 /);
+});
+
+t.test('startsAt: what String#startsWith(part, at) answers at every place of a text; names known by place against names that start alike', async (t) => {
+  const texts = ['', 'H', 'Host: a\r\n', 'GET /x HTTP/1.1\r\nHost: a\r\nX-A: b\r\n', 'X-Original-URI: /a\r\nX-Original-URIx: b\r\n'];
+  const parts = ['', 'H', 'Host', 'Hostx', ' HTTP/1.1', 'X-Original-URI', 'X-Original-URIx', 'x', '\r\n'];
+  let mismatches = 0;
+  for (const text of texts) for (const part of parts) for (let at = 0; at <= text.length; at++) if (startsAt(text, part, at) !== text.startsWith(part, at)) mismatches++;
+  t.equal(mismatches, 0);
+  // The names known by place, against names that only start alike, and the version.
+  const socket = { remoteAddress: '127.0.0.1' };
+  parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-Original-URI: /a\r\n', socket);
+  t.same(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-Original-URIx: /b\r\n', socket)?.headers, { host: 'a', 'x-original-urix': '/b' });
+  t.same(parseSimpleHead('GET /x HTTP/1.1\r\nHost: a\r\nX-Original-UR: /c\r\n', socket)?.headers, { host: 'a', 'x-original-ur': '/c' });
+  t.equal(parseSimpleHead('GET /x HTTP/1.12\r\nHost: a\r\n', socket), undefined);
+  t.equal(parseSimpleHead('GET /x HTTP/1.0\r\nHost: a\r\n', socket), undefined);
+});
+
+t.test('simpleHeadEnd: the end the front found before (indexOf CRLFCRLF, within the limit, its bytes checked), in one pass', async (t) => {
+  const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
+  // The front's path before its fifth step.
+  const before = (bytes: Buffer, from: number, limit: number) => {
+    const end = bytes.indexOf(CRLFCRLF, from);
+    return end === -1 || end + 4 - from > limit || !isSimpleHeadBytes(bytes, from, end + 2) ? -1 : end;
+  };
+  const pieces = ['GET /x HTTP/1.1', '\r\n', '\r\n\r\n', '\r', '\n', 'Host: a', '\t', ' ', '\x00', '\x7f', '\xe9', 'x', 'X-A: b'];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % pieces.length;
+  let mismatches = 0;
+  let found = 0;
+  let checked = 0;
+  for (let n = 0; n < 20_000; n++) {
+    let text = '';
+    for (let k = 2 + (n % 9); k > 0; k--) text += pieces[next()];
+    const bytes = Buffer.from(`..${text}`, 'latin1');
+    for (const limit of [4, 8, 16, 32, 64, 16 * 1024]) {
+      checked++;
+      const want = before(bytes, 2, limit);
+      if (want !== -1) found++;
+      if (simpleHeadEnd(bytes, 2, limit) !== want) mismatches++;
+    }
+  }
+  t.equal(mismatches, 0, `${checked} cases, ${found} with an end`);
+  t.ok(found > 10_000, 'many of them with a head to take');
 });

@@ -1,9 +1,13 @@
 import t from 'tap';
+import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ALL_SCOPES_GRANT } from '../../src/authz/scopes.js';
 import { ALLOWED } from '../../src/credentials/decisions.js';
 import type { Principal } from '../../src/credentials/principal.js';
 import { createEdgeRecorder, type EdgeOutcome } from '../../src/edge-authz/record.js';
 import { createAccessLog, type AccessLog } from '../../src/observability/access-log.js';
+import { createLogSink } from '../../src/observability/log-sink.js';
 import { createLogger } from '../../src/observability/logging.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 
@@ -75,4 +79,48 @@ t.test('below info no line is written, repeated or not', async (t) => {
   fast({ ...base, requestId: 'a' });
   fast({ ...base, requestId: 'b' });
   t.same(lines, []);
+});
+
+t.test('the repeated line the log sink takes as bytes (LogSink.room) is the full rendering\'s line, among other lines in order', async (t) => {
+  const { lines, full, record } = recorder();
+  const plain = record((r) => full(r));
+  const hostileIds = ['r"\\\u2028\u00e9\u{1f600}', 'x'.repeat(200)];
+  const all = [...outcomes, ...hostileIds.map((requestId) => ({ ...base, requestId }))];
+  for (const outcome of all) plain(outcome);
+  const expected = lines.splice(0).map(masked);
+
+  const path = join(mkdtempSync(join(tmpdir(), 'authgate-record-')), 'out.log');
+  const fd = openSync(path, 'a');
+  t.teardown(() => closeSync(fd));
+  const sink = createLogSink(fd, { windowMs: 60_000 });
+  t.teardown(() => sink.flushSync());
+  t.type(sink.room, 'function', 'the sink takes lines as bytes');
+  const logger = createLogger('info', sink).child({ environment: 'sandbox' });
+  const fast = createEdgeRecorder(createMetrics('sandbox'), createAccessLog(logger, sink));
+  const written: string[] = [];
+  for (const [i, outcome] of all.entries()) {
+    fast(outcome);
+    // pino's own lines between them, as strings: the order of lines is the order they were logged in.
+    logger.warn({ n: i }, 'between');
+    written.push(`between ${i}`);
+  }
+  sink.flushSync();
+  const out = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+  t.equal(out.length, 2 * all.length);
+  t.same(out.filter((_, i) => i % 2 === 0).map((line) => masked(`${line}\n`)), expected, 'each access line as the full rendering writes it');
+  t.same(out.filter((_, i) => i % 2 === 1).map((line) => { const { msg, n } = JSON.parse(line) as { msg: string; n: number }; return `${msg} ${n}`; }), written, 'the other lines between them, in order');
+  t.match(JSON.parse(out[2 * outcomes.length]!), { reqId: hostileIds[0] }, 'an id JSON must escape, escaped');
+});
+
+t.test('the repeated path counts each answer in its series as the full rendering does', async (t) => {
+  const { full } = recorder();
+  const count = async (accessLog: AccessLog) => {
+    const metrics = createMetrics('sandbox');
+    const recordOutcome = createEdgeRecorder(metrics, accessLog);
+    for (const outcome of [...outcomes, ...outcomes]) recordOutcome(outcome);
+    return (await metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('authgate_authz_decisions_total{')).sort();
+  };
+  const expected = await count((r) => full(r));
+  t.same(await count(full), expected);
+  t.ok(expected.some((line) => /protocol="auth_request",outcome="allowed",route="\/accounts\/\*"[^}]*\} 16$/.test(line)), 'the repeated allow counted every time');
 });

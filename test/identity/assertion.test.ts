@@ -74,8 +74,14 @@ t.test('the signer: one signing for concurrent requests of a credential, the org
   const session: Principal = { orgId: 'org_1', via: 'jwt', credentialId: 'sess_1', scopes: ALL_SCOPES_GRANT };
   await asserter.sign(session);
   t.equal(reads, 1, "the organization's name and e-mail are kept for its other credentials");
+  t.equal(asserter.current(key, 'http://other'), undefined, 'another audience: not the kept one (found for the default before)');
+  t.equal(asserter.current(key), tokens[0], 'and the default audience\'s again');
   now += 30_000;
   t.equal(asserter.current(key), undefined, 'half the lifetime gone: sign again');
+  const again = await asserter.sign(key);
+  t.not(again, tokens[0]);
+  t.equal(asserter.current(key), again, 'the one signed since is found');
+  t.equal(asserter.current(key), again);
   t.equal(await asserter.sign({ orgId: 'org_gone', via: 'api_key', credentialId: 'key_9', scopes: ALL_SCOPES_GRANT }), undefined, 'an organization that is gone');
   t.equal(asserter.current({ orgId: 'org_gone', via: 'api_key', credentialId: 'key_9', scopes: ALL_SCOPES_GRANT }), undefined);
 });

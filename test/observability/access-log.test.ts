@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createAccessLog, type AccessRecord } from '../../src/observability/access-log.js';
+import { createAccessLog, writeMillis, type AccessRecord } from '../../src/observability/access-log.js';
 import { createLogger, isoTimeNow } from '../../src/observability/logging.js';
 
 function setup(level = 'info') {
@@ -78,5 +78,19 @@ t.test('isoTimeNow writes what Date#toISOString writes, across seconds and milli
     if (isoTimeNow() !== new Date(ms).toISOString()) mismatches++;
     if (isoTimeNow() !== new Date(ms).toISOString()) mismatches++; // and again, from the cache
   }
+  t.equal(mismatches, 0);
+});
+
+t.test('writeMillis writes what String() writes for a duration in thousandths, and String()\'s text for anything else', async (t) => {
+  const buf = Buffer.alloc(64);
+  const text = (ms: number) => buf.toString('latin1', 0, writeMillis(buf, 0, ms));
+  let mismatches = 0;
+  const check = (ms: number) => {
+    if (text(ms) !== String(ms)) mismatches++;
+  };
+  for (let k = 0; k <= 2_000_000; k++) check(k / 1000);
+  // As the recorder rounds them: Math.round(x * 1000) / 1000 of random durations, small and large.
+  for (let i = 0; i < 200_000; i++) check(Math.round(Math.random() * 10 ** (i % 16) * 1000) / 1000);
+  for (const odd of [-0, -1.5, 0.0001, 1.23456, 1e15, 1e21, 12345678901234.567, Number.MAX_VALUE, Number.MIN_VALUE, NaN, Infinity]) check(odd);
   t.equal(mismatches, 0);
 });

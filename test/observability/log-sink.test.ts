@@ -70,3 +70,33 @@ t.test('flushSync and flush write what is pending before they return, in order, 
   await turn();
   t.equal(read(), 'one\ntwo\nthree\n', 'and nothing twice');
 });
+
+t.test('lines written as bytes (room) and as strings leave in the order they were logged, strings in UTF-8', async (t) => {
+  const { sink, read } = fileSink(t, 60_000);
+  const bytesLine = (text: string) => {
+    const batch = sink.room!(Buffer.byteLength(text));
+    t.ok(batch, 'room for a line');
+    batch!.pos += batch!.buf.write(text, batch!.pos);
+  };
+  const expected: string[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const text = i % 3 === 0 ? `{"bytes":${i}}\n` : `{"text":"é\u2028\u{1f600} ${i}"}\n`;
+    if (i % 3 === 0) bytesLine(text);
+    else sink.write(text);
+    expected.push(text);
+  }
+  sink.flushSync();
+  t.equal(read(), expected.join(''), 'every line, in order, across batches');
+  t.equal(sink.room!(64 * 1024 + 1), undefined, 'no room for more than a batch');
+});
+
+t.test('a line larger than a batch leaves on its own, after the lines before it', async (t) => {
+  const { sink, read } = fileSink(t, 60_000);
+  sink.write('before\n');
+  const large = `${'é'.repeat(40 * 1024)}\n`;
+  sink.write(large);
+  t.equal(read(), `before\n${large}`, 'written at once, in order');
+  sink.write('after\n');
+  sink.flushSync();
+  t.equal(read(), `before\n${large}after\n`);
+});
