@@ -145,6 +145,14 @@ export function loadReport(host: Machine, options: Options, run: LoadRun): Repor
     `Redis reads (HGET) per 1000 requests: ${scenarios.filter(({ id }) => id !== 'upstream' && id !== 'baseline').map(({ id }) => `${id} ${fmt.ratio(summary[id]!.storeReadsPer1000)}`).join(', ')}`,
     `CPU time per request of the process under test (µs; ×baseline): ${scenarios.map(({ id }) => `${id} ${fmt.ms(summary[id]!.cpuUsPerRequest)} (×${fmt.ratio(summary[id]!.cpuRatio)})`).join(', ')}`,
   ];
+  // Issue 33: what the tracing twins cost the processes beside them, per request (medians over
+  // rounds): the OTLP sink (on the generator's core) reading the exports, and the upstream
+  // reading the injected traceparent.
+  const tracingIds = scenarios.map(({ id }) => id).filter((id) => id.startsWith('tracing-'));
+  if (tracingIds.length > 0) {
+    const perRequest = (id: ScenarioId, process: string) => fmt.ms(median(slices.filter((x) => x.scenario === id).map((x) => x.cpuUsPerRequestByProcess[process] ?? Number.NaN)));
+    notes.push(`tracing twins, CPU per request (µs) of the OTLP sink (generator's core): ${tracingIds.map((id) => `${id} ${perRequest(id, 'otlp-sink')}`).join(', ')}; of the upstream: ${tracingIds.map((id) => `${id} ${perRequest(id, 'upstream')}`).join(', ')}`);
+  }
   for (const { id } of scenarios) {
     const s = summary[id]!;
     if (s.unexpected > 0) notes.push(`WARNING: ${id}: ${s.unexpected} unexpected answers or errors`);

@@ -11,7 +11,7 @@ import { startBenchRedis, type BenchRedis } from '../lib/redis.js';
 import type { Options } from '../options.js';
 import { GATEWAYS, MAIN, NOIDENT, REFERENCE_GATEWAYS, REPLICA, SPECS, TRACING_SCENARIOS, type GatewaySpec, type ScenarioId, type ScenarioSpec } from '../scenarios.js';
 import { checkIdentityKeys } from './identity-check.js';
-import { benchFile, keepTemporary, LoadGenerator, makeIdentityKey, runFile, SERVER_CORE, startGateway, startNodeChild, UA, type Gateway } from './processes.js';
+import { benchFile, GENERATOR_CORE, keepTemporary, LoadGenerator, makeIdentityKey, runFile, SERVER_CORE, startGateway, startNodeChild, UA, type Gateway } from './processes.js';
 import { startReferences, type Server } from './references.js';
 import { watched, type Scenario } from './rounds.js';
 
@@ -76,10 +76,15 @@ export async function startRun(options: Options, redisBinary: string, log: (text
   const selected = SPECS.filter((s) => (s.withGatewayOnly === true ? s.onlyWith === undefined || s.onlyWith.some((id) => SPECS.some((t) => t.id === id && wanted(t.id))) : wanted(s.id)));
   // A reference served by a gateway (issue 30's nginx in front of authgate's authz listener) needs that gateway.
   const gatewayOf = (s: ScenarioSpec) => (typeof s.server === 'string' ? REFERENCE_GATEWAYS[s.server] : s.server);
-  // Issue 33: the tracing twins export to the bench's own OTLP sink, started only for them.
+  // Issue 33: the tracing twins export to the bench's own OTLP sink, started only for them. On the
+  // generator's core, not the servers': a Collector runs beside the gateway, not on its CPU, and
+  // on core 0 the sink's reading took ~5–6 µs of that core per traced request from the twins'
+  // throughput (docs/performance.md, issue 33's sixth step). Watched, so its share is printed.
+  let sinkPid: number | undefined;
   if (selected.some((s) => TRACING_SCENARIOS.includes(s.id))) {
-    const sink = await startNodeChild('otlp-sink', benchFile('otlp-sink.js'), [], SERVER_CORE);
+    const sink = await startNodeChild('otlp-sink', benchFile('otlp-sink.js'), [], GENERATOR_CORE);
     common['OTEL_EXPORTER_OTLP_ENDPOINT'] = `http://127.0.0.1:${sink.port}`;
+    sinkPid = sink.proc.pid;
   }
 
   // The gateways start side by side (each mostly waits for its Redis connection and readiness), in
@@ -190,6 +195,7 @@ export async function startRun(options: Options, redisBinary: string, log: (text
     if (spec !== MAIN && scenarios.some((s) => s.server === gateway.proc.pid)) watched.set(spec.watchAs ?? spec.name, gateway.proc.pid);
   }
   for (const [name, pid] of refs.watch) watched.set(name, pid);
+  if (sinkPid !== undefined) watched.set('otlp-sink', sinkPid);
 
   const apikeySpec: Scenario['spec'] = { url: gwA.publicUrl, path: '/accounts', method: 'GET', headers: headersWith(mine.apiKey), connections: options.connections };
   return { redis, load, main: gwA, replica: gateways.get(REPLICA), scenarios, skipped, nginxSkipped: refs.nginxSkipped, identityNote, email, password, bearer: { authorization: `Bearer ${mine.token}` }, headersWith, apikeySpec };
