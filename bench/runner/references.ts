@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { send } from '../lib/http.js';
-import { findNginx, startBenchNginx } from '../lib/nginx.js';
+import { findNginx, startBenchNginx, type AuthService } from '../lib/nginx.js';
 import { firstMessage, hasTaskset, startProcess, waitFor } from '../lib/proc.js';
 import type { BenchRedis } from '../lib/redis.js';
 import { benchFile, keepTemporary, SERVER_CORE, UA } from './processes.js';
@@ -50,53 +50,61 @@ export async function startReferences(setup: ReferenceSetup): Promise<References
   // nginx auth_request → a node:http key service that knows this key.
   const nginxFound = wanted('nginx-auth') || setup.authz !== undefined || setup.authzCompare !== undefined ? findNginx() : undefined;
   const nginxSkipped = wanted('nginx-auth') && nginxFound === undefined;
+  // One nginx for every row that has one (bench/lib/nginx.ts): a front per auth service.
+  const fronts: { name: 'nginx' | 'nginx-authz' | 'nginx-authz-compare'; authPort: number; service: AuthService }[] = [];
+  let keyServicePid: number | undefined;
   if (nginxFound !== undefined && wanted('nginx-auth')) {
     const keyServiceProc = startProcess('keyservice', process.execPath, [benchFile('keyservice.js')], { core: SERVER_CORE, ipc: true, env: childEnv() });
     const { port: keyServicePort } = await firstMessage<{ port: number }>(keyServiceProc);
-    const started = await startBenchNginx(nginxFound.binary, setup.upstreamPort, keyServicePort, hasTaskset ? SERVER_CORE : undefined);
-    keepTemporary(started.dir);
-    const url = `http://127.0.0.1:${started.port}`;
-    try {
-      await waitFor('nginx ready', 10_000, async () => (await send(`${url}/accounts`, { headers: headersWith(apiKey) })).status === 200, started.proc);
-    } catch (error) {
-      let errorLog = '';
-      try {
-        errorLog = readFileSync(join(started.dir, 'error.log'), 'utf8').slice(-4000);
-      } catch {
-        // none written
-      }
-      throw new Error(`${error instanceof Error ? error.message : String(error)}\nnginx error.log:\n${errorLog}`);
-    }
-    // The key service refuses what authgate refuses, and nginx passes its refusals on.
-    const unknownKey = await send(`${url}/accounts`, { headers: headersWith(`${apiKey.slice(0, -1)}${apiKey.endsWith('A') ? 'B' : 'A'}`) });
-    const noBearer = await send(`${url}/accounts`, { headers: { 'user-agent': UA } });
-    const noUserAgent = await send(`${url}/accounts`, { headers: { 'user-agent': '', authorization: `Bearer ${apiKey}` } });
-    if (unknownKey.status !== 401 || noBearer.status !== 401 || noUserAgent.status !== 403) {
-      throw new Error(`nginx-auth: refusals answered ${unknownKey.status} (unknown key), ${noBearer.status} (no credential), ${noUserAgent.status} (no User-Agent); expected 401, 401, 403`);
-    }
-    servers.set('nginx', { url, pid: started.proc.pid });
-    watch.set('nginx', started.proc.pid).set('keyservice', keyServiceProc.pid);
-    log(`nginx ${nginxFound.version}: pid ${started.proc.pid} on ${url}, key service pid ${keyServiceProc.pid}`);
+    keyServicePid = keyServiceProc.pid;
+    fronts.push({ name: 'nginx', authPort: keyServicePort, service: 'keyservice' });
   } else if (nginxSkipped) {
     log('nginx (with auth_request) not found on the PATH: the nginx-auth reference row is SKIPPED (Debian: apt-get install nginx-light)');
   }
-
   // Issue 30: the same nginx with authgate's authz listener deciding. The scenario's CPU per
   // request is authgate's (its pid is the server's); nginx's is watched beside it. With --compare,
-  // a second nginx in front of the other build's listener.
-  const startAuthzNginx = async (name: 'nginx-authz' | 'nginx-authz-compare', authz: { port: number; pid: number }) => {
-    const started = await startBenchNginx(nginxFound!.binary, setup.upstreamPort, authz.port, hasTaskset ? SERVER_CORE : undefined, 'authgate');
+  // a third front for the other build's listener.
+  if (nginxFound !== undefined && setup.authz !== undefined) fronts.push({ name: 'nginx-authz', authPort: setup.authz.port, service: 'authgate' });
+  if (nginxFound !== undefined && setup.authzCompare !== undefined) fronts.push({ name: 'nginx-authz-compare', authPort: setup.authzCompare.port, service: 'authgate' });
+  if (nginxFound !== undefined && fronts.length > 0) {
+    const started = await startBenchNginx(nginxFound.binary, setup.upstreamPort, fronts, hasTaskset ? SERVER_CORE : undefined);
     keepTemporary(started.dir);
-    const url = `http://127.0.0.1:${started.port}`;
-    await waitFor(`nginx (${name}) ready`, 10_000, async () => (await send(`${url}/accounts`, { headers: headersWith(apiKey) })).status === 200, started.proc);
-    const unknownKey = await send(`${url}/accounts`, { headers: headersWith(`${apiKey.slice(0, -1)}${apiKey.endsWith('A') ? 'B' : 'A'}`) });
-    if (unknownKey.status !== 401) throw new Error(`${name}: an unknown key answered ${unknownKey.status}; expected 401`);
-    servers.set(name, { url, pid: authz.pid });
-    watch.set(name, started.proc.pid);
-    log(`nginx ${nginxFound!.version} → authgate authz (${name}): pid ${started.proc.pid} on ${url}, authz port ${authz.port}`);
-  };
-  if (nginxFound !== undefined && setup.authz !== undefined) await startAuthzNginx('nginx-authz', setup.authz);
-  if (nginxFound !== undefined && setup.authzCompare !== undefined) await startAuthzNginx('nginx-authz-compare', setup.authzCompare);
+    const urlOf = (name: string) => `http://127.0.0.1:${started.ports.get(name)!}`;
+    const otherKey = headersWith(`${apiKey.slice(0, -1)}${apiKey.endsWith('A') ? 'B' : 'A'}`);
+    for (const front of fronts) {
+      const url = urlOf(front.name);
+      try {
+        await waitFor(`nginx (${front.name}) ready`, 10_000, async () => (await send(`${url}/accounts`, { headers: headersWith(apiKey) })).status === 200, started.proc);
+      } catch (error) {
+        let errorLog = '';
+        try {
+          errorLog = readFileSync(join(started.dir, 'error.log'), 'utf8').slice(-4000);
+        } catch {
+          // none written
+        }
+        throw new Error(`${error instanceof Error ? error.message : String(error)}\nnginx error.log:\n${errorLog}`);
+      }
+      const unknownKey = await send(`${url}/accounts`, { headers: otherKey });
+      if (front.service === 'keyservice') {
+        // The key service refuses what authgate refuses, and nginx passes its refusals on.
+        const noBearer = await send(`${url}/accounts`, { headers: { 'user-agent': UA } });
+        const noUserAgent = await send(`${url}/accounts`, { headers: { 'user-agent': '', authorization: `Bearer ${apiKey}` } });
+        if (unknownKey.status !== 401 || noBearer.status !== 401 || noUserAgent.status !== 403) {
+          throw new Error(`nginx-auth: refusals answered ${unknownKey.status} (unknown key), ${noBearer.status} (no credential), ${noUserAgent.status} (no User-Agent); expected 401, 401, 403`);
+        }
+        servers.set('nginx', { url, pid: started.proc.pid });
+        log(`nginx ${nginxFound.version}: pid ${started.proc.pid} on ${url}, key service pid ${keyServicePid}`);
+      } else {
+        if (unknownKey.status !== 401) throw new Error(`${front.name}: an unknown key answered ${unknownKey.status}; expected 401`);
+        const authz = front.name === 'nginx-authz' ? setup.authz! : setup.authzCompare!;
+        servers.set(front.name, { url, pid: authz.pid });
+        log(`nginx ${nginxFound.version} → authgate authz (${front.name}): pid ${started.proc.pid} on ${url}, authz port ${authz.port}`);
+      }
+    }
+    // One process, watched once: every row's nginx.
+    watch.set('nginx', started.proc.pid);
+    if (keyServicePid !== undefined) watch.set('keyservice', keyServicePid);
+  }
 
   // The smallest Node gateway with the fast lane's pieces; and the same reading the digest from
   // Redis on every request (cache off's floor).
