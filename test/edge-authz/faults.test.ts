@@ -8,7 +8,14 @@ import { createEdgeRecorder, type EdgeOutcome } from '../../src/edge-authz/recor
 import { createAccessLog } from '../../src/observability/access-log.js';
 import { createLogger } from '../../src/observability/logging.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import type { RoutesFile } from '../../src/route-table/types.js';
+import { createLocalInvalidationBus } from '../../src/store/invalidation.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { listenAuthz } from '../helpers/authz.js';
+import { send, startGateway } from '../helpers/gateway.js';
 import { openRaw } from '../helpers/raw-http.js';
+import { tableOf } from '../helpers/routes.js';
+import { startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
  * The authorization port's answer to a decision that throws or rejects (a defect, not a refusal:
@@ -212,5 +219,58 @@ t.test('the fast front\'s own faults (respond throws or rejects despite its cont
     next.write('GET /fine HTTP/1.1\r\nHost: a\r\n\r\n');
     t.ok(await next.until((raw) => answers(raw).length === 1, 5000), `${url}: a new connection answered`);
   }
+  t.same(escaped, [], 'no unhandled rejection, no uncaught exception');
+});
+
+t.test('the decider\'s own 500 (a dependency fails with no store error): a real gateway over real HTTP, counted, logged, reported, nothing of the error sent', async (t) => {
+  // The identity signer reads the organization's profile from the store: here that read fails
+  // with a defect of its own (a TypeError, no StoreUnavailable), which no refusal covers.
+  const SECRET = 'profile read failed: org_secret_detail_4711';
+  const store = createMemoryStore();
+  let failing = false;
+  const storage = {
+    store: { ...store, findOrganizationById: (id: string) => (failing ? Promise.reject(new TypeError(SECRET)) : store.findOrganizationById(id)) },
+    bus: createLocalInvalidationBus(),
+  };
+  const routes: RoutesFile = { version: 1, scopes: { 'accounts:read': 'Read accounts' }, routes: [{ id: 'accounts', path: '/accounts', match: 'subtree', methods: { GET: 'accounts:read', POST: 'accounts:read' } }] };
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const gw = await startGateway(t, { env: { AUTHGATE_AUTHZ_PORT: '0' }, upstream, deps: { routes: tableOf(routes, upstream.url), storage } });
+  const authz = await listenAuthz(gw);
+  const org = await gw.createOrganization();
+  const key = (await gw.createApiKey(await gw.login(org.email, org.password))).apiKey;
+  failing = true;
+  const connection = await openRaw(authz.port);
+  t.teardown(() => connection.destroy());
+  // The fast front's path (a simple head), then node's (a body).
+  connection.write(`GET /authz/auth-request HTTP/1.1\r\nHost: authz\r\nX-Original-Method: GET\r\nX-Original-URI: /accounts/1\r\nX-Request-Id: decider-fault-1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+  t.ok(await connection.until((raw) => answers(raw).length === 1), 'the simple request answered');
+  connection.write(`POST /authz/forward-auth HTTP/1.1\r\nHost: authz\r\nX-Forwarded-Method: GET\r\nX-Forwarded-Uri: /accounts/2\r\nX-Request-Id: decider-fault-2\r\nAuthorization: Bearer ${key}\r\nContent-Length: 2\r\n\r\n{}`);
+  t.ok(await connection.until((raw) => answers(raw).length === 2), 'the request with a body answered');
+  for (const answer of answers(connection.received())) {
+    isInternalError(t, answer, SECRET);
+    t.notMatch(answer.head, /\r\nx-authgate-identity:/i, 'no assertion');
+  }
+  t.notOk(connection.received().includes('org_secret_detail'), 'nothing of the error sent');
+
+  const metrics = (await send(`${gw.opsUrl}/metrics`)).body;
+  t.match(metrics, /authgate_authz_decisions_total\{protocol="auth_request",outcome="error",route="\/accounts\/\*"[^}]*\} 1/, 'counted as an error (the fast front)');
+  t.match(metrics, /authgate_authz_decisions_total\{protocol="forward_auth",outcome="error",route="\/accounts\/\*"[^}]*\} 1/, 'counted as an error (node\'s path)');
+  t.notOk(metrics.includes('org_secret_detail'), 'in no label');
+  const records = gw.logs.records();
+  for (const [reqId, protocol] of [['decider-fault-1', 'auth_request'], ['decider-fault-2', 'forward_auth']] as const) {
+    t.match(records.find((line) => line['reqId'] === reqId), { msg: 'request', protocol, method: 'GET', route: '/accounts/*', status: 500, orgId: org.id, credentialKind: 'api_key' }, `${reqId}: the access line`);
+  }
+  const reported = records.filter((line) => line['event'] === 'authz.fault');
+  t.equal(reported.length, 2, 'each fault reported once (authz.fault)');
+  t.ok(reported.every((line) => line['msg'] === 'the authorization decision failed'), 'by the decider (its failure()), not the port\'s last resort');
+  t.ok(reported.every((line) => JSON.stringify(line).includes(SECRET)), 'the report carries the error, for the operator');
+  t.notOk(records.filter((line) => line['event'] !== 'authz.fault').some((line) => JSON.stringify(line).includes('org_secret_detail')), 'and no other line does');
+
+  // The dependency back: the same credential allowed, on the same connection.
+  failing = false;
+  connection.write(`GET /authz/auth-request HTTP/1.1\r\nHost: authz\r\nX-Original-Method: GET\r\nX-Original-URI: /accounts/1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+  t.ok(await connection.until((raw) => answers(raw).length === 3), 'answered');
+  t.equal(answers(connection.received())[2]?.status, 200, 'allowed again');
   t.same(escaped, [], 'no unhandled rejection, no uncaught exception');
 });
