@@ -226,8 +226,8 @@ export function createAuthzHttpServer(deps: {
     const close = protocol === 'auth_request' && ((headers['content-length'] !== undefined && headers['content-length'] !== '0') || headers['transfer-encoding'] !== undefined);
     const failed = () => endSpan(request, 500);
     const answer = decidedAnswer(edgeRequest, protocol, close, startedAt, failed);
-    const decided = edgeRequest;
-    const fault = (error: unknown) => faultAnswer(error, decided, close, startedAt, failed);
+    const checked: EdgeRequest = edgeRequest;
+    const fault = (error: unknown) => faultAnswer(error, checked, close, startedAt, failed);
     // Every way ends in deliver(), which never throws: no rejection is left unhandled.
     if (answer instanceof Promise) void answer.then((answered) => deliver(response, answered, undefined, fault), (error: unknown) => deliver(response, undefined, error, fault));
     else deliver(response, answer, undefined, fault);

@@ -135,6 +135,21 @@ for (const [name, decide] of [
     t.notOk(lines.join('').includes(FAULT.message) || counted.join('').includes(FAULT.message), 'the fault\'s message is in no access line and no label');
     t.same(escaped, [], 'no unhandled rejection, no uncaught exception');
   });
+
+  t.test(`a decision that ${name} for nginx's sub-request announcing a body: the 500 closes the connection`, async (t) => {
+    const { port, faults, outcomes } = await portWith(t, decide);
+    const connection = await openRaw(port);
+    t.teardown(() => connection.destroy());
+    // The body nginx announces never comes: the answer must end the connection, a fault's too.
+    connection.write('GET /authz/auth-request HTTP/1.1\r\nHost: authz\r\nX-Original-Method: GET\r\nX-Original-URI: /accounts\r\nContent-Length: 5\r\n\r\n');
+    t.ok(await connection.until((raw) => answers(raw).length === 1), 'answered');
+    const [answer] = answers(connection.received());
+    if (answer !== undefined) isInternalError(t, answer, FAULT.message);
+    t.match(answer?.head, /\r\nconnection: close/i, 'Connection: close');
+    t.ok(await connection.closedWithin(5000), 'and the connection ends');
+    t.equal(faults.length, 1);
+    t.match(outcomes, [{ protocol: 'auth_request', status: 500 }]);
+  });
 }
 
 /** A deny whose body is no string: rendering its answer throws (a TypeError from Buffer.byteLength). */
