@@ -67,6 +67,12 @@ export type FastFrontOptions = Readonly<{
   takes: (socket: Socket) => boolean;
   /** The port's answer to a taken request; never rejects (a fault is an answer too). */
   respond: (request: FrontRequest) => FrontAnswer | Promise<FrontAnswer>;
+  /**
+   * A fault of the front's own (respond threw or rejected all the same, an answer could not be
+   * written): the connection is destroyed, since what was written of it is not known, and the
+   * fault reported here. Never a thrown error or an unhandled rejection out of the front.
+   */
+  onFault?: ((error: unknown) => void) | undefined;
   keepAliveTimeoutMs: number;
 }>;
 
@@ -142,6 +148,17 @@ export function createFastFront(options: FastFrontOptions): FastFront {
     // An error or a reset: the socket is being destroyed; nothing is left to answer.
     private readonly onError = (): void => void this.socket.destroy();
 
+    /** A fault of the front's own (FastFrontOptions.onFault): the connection ends, the fault is reported. */
+    private fail(error: unknown): void {
+      this.done = true;
+      this.socket.destroy();
+      try {
+        options.onFault?.(error);
+      } catch {
+        // The report failed too: the connection is gone all the same, and nothing may throw out of here.
+      }
+    }
+
     /**
      * The keep-alive idle timeout (above the proxies' own, so they close first), checked by the
      * sweep: a connection neither read from nor written to for keepAliveTimeoutMs is destroyed,
@@ -154,8 +171,16 @@ export function createFastFront(options: FastFrontOptions): FastFront {
       } else if (now - this.idleSince >= keepAliveTimeoutMs) this.socket.destroy();
     }
 
-    /** Answers the requests in `buf` in order, until one waits or one is not taken. */
+    /** Answers the requests in `buf` in order, until one waits or one is not taken; a fault ends the connection. */
     private run(buf: Buffer): void {
+      try {
+        this.answer(buf);
+      } catch (error) {
+        this.fail(error);
+      }
+    }
+
+    private answer(buf: Buffer): void {
       const socket = this.socket;
       let pos = 0;
       while (pos < buf.length) {
@@ -169,9 +194,13 @@ export function createFastFront(options: FastFrontOptions): FastFront {
           this.wait(buf.subarray(pos));
           answer.then(
             (answered) => {
-              if (this.write(request.method, answered)) this.proceed();
+              try {
+                if (this.write(request.method, answered)) this.proceed();
+              } catch (error) {
+                this.fail(error);
+              }
             },
-            () => socket.destroy(),
+            (error: unknown) => this.fail(error),
           );
           return;
         }

@@ -53,6 +53,7 @@ export type AuthzHttpServer = Readonly<{
 
 const UNTRUSTED = new Problem('authzUntrustedPeer', 'This port answers the configured edge proxies only (AUTHGATE_AUTHZ_TRUSTED_PROXIES).', 'untrusted_peer');
 const NOT_FOUND = new Problem('notFound', 'The authorization endpoints are /authz/auth-request, /authz/forward-auth and /authz/ext-authz/….');
+const INTERNAL_ERROR = new Problem('internalError');
 
 export function createAuthzHttpServer(deps: {
   decide: EdgeDecider;
@@ -73,11 +74,11 @@ export function createAuthzHttpServer(deps: {
     return known;
   };
 
-  /** A refusal's answer (both paths: node's and the fast front's). */
-  function refusalAnswer(problem: Problem): FrontAnswer {
+  /** A refusal's answer (both paths: node's and the fast front's); `close`: the connection ends after it. */
+  function refusalAnswer(problem: Problem, close = false): FrontAnswer {
     const body = JSON.stringify(problemBody(problem.problem, problem.detail));
     const headers: Record<string, string | number> = { ...problemHeaders(problem), 'content-length': Buffer.byteLength(body) };
-    if (closing) headers['connection'] = 'close';
+    if (close || closing) headers['connection'] = 'close';
     return { status: problems[problem.problem].status, headers, body };
   }
 
@@ -135,23 +136,43 @@ export function createAuthzHttpServer(deps: {
     return { status: decision.status, headers, body: decision.body };
   }
 
-  /** The 500 of a decision that threw or failed, its fault reported; `failed` ends what else must end (a span). */
-  function faultAnswer(error: unknown, failed: (() => void) | undefined): FrontAnswer {
+  /**
+   * The 500 of a decision that threw or failed, or of an answer that could not be made or written:
+   * its fault reported, and counted and logged as the decider's finish records a request it found
+   * no route for (outcome "error", route "unmatched"): the fault's text goes to the report only.
+   * `failed` ends what else must end (a span).
+   */
+  function faultAnswer(error: unknown, edgeRequest: EdgeRequest, close: boolean, startedAt: number, failed: (() => void) | undefined): FrontAnswer {
     deps.onFault(error);
     failed?.();
-    return refusalAnswer(new Problem('internalError'));
+    const { protocol, method, requestId, trace } = edgeRequest;
+    record({ protocol, method, route: undefined, status: 500, startedAt, requestId, principal: null, authDecision: undefined, trace });
+    return refusalAnswer(INTERNAL_ERROR, close);
   }
 
-  /** The decider's answer to `edgeRequest` (both paths), waited on only when the decision is. */
-  function decidedAnswer(edgeRequest: EdgeRequest, protocol: EdgeProtocol, close: boolean, failed?: () => void): FrontAnswer | Promise<FrontAnswer> {
+  /**
+   * The decider's answer to `edgeRequest` (both paths), waited on only when the decision is; a
+   * fault on the way (the decider's, or an answer that cannot be made of its decision) is the
+   * fault's 500, so the promise rejects only if that too fails. `startedAt`: when the request
+   * arrived (the fast front reads no clock for a decided request: a fault's is read when known).
+   */
+  function decidedAnswer(edgeRequest: EdgeRequest, protocol: EdgeProtocol, close: boolean, startedAt: number | undefined, failed?: () => void): FrontAnswer | Promise<FrontAnswer> {
     let decision: EdgeDecision | Promise<EdgeDecision>;
     try {
       decision = decide(edgeRequest);
+      if (!(decision instanceof Promise)) return decisionAnswer(protocol, decision, close);
     } catch (error) {
-      return faultAnswer(error, failed);
+      return faultAnswer(error, edgeRequest, close, startedAt ?? performance.now(), failed);
     }
-    if (decision instanceof Promise) return decision.then((decided) => decisionAnswer(protocol, decided, close), (error: unknown) => faultAnswer(error, failed));
-    return decisionAnswer(protocol, decision, close);
+    const since = startedAt ?? performance.now();
+    const fault = (error: unknown) => faultAnswer(error, edgeRequest, close, since, failed);
+    return decision.then((decided) => {
+      try {
+        return decisionAnswer(protocol, decided, close);
+      } catch (error) {
+        return fault(error);
+      }
+    }, fault);
   }
 
   /**
@@ -162,6 +183,29 @@ export function createAuthzHttpServer(deps: {
     // A proxy that gave up meanwhile (its own timeout) has nobody left to answer.
     if (response.destroyed) return;
     response.writeHead(answer.status, answer.headers).end(answer.body);
+  }
+
+  /**
+   * Writes `answer`, and never throws: where node refuses to write it (a header value it will not
+   * send: nothing of the answer is sent then, node checks the head first), or where no answer
+   * could be made, the fault's answer (`fault`) while nothing is sent yet; else, or if that fails
+   * too, the connection is ended.
+   */
+  function deliver(response: ServerResponse, answer: FrontAnswer | undefined, error: unknown, fault: (error: unknown) => FrontAnswer): void {
+    if (answer !== undefined) {
+      try {
+        return write(response, answer);
+      } catch (thrown) {
+        error = thrown;
+      }
+    }
+    try {
+      if (!response.headersSent) return write(response, fault(error));
+      deps.onFault(error);
+    } catch {
+      // The fault's own answer or its report failed: nothing more can be said on this connection.
+    }
+    response.destroy();
   }
 
   function handle(request: IncomingMessage, response: ServerResponse): void {
@@ -180,9 +224,13 @@ export function createAuthzHttpServer(deps: {
     // nginx's sub-request never carries a body: a length it announces will never arrive.
     const headers = request.headers;
     const close = protocol === 'auth_request' && ((headers['content-length'] !== undefined && headers['content-length'] !== '0') || headers['transfer-encoding'] !== undefined);
-    const answer = decidedAnswer(edgeRequest, protocol, close, () => endSpan(request, 500));
-    if (answer instanceof Promise) void answer.then((answered) => write(response, answered));
-    else write(response, answer);
+    const failed = () => endSpan(request, 500);
+    const answer = decidedAnswer(edgeRequest, protocol, close, startedAt, failed);
+    const checked: EdgeRequest = edgeRequest;
+    const fault = (error: unknown) => faultAnswer(error, checked, close, startedAt, failed);
+    // Every way ends in deliver(), which never throws: no rejection is left unhandled.
+    if (answer instanceof Promise) void answer.then((answered) => deliver(response, answered, undefined, fault), (error: unknown) => deliver(response, undefined, error, fault));
+    else deliver(response, answer, undefined, fault);
   }
 
   /**
@@ -204,7 +252,7 @@ export function createAuthzHttpServer(deps: {
       return refusalAnswer(edgeRequest);
     }
     if (traceparent !== undefined) edgeRequest = { ...edgeRequest, trace };
-    return decidedAnswer(edgeRequest, protocol, false);
+    return decidedAnswer(edgeRequest, protocol, false, undefined);
   }
 
   const handler = tracing === undefined ? handle : tracing.serve(handle, 'http');
@@ -229,6 +277,7 @@ export function createAuthzHttpServer(deps: {
     http: server,
     takes: (socket) => tracing === undefined && trusted(socket),
     respond,
+    onFault: deps.onFault,
     keepAliveTimeoutMs: AUTHZ_KEEP_ALIVE_TIMEOUT_MS,
   });
 

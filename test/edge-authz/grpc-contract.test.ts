@@ -35,6 +35,8 @@ const deny = (status: number, headers: Record<string, string> = {}, route: strin
   route,
 });
 
+const MALFORMED = { allowed: false, status: 403, headers: null, body: '', route: undefined } as unknown as EdgeDecision;
+
 /** The test's decider: an answer per bearer token, and every request it saw. */
 function decider(): { decide: EdgeDecider; seen: EdgeRequest[] } {
   const seen: EdgeRequest[] = [];
@@ -61,6 +63,11 @@ function decider(): { decide: EdgeDecider; seen: EdgeRequest[] } {
         throw new Error('bug');
       case 'Bearer rejects':
         return Promise.reject(new Error('bug'));
+      // Decisions no CheckResponse can be made of (headers that are no object): a defect, as a throw is.
+      case 'Bearer malformed':
+        return MALFORMED;
+      case 'Bearer malformed-later':
+        return Promise.resolve(MALFORMED);
       case undefined:
         return request.target.startsWith('/public')
           ? ({ allowed: true, upstreamHeaders: {}, removeHeaders: ['x-organization-id', 'x-organization-scopes', 'x-authgate-identity'], cacheSeconds: 0, route: 'public' } satisfies EdgeDecision)
@@ -289,6 +296,22 @@ t.test('refusals: denied_response{status, headers, body} and the matching rpc co
     t.equal(only(fields(only(denied, 1)[0]!.value as Buffer), 1)[0]!.value, BigInt(http), `${token}: HttpStatus.code = 1, the HTTP status itself`);
   }
   t.same(undecided, ['Bearer throws 503', 'Bearer rejects 503'], 'only a failing decider is reported as undecided (the decider records its own answers)');
+});
+
+t.test('a decision no CheckResponse can be made of: the failing decider\'s refusal, never an RPC error nor an unhandled rejection, reported as undecided', async (t) => {
+  const escaped: unknown[] = [];
+  const onEscape = (reason: unknown) => void escaped.push(reason);
+  process.on('unhandledRejection', onEscape);
+  t.teardown(() => void process.off('unhandledRejection', onEscape));
+  const undecided: string[] = [];
+  const { client } = await start(t, { onUndecided: (request, refusal) => undecided.push(`${request?.authorization[0]} ${refusal.status}`) });
+  for (const token of ['Bearer malformed', 'Bearer malformed-later']) {
+    const decoded = decode(await check(client, envoyRequest({ path: '/accounts', headers: { authorization: token } })));
+    t.equal(decoded.status?.code, 14, `${token}: the failing decider's answer (here a denied 503)`);
+    t.equal(decoded.denied_response?.status?.code, 503);
+  }
+  t.same(undecided, ['Bearer malformed 503', 'Bearer malformed-later 503'], 'each reported for its metric and access line');
+  t.same(escaped, [], 'no unhandled rejection');
 });
 
 t.test('several Authorization values (Envoy merges them with a comma, or header_map entries) reach the decider as several', async (t) => {

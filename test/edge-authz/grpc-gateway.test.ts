@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { Client, credentials, Metadata } from '@grpc/grpc-js';
+import type { EdgeDecider } from '../../src/edge-authz/decision.js';
 import { listenExtAuthzGrpc } from '../../src/edge-authz/grpc/listen.js';
 import { authorizationService } from '../../src/edge-authz/grpc/server.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -24,8 +25,9 @@ type Answer = {
 type Grpc = { check(http: { method?: string; path: string; headers?: Record<string, string> }): Promise<Answer> };
 
 /** The gateway's ext_authz gRPC listener, started as main.ts starts it, and a client of it. */
-async function grpcOf(t: Test, gw: StartedGateway, options: { removeCredential?: boolean } = {}): Promise<Grpc> {
-  const server = await listenExtAuthzGrpc(gw.gateway.edge, { authz: { port: undefined, host: '127.0.0.1', trustedProxies: [], cacheSeconds: 0 }, authzGrpc: { port: 0, removeCredential: options.removeCredential ?? true } }, gw.gateway.logger);
+async function grpcOf(t: Test, gw: StartedGateway, options: { removeCredential?: boolean; decide?: EdgeDecider } = {}): Promise<Grpc> {
+  const edge = options.decide === undefined ? gw.gateway.edge : { ...gw.gateway.edge, decide: options.decide };
+  const server = await listenExtAuthzGrpc(edge, { authz: { port: undefined, host: '127.0.0.1', trustedProxies: [], cacheSeconds: 0 }, authzGrpc: { port: 0, removeCredential: options.removeCredential ?? true } }, gw.gateway.logger);
   if (server === undefined) throw new Error('no listener');
   t.teardown(() => server.close());
   return clientOf(t, server.port);
@@ -122,6 +124,25 @@ t.test('memory store: allow with the identity headers set, the credential and fo
   t.match(metrics, /authgate_authz_decisions_total\{[^}]*protocol="ext_authz_grpc"[^}]*outcome="denied"/);
   t.match(gw.logs.text(), /"protocol":"ext_authz_grpc"/, 'the access line names the protocol');
   t.notMatch(gw.logs.text(), key.apiKey, 'the credential is never logged');
+});
+
+t.test('a fault outside the decider: a denied 500, counted as an error, an access line with the trace Envoy passed on, the fault reported, nothing of it sent', async (t) => {
+  const gw = await startGateway(t, { env: { AUTHGATE_AUTHZ_HOST: '127.0.0.1' } });
+  const SECRET = 'a defect org_secret_grpc_31';
+  const grpc = await grpcOf(t, gw, { decide: () => Promise.reject(new Error(SECRET)) });
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const answer = await grpc.check({ path: '/accounts', headers: { ...bearer('agk_test_whatever'), traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+  t.equal(answer.status?.code, 13, 'INTERNAL, as a denial (never an RPC error)');
+  t.equal(deniedStatus(answer), 500);
+  t.equal(JSON.parse(answer.denied_response?.body ?? '{}').code, 1500, 'internalError');
+  t.notOk(JSON.stringify(answer).includes('org_secret'), 'nothing of the fault sent');
+  const metrics = (await send(`${gw.opsUrl}/metrics`)).body;
+  t.match(metrics, /authgate_authz_decisions_total\{protocol="ext_authz_grpc",outcome="error",route="unmatched"[^}]*\} 1/, 'counted as an error');
+  t.notOk(metrics.includes('org_secret'), 'in no label');
+  const records = gw.logs.records();
+  t.match(records.find((line) => line['reqId'] === 'req-1'), { msg: 'request', protocol: 'ext_authz_grpc', method: 'GET', route: 'unmatched', status: 500, trace_id: traceId }, 'the access line, in the trace Envoy passed on');
+  t.match(records.filter((line) => line['event'] === 'authz.fault'), [{ protocol: 'ext_authz_grpc' }], 'the fault reported once');
+  t.notOk(records.filter((line) => line['event'] !== 'authz.fault').some((line) => JSON.stringify(line).includes('org_secret')), 'and in no other line');
 });
 
 t.test('AUTHGATE_AUTHZ_REMOVE_CREDENTIAL=off keeps authorization; an untrusted transport peer is refused 403 without deciding', async (t) => {

@@ -47,6 +47,8 @@ export async function listenExtAuthzGrpc(
         requestId: request?.requestId,
         principal: null,
         authDecision: undefined,
+        // As the decider's own records: the trace Envoy passed on, for the access line.
+        trace: request?.trace,
       }),
   });
 }

@@ -87,9 +87,8 @@ function checkHandler(options: ExtAuthzGrpcOptions) {
     const startedAt = performance.now();
     const message = call.request ?? {};
     const peer = peerAddress(call.getPeer());
-    const answer = (decision: EdgeDecision): void => callback(null, checkResponseOf(decision, message, options));
     const refuse = (request: EdgeRequest | undefined, refusal: EdgeDeny): void => {
-      answer(refusal);
+      callback(null, checkResponseOf(refusal, message, options));
       try {
         options.onUndecided?.(request, refusal, startedAt);
       } catch {
@@ -114,6 +113,17 @@ function checkHandler(options: ExtAuthzGrpcOptions) {
       refuse(request, options.failed(error));
       return;
     }
+    // A decision that cannot be mapped is a fault like a throwing decider: its refusal, never an
+    // RPC error (grpc-js would send INTERNAL for a throw) nor an unhandled rejection.
+    const answer = (decision: EdgeDecision): void => {
+      let response: CheckResponseMessage;
+      try {
+        response = checkResponseOf(decision, message, options);
+      } catch (error) {
+        return refuse(request, options.failed(error));
+      }
+      callback(null, response);
+    };
     if (!(decided instanceof Promise)) {
       answer(decided);
       return;
