@@ -100,6 +100,21 @@ export function createAuthzHttpServer(deps: {
   /** Ends the span of a request answered before any decision. */
   const endSpan = (request: IncomingMessage, status: number) => tracing?.finish(request, { route: 'unmatched', status, credentialKind: undefined, reason: undefined, orgId: undefined });
 
+  /**
+   * A header value node would refuse to write (its checkInvalidHeaderChar: a line break, a control
+   * character): the fast front writes heads itself, so the same check is made here, on every answer
+   * made (a kept allow's once), for both paths. A decision's values are the gateway's own (ids,
+   * scopes, a JWT); one that fails is a defect or a corrupt record, never an injected header line.
+   */
+  const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+  function checked(headers: Record<string, string | number>): Record<string, string | number> {
+    for (const name in headers) {
+      const value = headers[name];
+      if (typeof value === 'string' && INVALID_VALUE.test(value)) throw new TypeError(`Invalid character in the value of header ${name}`);
+    }
+    return headers;
+  }
+
   /** The keep-alive answer of each kept allow, per protocol: the same object again (the fast front keeps its bytes). */
   const allowAnswers = new WeakMap<EdgeAllow, Partial<Record<EdgeProtocol, FrontAnswer>>>();
 
@@ -122,6 +137,7 @@ export function createAuthzHttpServer(deps: {
       } else headers['cache-control'] = 'no-store';
       if (protocol === 'ext_authz_http' && decision.removeHeaders.length > 0) headers['x-envoy-auth-headers-to-remove'] = decision.removeHeaders.join(', ');
       headers['content-length'] = 0;
+      checked(headers);
       if (ending) {
         headers['connection'] = 'close';
         return { status: 200, headers, body: '' };
@@ -131,7 +147,7 @@ export function createAuthzHttpServer(deps: {
       answers[protocol] = answer;
       return answer;
     }
-    headers = { ...decision.headers, 'content-length': Buffer.byteLength(decision.body) };
+    headers = checked({ ...decision.headers, 'content-length': Buffer.byteLength(decision.body) });
     if (ending) headers['connection'] = 'close';
     return { status: decision.status, headers, body: decision.body };
   }

@@ -154,14 +154,17 @@ for (const [name, decide] of [
 
 /** A deny whose body is no string: rendering its answer throws (a TypeError from Buffer.byteLength). */
 const unrenderable = { allowed: false, status: 403, headers: {}, body: undefined, route: undefined } as unknown as EdgeDecision;
-/** An allow whose upstream header node refuses to write (ERR_INVALID_CHAR): node's path throws while writing. */
+/**
+ * An allow whose upstream header node refuses to write (ERR_INVALID_CHAR), a line break in it: on
+ * both paths a fault, never a header injected into the answer (the fast front writes heads itself).
+ */
 const unwritable: EdgeDecision = { allowed: true, upstreamHeaders: { 'x-organization-id': 'org_1\r\nx-injected: 1' }, removeHeaders: [], cacheSeconds: 0, route: '/accounts/*' };
 /** What the deciders below answer to any other target: a plain allow on a public route. */
 const fine: EdgeDecision = { allowed: true, upstreamHeaders: {}, removeHeaders: [], cacheSeconds: 0, route: '/open' };
 
 for (const [name, bad, paths] of [
   ['an answer that cannot be rendered', unrenderable, ['front', 'node']],
-  ['an answer node refuses to write', unwritable, ['node']],
+  ['an answer node refuses to write', unwritable, ['front', 'node']],
 ] as const) {
   for (const timing of ['at once', 'after a wait'] as const) {
     t.test(`${name}, decided ${timing}: a 500 or a closed connection, never an unhandled rejection, and the next request answered`, async (t) => {
