@@ -62,7 +62,7 @@ export type ExtAuthzGrpcOptions = {
   trusted: (address: string) => boolean;
   /** The refusal of an untrusted peer (403, rendered like the HTTP endpoints' one), made without deciding. */
   untrusted: () => EdgeDeny;
-  /** The refusal when the decider throws: a denied 503, never an RPC error (Envoy would make that its status_on_error). */
+  /** The refusal when the decider throws: a denied 500 (internalError), never an RPC error (Envoy would make that its status_on_error, 403 by default). */
   failed: (error: unknown) => EdgeDeny;
   /** AUTHGATE_AUTHZ_REMOVE_CREDENTIAL. */
   removeCredential: boolean;
