@@ -296,7 +296,15 @@ export function createFastFront(options: FastFrontOptions): FastFront {
   const server = createServer({ allowHalfOpen: true, noDelay: true }, (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    if (options.takes(socket)) new Connection(socket);
+    // A check that throws (a defect) hands the connection to node, whose own handler meets the
+    // same fault and answers it: never an exception out of the listener, which would end the process.
+    let take = false;
+    try {
+      take = options.takes(socket);
+    } catch {
+      take = false;
+    }
+    if (take) new Connection(socket);
     else http.emit('connection', socket);
   });
   // node's server never listens itself: its connection tracking (headersTimeout, requestTimeout,

@@ -224,8 +224,27 @@ export function createAuthzHttpServer(deps: {
     response.destroy();
   }
 
+  /**
+   * node's 'request' handler. Anything thrown before the decision (a defect: the request's reading,
+   * the peer's check) is a fault too, answered 500 and counted, never an exception out of node's
+   * parser, which would end the process.
+   */
   function handle(request: IncomingMessage, response: ServerResponse): void {
     const startedAt = performance.now();
+    try {
+      answerRequest(request, response, startedAt);
+    } catch (error) {
+      const protocol = protocolOf(request.url ?? '');
+      deliver(response, undefined, error, (thrown) => {
+        deps.onFault(thrown);
+        if (protocol !== undefined) record({ protocol, method: request.method ?? '', route: undefined, status: 500, startedAt, requestId: undefined, principal: null, authDecision: undefined, trace: undefined });
+        endSpan(request, 500);
+        return refusalAnswer(INTERNAL_ERROR);
+      });
+    }
+  }
+
+  function answerRequest(request: IncomingMessage, response: ServerResponse, startedAt: number): void {
     const protocol = protocolOf(request.url ?? '');
     if (!trusted(request.socket)) {
       if (protocol === undefined) return void (refuse(response, UNTRUSTED), endSpan(request, 403));

@@ -199,6 +199,33 @@ for (const [name, bad, paths] of [
   }
 }
 
+t.test('a fault before any decision (the peer\'s check throws): a 500 from node\'s path, reported and counted, never an uncaught exception', async (t) => {
+  const faults: unknown[] = [];
+  const outcomes: EdgeOutcome[] = [];
+  const decide: EdgeDecider = () => fine;
+  const trusted = (): boolean => {
+    throw FAULT;
+  };
+  const port = createAuthzHttpServer({ decide, trusted, record: (outcome) => void outcomes.push(outcome), onFault: (error) => faults.push(error) });
+  await new Promise<void>((resolve) => port.server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => (port.closeAllConnections(), port.close()));
+  const address = (port.server.address() as AddressInfo).port;
+  // A simple head (the fast front's, were the peer trusted), one with a body, one outside the endpoints.
+  for (const request of [simple('/accounts', 'before-1'), withBody('/accounts', 'before-2'), 'GET /elsewhere HTTP/1.1\r\nHost: authz\r\n\r\n']) {
+    const before = faults.length;
+    const connection = await openRaw(address);
+    t.teardown(() => connection.destroy());
+    connection.write(request);
+    t.ok(await connection.until((raw) => answers(raw).length === 1, 5000), 'answered');
+    isInternalError(t, answers(connection.received())[0]!, FAULT.message);
+    t.equal(faults.length, before + 1, 'the fault reported once');
+  }
+  // Counted where the endpoint is known, as every 500 the port answers.
+  t.match(outcomes, [{ protocol: 'auth_request', status: 500, route: undefined }, { protocol: 'forward_auth', status: 500, route: undefined }]);
+  t.equal(outcomes.length, 2);
+  t.same(escaped, [], 'no unhandled rejection, no uncaught exception');
+});
+
 t.test('the fast front\'s own faults (respond throws or rejects despite its contract, an answer it cannot write): the connection ends, the fault reported, nothing escapes', async (t) => {
   const faults: unknown[] = [];
   const broken = { status: 200, headers: null, body: '' } as unknown as FrontAnswer;
