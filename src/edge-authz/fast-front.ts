@@ -302,7 +302,7 @@ export function createFastFront(options: FastFrontOptions): FastFront {
     try {
       take = options.takes(socket);
     } catch {
-      take = false;
+      // Not taken: node's handler answers it.
     }
     if (take) new Connection(socket);
     else http.emit('connection', socket);

@@ -25,7 +25,7 @@
  *   and Envoy's (1 h is its own to close: it closes first), so a pooled connection is never closed
  *   under a proxy's request.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, validateHeaderValue, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
 import { problemBody, problemHeaders } from '../http/error-handler.js';
 import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.js';
@@ -101,17 +101,14 @@ export function createAuthzHttpServer(deps: {
   const endSpan = (request: IncomingMessage, status: number) => tracing?.finish(request, { route: 'unmatched', status, credentialKind: undefined, reason: undefined, orgId: undefined });
 
   /**
-   * A header value node would refuse to write (its checkInvalidHeaderChar: a line break, a control
-   * character): the fast front writes heads itself, so the same check is made here, on every answer
-   * made (a kept allow's once), for both paths. A decision's values are the gateway's own (ids,
-   * scopes, a JWT); one that fails is a defect or a corrupt record, never an injected header line.
+   * Every value checked with node's own rule (validateHeaderValue: no line break, no control
+   * character), which node's path applies when it writes: the fast front writes heads itself, so
+   * the check is made here, on every answer made (a kept allow's once), for both paths. A
+   * decision's values are the gateway's own (ids, scopes, a JWT); one that fails is a defect or a
+   * corrupt record, a fault, never an injected header line.
    */
-  const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
   function checked(headers: Record<string, string | number>): Record<string, string | number> {
-    for (const name in headers) {
-      const value = headers[name];
-      if (typeof value === 'string' && INVALID_VALUE.test(value)) throw new TypeError(`Invalid character in the value of header ${name}`);
-    }
+    for (const name in headers) validateHeaderValue(name, String(headers[name]));
     return headers;
   }
 
@@ -261,8 +258,8 @@ export function createAuthzHttpServer(deps: {
     const close = protocol === 'auth_request' && ((headers['content-length'] !== undefined && headers['content-length'] !== '0') || headers['transfer-encoding'] !== undefined);
     const failed = () => endSpan(request, 500);
     const answer = decidedAnswer(edgeRequest, protocol, close, startedAt, failed);
-    const checked: EdgeRequest = edgeRequest;
-    const fault = (error: unknown) => faultAnswer(error, checked, close, startedAt, failed);
+    const read: EdgeRequest = edgeRequest;
+    const fault = (error: unknown) => faultAnswer(error, read, close, startedAt, failed);
     // Every way ends in deliver(), which never throws: no rejection is left unhandled.
     if (answer instanceof Promise) void answer.then((answered) => deliver(response, answered, undefined, fault), (error: unknown) => deliver(response, undefined, error, fault));
     else deliver(response, answer, undefined, fault);
