@@ -38,8 +38,9 @@
  * bytes with node's). Strictly in request order: while an answer waits (a decision on the store,
  * a full send buffer) the socket is paused and the rest waits.
  */
-import { STATUS_CODES, maxHeaderSize, type Server as HttpServer } from 'node:http';
+import { maxHeaderSize, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
+import { createAnswerHeads, httpDate } from './answer-heads.js';
 import { parseCheckedHead, simpleHeadEnd, type FrontRequest } from './simple-head.js';
 
 /** What to answer, as node's writeHead(status, headers) + end(body) would write it. */
@@ -83,27 +84,9 @@ type NodeSocket = Socket & { _handle?: { _consumed?: boolean } | null; parser?: 
 
 export function createFastFront(options: FastFrontOptions): FastFront {
   const { http, respond, keepAliveTimeoutMs } = options;
-  const keepAliveLines = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveTimeoutMs / 1000)}\r\n`;
   const sockets = new Set<Socket>();
   const taken = new Set<Connection>();
-  /**
-   * A kept answer's bytes: its header block around the Date value, and the whole answer as one
-   * Buffer for the current Date (made again when the second changes). Written as a Buffer, the
-   * answer is neither concatenated nor flattened nor copied into a new string per request (issue
-   * 30's fourth step, measured in docs/performance.md).
-   */
-  type Head = { readonly before: string; readonly after: string; date: string; bytes: Buffer | undefined };
-  const heads = new WeakMap<FrontAnswer, Head>();
-
-  function headOf(answer: FrontAnswer): Head {
-    let head = heads.get(answer);
-    if (head !== undefined) return head;
-    let before = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'unknown'}\r\n`;
-    for (const name in answer.headers) before += `${name}: ${answer.headers[name]}\r\n`;
-    head = { before: `${before}Date: `, after: `\r\n${answer.headers['connection'] === undefined ? keepAliveLines : ''}\r\n`, date: '', bytes: undefined };
-    if (answer.kept === true) heads.set(answer, head);
-    return head;
-  }
+  const headOf = createAnswerHeads(keepAliveTimeoutMs);
 
   class Connection {
     private readonly socket: NodeSocket;
@@ -339,17 +322,4 @@ export function createFastFront(options: FastFrontOptions): FastFront {
       for (const socket of sockets) socket.destroy();
     },
   };
-}
-
-let dateSecond = -1;
-let dateText = '';
-/** The Date header's value (RFC 9110 IMF-fixdate, as node writes it), made once per second. */
-function httpDate(): string {
-  const now = Date.now();
-  const second = Math.floor(now / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateText = new Date(now).toUTCString();
-  }
-  return dateText;
 }

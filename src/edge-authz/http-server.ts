@@ -4,7 +4,7 @@
  * one decision and a few headers, and the proxy in front waits on it for every request it forwards
  * (the target is ≥ 0.95× a minimal node:http service behind nginx). The listener is the fast front
  * (fast-front.ts): a strictly simple request without a body is answered there through respond()
- * below, with the answers node's path writes (refusalAnswer, decisionAnswer); node's server here
+ * below, with the answers node's path writes (answers.ts); node's server here
  * gets every other connection and request (handle()).
  *
  * - Only AUTHGATE_AUTHZ_TRUSTED_PROXIES are answered: any other peer gets 403 (1114) before
@@ -25,12 +25,12 @@
  *   and Envoy's (1 h is its own to close: it closes first), so a pooled connection is never closed
  *   under a proxy's request.
  */
-import { createServer, validateHeaderValue, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
-import { problemBody, problemHeaders } from '../http/error-handler.js';
 import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.js';
 import { Problem, problems } from '../problems.js';
-import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeProtocol, EdgeRequest } from './decision.js';
+import { createDecisionAnswers, refusalAnswer as refusal } from './answers.js';
+import type { EdgeDecider, EdgeDecision, EdgeProtocol, EdgeRequest } from './decision.js';
 import { createFastFront, type FrontAnswer } from './fast-front.js';
 import type { FrontRequest } from './simple-head.js';
 import { protocolOf, readEdgeRequest } from './http-requests.js';
@@ -74,13 +74,10 @@ export function createAuthzHttpServer(deps: {
     return known;
   };
 
-  /** A refusal's answer (both paths: node's and the fast front's); `close`: the connection ends after it. */
-  function refusalAnswer(problem: Problem, close = false): FrontAnswer {
-    const body = JSON.stringify(problemBody(problem.problem, problem.detail));
-    const headers: Record<string, string | number> = { ...problemHeaders(problem), 'content-length': Buffer.byteLength(body) };
-    if (close || closing) headers['connection'] = 'close';
-    return { status: problems[problem.problem].status, headers, body };
-  }
+  // The answers (answers.ts): while the port closes, every one ends its connection.
+  const refusalAnswer = (problem: Problem, close = false): FrontAnswer => refusal(problem, close || closing);
+  const decisionAnswers = createDecisionAnswers();
+  const decisionAnswer = (protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): FrontAnswer => decisionAnswers(protocol, decision, close || closing);
 
   function refuse(response: ServerResponse, problem: Problem): void {
     const answer = refusalAnswer(problem);
@@ -99,55 +96,6 @@ export function createAuthzHttpServer(deps: {
   const traceOf = (request: IncomingMessage) => (tracing !== undefined ? tracing.ids(request) : undefined) ?? (request.headers.traceparent === undefined ? undefined : incomingTraceIds(request));
   /** Ends the span of a request answered before any decision. */
   const endSpan = (request: IncomingMessage, status: number) => tracing?.finish(request, { route: 'unmatched', status, credentialKind: undefined, reason: undefined, orgId: undefined });
-
-  /**
-   * Every value checked with node's own rule (validateHeaderValue: no line break, no control
-   * character), which node's path applies when it writes: the fast front writes heads itself, so
-   * the check is made here, on every answer made (a kept allow's once), for both paths. A
-   * decision's values are the gateway's own (ids, scopes, a JWT); one that fails is a defect or a
-   * corrupt record, a fault, never an injected header line.
-   */
-  function checked(headers: Record<string, string | number>): Record<string, string | number> {
-    for (const name in headers) validateHeaderValue(name, String(headers[name]));
-    return headers;
-  }
-
-  /** The keep-alive answer of each kept allow, per protocol: the same object again (the fast front keeps its bytes). */
-  const allowAnswers = new WeakMap<EdgeAllow, Partial<Record<EdgeProtocol, FrontAnswer>>>();
-
-  /** A decision's answer (both paths); `close`: the connection ends after it. */
-  function decisionAnswer(protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): FrontAnswer {
-    const ending = close || closing;
-    let headers: Record<string, string | number>;
-    if (decision.allowed) {
-      let answers: Partial<Record<EdgeProtocol, FrontAnswer>> | undefined;
-      if (!ending) {
-        answers = allowAnswers.get(decision);
-        const kept = answers?.[protocol];
-        if (kept !== undefined) return kept;
-      }
-      headers = { ...decision.upstreamHeaders };
-      const seconds = decision.cacheSeconds;
-      if (seconds > 0) {
-        headers['cache-control'] = `max-age=${seconds}`;
-        headers['x-accel-expires'] = seconds;
-      } else headers['cache-control'] = 'no-store';
-      if (protocol === 'ext_authz_http' && decision.removeHeaders.length > 0) headers['x-envoy-auth-headers-to-remove'] = decision.removeHeaders.join(', ');
-      headers['content-length'] = 0;
-      checked(headers);
-      if (ending) {
-        headers['connection'] = 'close';
-        return { status: 200, headers, body: '' };
-      }
-      const answer: FrontAnswer = { status: 200, headers, body: '', kept: true };
-      if (answers === undefined) allowAnswers.set(decision, (answers = {}));
-      answers[protocol] = answer;
-      return answer;
-    }
-    headers = checked({ ...decision.headers, 'content-length': Buffer.byteLength(decision.body) });
-    if (ending) headers['connection'] = 'close';
-    return { status: decision.status, headers, body: decision.body };
-  }
 
   /**
    * The 500 of a decision that threw or failed, or of an answer that could not be made or written:
