@@ -36,6 +36,10 @@ import {
 import { identityKeyPem } from '../helpers/identity-key.js';
 import { settings } from '../../src/config/settings.js';
 import { loadConfig } from '../../src/config/load.js';
+import { DEFAULT_TUNING } from '../../src/notices/delivery.js';
+
+/** The notices' drain after the listeners close (src/notices/delivery.ts), in whole seconds. */
+const NOTICES_DRAIN_S = Math.ceil(DEFAULT_TUNING.drainMs / 1000);
 
 type Values = Record<string, any>;
 type ValueSet = { name: string; files: string[] };
@@ -412,6 +416,8 @@ for (const vs of VALUE_SETS) {
       const tgps = pod.terminationGracePeriodSeconds!;
       t.ok(tgps > delay + grace, `terminationGracePeriodSeconds ${tgps} > delay ${delay} + grace ${grace}`);
       t.ok(tgps > 2 * delay + grace, 'and covers the preStop sleep as well (the countdown includes it)');
+      // After the listeners close, the security notices still queued get up to 5 s (drainMs).
+      t.ok(tgps >= 2 * delay + grace + NOTICES_DRAIN_S + 5, `and the notices' ${NOTICES_DRAIN_S} s drain, with 5 s of slack`);
 
       const psc = pod.securityContext!;
       const csc = container.securityContext!;
@@ -783,7 +789,7 @@ t.test('the shutdown timing follows the settings', async (t) => {
   });
   const { dep, container } = deploymentOf(docs);
   t.same(container.lifecycle?.preStop?.exec?.command, ['/bin/sleep', '12']);
-  t.equal(dep.spec!.template.spec!.terminationGracePeriodSeconds, 12 + 12 + 40 + 5);
+  t.equal(dep.spec!.template.spec!.terminationGracePeriodSeconds, 12 + 12 + 40 + NOTICES_DRAIN_S + 5);
 });
 
 t.test('object names follow the release', async (t) => {

@@ -109,10 +109,12 @@ AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES: the mounted published-<n>.pem files, comm
 
 {{/*
 Pod termination budget: the preStop sleep (delay), then the gateway's own delay after SIGTERM,
-then the grace for in-flight requests, plus 5 s of slack before the kubelet sends SIGKILL.
+then the grace for in-flight requests, then up to 5 s for the security notices still queued
+(src/notices/delivery.ts, drainMs), plus 5 s of slack (the audit trail's last write, the store's
+close) before the kubelet sends SIGKILL.
 */}}
 {{- define "authgate.terminationGracePeriodSeconds" -}}
-{{- add (mul 2 (int .Values.config.shutdownDelaySeconds)) (int .Values.config.shutdownGraceSeconds) 5 }}
+{{- add (mul 2 (int .Values.config.shutdownDelaySeconds)) (int .Values.config.shutdownGraceSeconds) 10 }}
 {{- end }}
 
 {{/*
