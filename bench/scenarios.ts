@@ -17,7 +17,7 @@ import { authzGrpcUnsupported } from './authz-grpc.js';
 type Env = Record<string, string>;
 
 /** The servers the runner starts besides authgate's gateways (bench/runner/references.ts, setup.ts). */
-export type Reference = 'upstream' | 'baseline' | 'nginx' | 'nginx-authz' | 'nginx-authz-compare' | 'node-gateway' | 'node-gateway-cold';
+export type Reference = 'upstream' | 'baseline' | 'nginx' | 'nginx-authz' | 'nginx-authz-noident' | 'nginx-authz-compare' | 'node-gateway' | 'node-gateway-cold';
 
 /** An authgate process: the build under test (or another) with the run's common settings and these. */
 export type GatewaySpec = Readonly<{
@@ -120,8 +120,15 @@ export const AUTHZ: GatewaySpec = { name: 'authgate-authz', authz: true, unsuppo
  * It uses the main gateway's credentials: both builds share the Redis and the JWT secret.
  */
 export const AUTHZ_COMPARE: GatewaySpec = { name: 'authgate-authz-compare', main: (o) => o.compareMain, authz: true, unsupported: authzUnsupported };
+/**
+ * Issue 30, like for like with the key service: the same build's authz listener with the identity
+ * assertion off, so its allow carries what the key service's does (the organization, plus its
+ * scopes) and nginx copies no signed assertion upstream. It splits the nginx-authz row's figure
+ * into the decision's cost and the assertion's transport (nginx copying it, the upstream reading it).
+ */
+const AUTHZ_NOIDENT: GatewaySpec = { name: 'authgate-authz-noident', env: withoutIdentity, authz: true, unsupported: authzUnsupported };
 /** The gateways a reference needs started first (their pids and ports are handed to it). */
-export const REFERENCE_GATEWAYS: Partial<Record<Reference, GatewaySpec>> = { 'nginx-authz': AUTHZ, 'nginx-authz-compare': AUTHZ_COMPARE };
+export const REFERENCE_GATEWAYS: Partial<Record<Reference, GatewaySpec>> = { 'nginx-authz': AUTHZ, 'nginx-authz-noident': AUTHZ_NOIDENT, 'nginx-authz-compare': AUTHZ_COMPARE };
 /** Issue 30: the edge proxies' authorization service, Envoy ext_authz over gRPC (a build without it is skipped). */
 const AUTHZ_GRPC: GatewaySpec = { name: 'authgate-authz-grpc', authzGrpc: true, unsupported: authzGrpcUnsupported };
 /**
@@ -149,7 +156,7 @@ const TRACING_100 = tracingTwin('authgate-tracing-100', '1');
 const TRACING_100_B = tracingTwin('authgate-tracing-100-b', '1');
 const TRACING_0_B = tracingTwin('authgate-tracing-0-b', '0');
 const TRACING_OFF_B = tracingTwin('authgate-tracing-off-b', 'off');
-export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100, TRACING_100_B, TRACING_0_B, TRACING_OFF_B, AUTHZ_GRPC, AUTHZ, AUTHZ_COMPARE];
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100, TRACING_100_B, TRACING_0_B, TRACING_OFF_B, AUTHZ_GRPC, AUTHZ, AUTHZ_NOIDENT, AUTHZ_COMPARE];
 /** The scenarios that need the bench's OTLP sink (bench/runner/setup.ts starts it for them). */
 export const TRACING_SCENARIOS: readonly string[] = ['tracing-off', 'tracing-0', 'tracing-100', 'tracing-off-b', 'tracing-0-b', 'tracing-100-b'];
 
@@ -177,8 +184,9 @@ export const SCENARIOS = [
   { id: 'cold', title: 'authgate, cache off (Redis read per request)', server: COLD, credential: 'apiKey', target: '≥ 0.60', ok: (s) => s.ratio >= 0.6, check: 'authgate (cache off)' },
   { id: 'nginx-auth', title: ({ nginxVersion }) => `nginx auth_request → node:http key service (${nginxVersion ?? 'nginx'}, one process; SHA-256 + Map lookup)`, server: 'nginx', credential: 'apiKey', target: '(reference: issue 18)', showP99: true, check: 'nginx auth_request (API key)' },
   // Issue 30: the same nginx with authgate deciding (≥ 0.95× nginx-auth, same p99 or better); the CPU column is authgate's per decision.
-  { id: 'nginx-authz', title: ({ nginxVersion }) => `nginx auth_request → authgate /authz/auth-request (${nginxVersion ?? 'nginx'}), API key, warm cache; CPU: authgate's per decision`, server: 'nginx-authz', credential: 'apiKey', target: '(issue 30: ≥ 0.95× nginx-auth, p99 no worse)', showP99: true, bringsAlong: ['nginx-auth'], check: 'nginx → authgate authz (API key)' },
+  { id: 'nginx-authz', title: ({ nginxVersion }) => `nginx auth_request → authgate /authz/auth-request (${nginxVersion ?? 'nginx'}), API key, warm cache; CPU: authgate's per decision`, server: 'nginx-authz', credential: 'apiKey', target: '(issue 30: ≥ 0.95× nginx-auth, p99 no worse)', showP99: true, bringsAlong: ['nginx-auth', 'nginx-authz-noident'], check: 'nginx → authgate authz (API key)' },
   { id: 'nginx-authz-jwt', title: ({ nginxVersion }) => `nginx auth_request → authgate /authz/auth-request (${nginxVersion ?? 'nginx'}), JWT, warm cache; CPU: authgate's per decision`, server: 'nginx-authz', credential: 'token', target: '(issue 30: ≥ 0.95× nginx-auth, p99 no worse)', showP99: true, bringsAlong: ['nginx-auth'], check: 'nginx → authgate authz (JWT)' },
+  { id: 'nginx-authz-noident', title: ({ nginxVersion }) => `nginx auth_request → authgate /authz/auth-request (${nginxVersion ?? 'nginx'}), API key, warm cache, identity assertion off (like for like with the key service)`, server: 'nginx-authz-noident', credential: 'apiKey', target: '(reference: issue 30 without the assertion’s transport)', showP99: true, bringsAlong: ['nginx-auth'], check: 'nginx → authgate authz, identity assertion off (API key)' },
   { id: 'node-gateway', title: 'node:http + undici Pool, the key service’s check, nothing else (the floor of a Node forwarding core)', server: 'node-gateway', credential: 'apiKey', target: '(reference: issue 18, the floor of a Node forwarding core)', showP99: true, check: 'node-gateway (API key)' },
   { id: 'node-gateway-cold', title: 'the same, the digest read from Redis per request (one HGET, ioredis auto-pipelined)', server: 'node-gateway-cold', credential: 'apiKey', target: '(reference: issue 18, that floor with a Redis read per request)', check: 'node-gateway-cold (API key)' },
   { id: 'garbage', title: 'authgate, 10% garbage keys (distinct, valid checksum)', server: MAIN, credential: 'apiKey', garbage: { every: 10, environment: 'production' }, target: '≥ 0.85', ok: (s) => s.ratio >= 0.85, alsoExpected: ['401'] },

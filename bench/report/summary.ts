@@ -10,6 +10,7 @@ import type { Machine } from '../runner/processes.js';
 import { IDENTITY_COST_LIMIT, IDENTITY_PAIRS, PAIR_COSTS, SPECS, type ScenarioId } from '../scenarios.js';
 import { fmt, ratioRow, signed, verdict, type ReportParts, type Row } from './format.js';
 import { issue18Rows } from './issue18.js';
+import { issue30Rows } from './issue30.js';
 
 export type Summary = {
   title: string;
@@ -139,6 +140,9 @@ export function loadReport(host: Machine, options: Options, run: LoadRun): Repor
   const issue18 = issue18Rows(scenarios, slices, summary, run.nginxSkipped);
   rows.push(...issue18.rows);
   report['issue18'] = issue18.report;
+  const issue30 = issue30Rows(scenarios, slices, summary);
+  rows.push(...issue30.rows);
+  report['issue30'] = issue30.report;
   const notes: string[] = [
     run.identityNote,
     ...issue18.notes,

@@ -16,8 +16,12 @@ import { benchFile, keepTemporary, SERVER_CORE, UA } from './processes.js';
 /** A started server: where it listens and the pid its CPU time is read from. */
 export type Server = { url: string; pid: number };
 
+/** Issue 30's rows with nginx in front of an authgate authz listener, each a front of the one nginx. */
+export const AUTHZ_REFERENCES = ['nginx-authz', 'nginx-authz-noident', 'nginx-authz-compare'] as const;
+export type AuthzReference = (typeof AUTHZ_REFERENCES)[number];
+
 export type References = {
-  servers: Map<'nginx' | 'nginx-authz' | 'nginx-authz-compare' | 'node-gateway' | 'node-gateway-cold', Server>;
+  servers: Map<'nginx' | AuthzReference | 'node-gateway' | 'node-gateway-cold', Server>;
   /** More processes to watch (the key service behind nginx), by name. */
   watch: Map<string, number>;
   nginxVersion: string | undefined;
@@ -33,10 +37,8 @@ export type ReferenceSetup = {
   organizationId: string;
   headersWith(credential: string): Record<string, string>;
   log(text: string): void;
-  /** authgate's authz listener (issue 30), when its scenarios were selected and the build has it. */
-  authz?: { port: number; pid: number } | undefined;
-  /** The same, of the --compare build (its own nginx in front). */
-  authzCompare?: { port: number; pid: number } | undefined;
+  /** authgate's authz listeners (issue 30) whose scenarios were selected and whose build has one: the port's, without the assertion, --compare's. */
+  authz: readonly { name: AuthzReference; port: number; pid: number }[];
 };
 
 export async function startReferences(setup: ReferenceSetup): Promise<References> {
@@ -48,10 +50,10 @@ export async function startReferences(setup: ReferenceSetup): Promise<References
   const childEnv = (env: Record<string, string> = {}) => ({ PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', BENCH_KEY_DIGESTS: JSON.stringify([[digest, setup.organizationId]]), ...env });
 
   // nginx auth_request → a node:http key service that knows this key.
-  const nginxFound = wanted('nginx-auth') || setup.authz !== undefined || setup.authzCompare !== undefined ? findNginx() : undefined;
+  const nginxFound = wanted('nginx-auth') || setup.authz.length > 0 ? findNginx() : undefined;
   const nginxSkipped = wanted('nginx-auth') && nginxFound === undefined;
   // One nginx for every row that has one (bench/lib/nginx.ts): a front per auth service.
-  const fronts: { name: 'nginx' | 'nginx-authz' | 'nginx-authz-compare'; authPort: number; service: AuthService }[] = [];
+  const fronts: { name: 'nginx' | AuthzReference; authPort: number; service: AuthService }[] = [];
   let keyServicePid: number | undefined;
   if (nginxFound !== undefined && wanted('nginx-auth')) {
     const keyServiceProc = startProcess('keyservice', process.execPath, [benchFile('keyservice.js')], { core: SERVER_CORE, ipc: true, env: childEnv() });
@@ -62,10 +64,9 @@ export async function startReferences(setup: ReferenceSetup): Promise<References
     log('nginx (with auth_request) not found on the PATH: the nginx-auth reference row is SKIPPED (Debian: apt-get install nginx-light)');
   }
   // Issue 30: the same nginx with authgate's authz listener deciding. The scenario's CPU per
-  // request is authgate's (its pid is the server's); nginx's is watched beside it. With --compare,
-  // a third front for the other build's listener.
-  if (nginxFound !== undefined && setup.authz !== undefined) fronts.push({ name: 'nginx-authz', authPort: setup.authz.port, service: 'authgate' });
-  if (nginxFound !== undefined && setup.authzCompare !== undefined) fronts.push({ name: 'nginx-authz-compare', authPort: setup.authzCompare.port, service: 'authgate' });
+  // request is authgate's (its pid is the server's); nginx's is watched beside it. A front each for
+  // the listener without the assertion and, with --compare, for the other build's.
+  if (nginxFound !== undefined) for (const authz of setup.authz) fronts.push({ name: authz.name, authPort: authz.port, service: 'authgate' });
   if (nginxFound !== undefined && fronts.length > 0) {
     const started = await startBenchNginx(nginxFound.binary, setup.upstreamPort, fronts, hasTaskset ? SERVER_CORE : undefined);
     keepTemporary(started.dir);
@@ -96,7 +97,7 @@ export async function startReferences(setup: ReferenceSetup): Promise<References
         log(`nginx ${nginxFound.version}: pid ${started.proc.pid} on ${url}, key service pid ${keyServicePid}`);
       } else {
         if (unknownKey.status !== 401) throw new Error(`${front.name}: an unknown key answered ${unknownKey.status}; expected 401`);
-        const authz = front.name === 'nginx-authz' ? setup.authz! : setup.authzCompare!;
+        const authz = setup.authz.find((a) => a.name === front.name)!;
         servers.set(front.name, { url, pid: authz.pid });
         log(`nginx ${nginxFound.version} → authgate authz (${front.name}): pid ${started.proc.pid} on ${url}, authz port ${authz.port}`);
       }

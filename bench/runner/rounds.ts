@@ -87,9 +87,11 @@ export async function runRounds(load: LoadGenerator, redis: BenchRedis, scenario
     // Issue 30: authgate deciding for nginx against the hand-written key service, same round.
     const authzSlice = slices.find((y) => y.round === round && y.scenario === 'nginx-authz');
     const versusKeyService = nginxSlice !== undefined && authzSlice !== undefined ? `; nginx-authz/nginx-auth ${fmt.ratio(authzSlice.result.rps / nginxSlice.result.rps)}` : '';
+    const noidentSlice = slices.find((y) => y.round === round && y.scenario === 'nginx-authz-noident');
+    const versusNoident = nginxSlice !== undefined && noidentSlice !== undefined ? `; nginx-authz-noident/nginx-auth ${fmt.ratio(noidentSlice.result.rps / nginxSlice.result.rps)}` : '';
     const compareSlice = slices.find((y) => y.round === round && y.scenario === 'nginx-authz-compare');
     const versusCompare = compareSlice !== undefined && authzSlice !== undefined ? `; nginx-authz/nginx-authz-compare ${fmt.ratio(authzSlice.result.rps / compareSlice.result.rps)} (cpu ${fmt.ratio(authzSlice.cpuUsPerRequest / compareSlice.cpuUsPerRequest)})` : '';
-    log(`round ${round + 1}/${options.rounds}: ${line}${versusNginx}${versusKeyService}${versusCompare}`);
+    log(`round ${round + 1}/${options.rounds}: ${line}${versusNginx}${versusKeyService}${versusNoident}${versusCompare}`);
   }
   return slices;
 }

@@ -12,7 +12,7 @@ import type { Options } from '../options.js';
 import { GATEWAYS, MAIN, NOIDENT, REFERENCE_GATEWAYS, REPLICA, SPECS, TRACING_SCENARIOS, type GatewaySpec, type ScenarioId, type ScenarioSpec } from '../scenarios.js';
 import { checkIdentityKeys } from './identity-check.js';
 import { benchFile, GENERATOR_CORE, keepTemporary, LoadGenerator, makeIdentityKey, runFile, SERVER_CORE, startGateway, startNodeChild, UA, type Gateway } from './processes.js';
-import { startReferences, type Server } from './references.js';
+import { AUTHZ_REFERENCES, startReferences, type Server } from './references.js';
 import { watched, type Scenario } from './rounds.js';
 
 export type Run = {
@@ -141,14 +141,13 @@ export async function startRun(options: Options, redisBinary: string, log: (text
   }
   const headersWith = (credential: string) => ({ 'user-agent': UA, authorization: `Bearer ${credential}` });
 
-  const authzOf = (reference: 'nginx-authz' | 'nginx-authz-compare') => {
-    const spec = REFERENCE_GATEWAYS[reference];
+  // Issue 30's references: nginx in front of each started gateway's authz listener.
+  const authz = AUTHZ_REFERENCES.flatMap((name) => {
+    const spec = REFERENCE_GATEWAYS[name];
     const started = spec === undefined ? undefined : gateways.get(spec);
-    return started === undefined ? undefined : { port: authzPorts.get(spec!)!, pid: started.proc.pid };
-  };
-  const authz = authzOf('nginx-authz');
-  const authzCompare = authzOf('nginx-authz-compare');
-  const refs = await startReferences({ wanted: (id) => selected.some((s) => s.id === id), upstreamPort: upstream.port, redis, apiKey: mine.apiKey, organizationId: mine.organizationId, headersWith, log, authz, authzCompare });
+    return started === undefined ? [] : [{ name, port: authzPorts.get(spec!)!, pid: started.proc.pid }];
+  });
+  const refs = await startReferences({ wanted: (id) => selected.some((s) => s.id === id), upstreamPort: upstream.port, redis, apiKey: mine.apiKey, organizationId: mine.organizationId, headersWith, log, authz });
 
   // Each selected scenario with its server, or skipped with the reason.
   const fixed: Record<'upstream' | 'baseline', Server> = { upstream: { url: upstreamUrl, pid: upstream.proc.pid }, baseline: { url: `http://127.0.0.1:${baseline.port}`, pid: baseline.proc.pid } };

@@ -1,0 +1,55 @@
+/**
+ * Issue 30's target as verdict rows: nginx auth_request → authgate's /authz/auth-request at
+ * ≥ 0.95× the throughput of nginx auth_request → the hand-written key service, with its p99 or
+ * better, API key and JWT, warm cache. Each is the median of same-round ratios (throughput, and
+ * p99), as issue 18's row against nginx. Beside them, as a reference without a verdict, the same
+ * with the identity assertion off (nginx-authz-noident): like for like with the key service,
+ * whose allow carries the organization only, so the difference between the two rows is what
+ * carrying the signed assertion costs nginx and the upstream, not authgate's decision.
+ */
+import { median } from '../lib/stats.js';
+import type { Scenario, Slice } from '../runner/rounds.js';
+import type { ScenarioId } from '../scenarios.js';
+import { fmt, verdict, type ReportParts, type Row } from './format.js';
+import type { Summaries } from './summary.js';
+
+const ISSUE30 = { versusKeyService: 0.95, p99: 1.0 };
+
+/** The medians over rounds of `id`'s throughput and p99 each divided by nginx-auth's in the same round. */
+function versusKeyService(slices: readonly Slice[], id: ScenarioId): { ratio: number; p99Ratio: number; ratios: number[] } {
+  const rounds = [...new Set(slices.map((x) => x.round))];
+  const pairs = rounds.flatMap((round) => {
+    const mine = slices.find((x) => x.round === round && x.scenario === id);
+    const reference = slices.find((x) => x.round === round && x.scenario === 'nginx-auth');
+    return mine === undefined || reference === undefined ? [] : [{ ratio: mine.result.rps / reference.result.rps, p99Ratio: mine.result.p99 / reference.result.p99 }];
+  });
+  const ratios = pairs.map((p) => p.ratio);
+  return { ratio: median(ratios), p99Ratio: median(pairs.map((p) => p.p99Ratio)), ratios };
+}
+
+export function issue30Rows(scenarios: readonly Scenario[], slices: readonly Slice[], summary: Summaries): ReportParts {
+  const rows: Row[] = [];
+  const report: Record<string, unknown> = {};
+  const has = (id: ScenarioId) => scenarios.some((s) => s.id === id);
+  const blank = { rps: '', p50: '', p99: '' };
+  if (!has('nginx-auth')) return { rows, notes: [], report };
+  const rowsOf = [
+    ['nginx-authz', 'API key', true],
+    ['nginx-authz-jwt', 'JWT', true],
+    ['nginx-authz-noident', 'API key, identity assertion off (reference: the decision without the assertion’s transport)', false],
+  ] as const;
+  for (const [id, name, judged] of rowsOf) {
+    if (!has(id)) continue;
+    const { ratio, p99Ratio, ratios } = versusKeyService(slices, id);
+    const clean = summary[id]!.unexpected === 0 && summary['nginx-auth']!.unexpected === 0;
+    rows.push({
+      scenario: `issue 30 target: nginx → authgate's /authz/auth-request ÷ nginx → key service, ${name} (median of same-round ratios)`,
+      ...blank,
+      ratio: `${fmt.ratio(ratio)} (p99 ×${fmt.ratio(p99Ratio)})`,
+      target: judged ? `≥ ${ISSUE30.versusKeyService.toFixed(2)} × nginx-auth, p99 no worse` : '(reference)',
+      result: judged ? verdict(clean && ratio >= ISSUE30.versusKeyService && p99Ratio <= ISSUE30.p99) : '',
+    });
+    report[id] = { ratio, p99Ratio, ratios };
+  }
+  return { rows, notes: [], report };
+}
