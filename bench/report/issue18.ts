@@ -11,6 +11,7 @@ import { median } from '../lib/stats.js';
 import { watched, type Scenario, type Slice } from '../runner/rounds.js';
 import type { ScenarioId } from '../scenarios.js';
 import { fmt, verdict, type ReportParts, type Row } from './format.js';
+import { versusSameRound } from './same-round.js';
 import type { Summaries } from './summary.js';
 
 const ISSUE18 = { rps: 1.5, p99: 1.0, cold: 1.0, versusNginx: 0.9, versusNginxMoonshot: 1.0, cpu: 0.6, rss: 1.2 };
@@ -44,19 +45,7 @@ export function issue18Rows(scenarios: readonly Scenario[], slices: readonly Sli
     if (nginxSkipped) {
       rows.push({ scenario, ...blank, ratio: '—', target: `≥ ${ISSUE18.versusNginx.toFixed(2)} × nginx-auth`, result: 'SKIPPED' });
     } else {
-      const rounds = [...new Set(slices.map((x) => x.round))];
-      const ratios = rounds.flatMap((round) => {
-        const a = slices.find((x) => x.round === round && x.scenario === 'apikey');
-        const n = slices.find((x) => x.round === round && x.scenario === 'nginx-auth');
-        return a === undefined || n === undefined ? [] : [a.result.rps / n.result.rps];
-      });
-      const p99Ratios = rounds.flatMap((round) => {
-        const a = slices.find((x) => x.round === round && x.scenario === 'apikey');
-        const n = slices.find((x) => x.round === round && x.scenario === 'nginx-auth');
-        return a === undefined || n === undefined ? [] : [a.result.p99 / n.result.p99];
-      });
-      const ratio = median(ratios);
-      const p99Ratio = median(p99Ratios);
+      const { ratio, p99Ratio, ratios } = versusSameRound(slices, 'apikey', 'nginx-auth');
       const clean = summary.apikey!.unexpected === 0 && summary['nginx-auth']!.unexpected === 0;
       rows.push({
         scenario: `${scenario}${ratio >= ISSUE18.versusNginxMoonshot ? ': moonshot reached' : ''}`,

@@ -7,25 +7,13 @@
  * whose allow carries the organization only, so the difference between the two rows is what
  * carrying the signed assertion costs nginx and the upstream, not authgate's decision.
  */
-import { median } from '../lib/stats.js';
 import type { Scenario, Slice } from '../runner/rounds.js';
 import type { ScenarioId } from '../scenarios.js';
 import { fmt, verdict, type ReportParts, type Row } from './format.js';
+import { versusSameRound } from './same-round.js';
 import type { Summaries } from './summary.js';
 
 const ISSUE30 = { versusKeyService: 0.95, p99: 1.0 };
-
-/** The medians over rounds of `id`'s throughput and p99 each divided by nginx-auth's in the same round. */
-function versusKeyService(slices: readonly Slice[], id: ScenarioId): { ratio: number; p99Ratio: number; ratios: number[] } {
-  const rounds = [...new Set(slices.map((x) => x.round))];
-  const pairs = rounds.flatMap((round) => {
-    const mine = slices.find((x) => x.round === round && x.scenario === id);
-    const reference = slices.find((x) => x.round === round && x.scenario === 'nginx-auth');
-    return mine === undefined || reference === undefined ? [] : [{ ratio: mine.result.rps / reference.result.rps, p99Ratio: mine.result.p99 / reference.result.p99 }];
-  });
-  const ratios = pairs.map((p) => p.ratio);
-  return { ratio: median(ratios), p99Ratio: median(pairs.map((p) => p.p99Ratio)), ratios };
-}
 
 export function issue30Rows(scenarios: readonly Scenario[], slices: readonly Slice[], summary: Summaries): ReportParts {
   const rows: Row[] = [];
@@ -40,7 +28,7 @@ export function issue30Rows(scenarios: readonly Scenario[], slices: readonly Sli
   ] as const;
   for (const [id, name, judged] of rowsOf) {
     if (!has(id)) continue;
-    const { ratio, p99Ratio, ratios } = versusKeyService(slices, id);
+    const { ratio, p99Ratio, ratios } = versusSameRound(slices, id, 'nginx-auth');
     const clean = summary[id]!.unexpected === 0 && summary['nginx-auth']!.unexpected === 0;
     rows.push({
       scenario: `issue 30 target: nginx → authgate's /authz/auth-request ÷ nginx → key service, ${name} (median of same-round ratios)`,

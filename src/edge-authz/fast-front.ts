@@ -32,9 +32,9 @@
  * connection is destroyed rather than risk misordered requests. An untrusted peer or tracing on
  * is handed over before any byte is read: node's own path, native consume and all.
  *
- * Answers: the port's own (http-server.ts) in the order node writes them: status line, the
- * headers in their object order, Date, `Connection: keep-alive` and `Keep-Alive: timeout=N`
- * unless the answer closes; no body for HEAD (test/edge-authz/fast-front.test.ts compares the
+ * Answers: the port's own (answers.ts), their bytes as node writes them (answer-heads.ts: status
+ * line, the headers in their object order, Date, `Connection: keep-alive` and `Keep-Alive:
+ * timeout=N` unless the answer closes); no body for HEAD (test/edge-authz/fast-front.test.ts compares the
  * bytes with node's). Strictly in request order: while an answer waits (a decision on the store,
  * a full send buffer) the socket is paused and the rest waits.
  */
