@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { AuthDecision } from '../credentials/decisions.js';
+import { newRequestId } from '../http/request-id.js';
 import type { Principal } from '../credentials/principal.js';
 import { accessLineParts, type AccessLineParts, type AccessLog } from '../observability/access-log.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -81,11 +81,11 @@ export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): Edge
       }
       // The outcome's series, kept with its parts: found once, not by route and outcome per answer.
       kept.series.inc();
-      return repeat(kept.parts, o.requestId ?? randomUUID(), Math.round((performance.now() - o.startedAt) * 1000) / 1000);
+      return repeat(kept.parts, o.requestId ?? newRequestId(), Math.round((performance.now() - o.startedAt) * 1000) / 1000);
     }
     seriesOf(o.protocol, outcomeOf(o.status), route).inc();
     accessLog({
-      reqId: o.requestId ?? randomUUID(),
+      reqId: o.requestId ?? newRequestId(),
       method: o.method,
       route,
       status: o.status,

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, type ProblemName } from '../problems.js';
 import { isAmbiguousPath } from '../proxy/path-guard.js';
 import { PROBLEM_CONTENT_TYPE, problemBody, sendProblem } from './error-handler.js';
+import { newRequestId } from './request-id.js';
 
 /**
  * The refusals that fastify or node would otherwise answer in their own words: a request node's
@@ -32,7 +32,7 @@ const CLIENT_DETAIL: Partial<Record<ProblemName, string>> = {
 };
 
 /** A whole HTTP/1.1 answer, for a socket that never became a request. */
-export function rawProblem(name: ProblemName, staticHeaders: StaticHeaders, requestId: string = randomUUID()): string {
+export function rawProblem(name: ProblemName, staticHeaders: StaticHeaders, requestId: string = newRequestId()): string {
   const problem = problemBody(name, CLIENT_DETAIL[name]);
   const body = JSON.stringify(problem);
   let head = `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}\r\ncontent-type: ${PROBLEM_CONTENT_TYPE}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\n`;
@@ -74,7 +74,7 @@ export function expectationFailedHandler(staticHeaders: StaticHeaders) {
       ...staticHeaders,
       'content-type': PROBLEM_CONTENT_TYPE,
       'cache-control': 'no-store',
-      'x-request-id': randomUUID(),
+      'x-request-id': newRequestId(),
       'content-length': Buffer.byteLength(body),
       connection: 'close',
     });
