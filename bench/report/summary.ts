@@ -146,6 +146,7 @@ export function loadReport(host: Machine, options: Options, run: LoadRun): Repor
   const notes: string[] = [
     run.identityNote,
     ...issue18.notes,
+    ...issue30.notes,
     `Redis reads (HGET) per 1000 requests: ${scenarios.filter(({ id }) => id !== 'upstream' && id !== 'baseline').map(({ id }) => `${id} ${fmt.ratio(summary[id]!.storeReadsPer1000)}`).join(', ')}`,
     `CPU time per request of the process under test (µs; ×baseline): ${scenarios.map(({ id }) => `${id} ${fmt.ms(summary[id]!.cpuUsPerRequest)} (×${fmt.ratio(summary[id]!.cpuRatio)})`).join(', ')}`,
   ];

@@ -40,6 +40,8 @@ t.test('the same-round ratios: medians over rounds of throughput and p99, a roun
   t.equal(found.ratio.toFixed(3), '0.960');
   t.equal(found.p99Ratio.toFixed(3), '1.000');
   t.same(found.ratios.map((r) => r.toFixed(2)), ['0.90', '0.96', '1.20']);
+  // p99 × throughput per round: 1.17, 0.864, 1.2.
+  t.equal(found.tailRatio.toFixed(3), '1.170', 'the tail beyond throughput: the median of the rounds’ products');
   const without = versusSameRound(slices.filter((s) => !(s.round === 2 && s.scenario === 'nginx-auth')), 'nginx-authz', 'nginx-auth');
   t.equal(without.ratios.length, 2, 'the round without nginx-auth is left out');
 });
@@ -51,7 +53,7 @@ t.test('issue 30 verdicts: throughput and p99 both judged, the assertion-off row
     'nginx-authz-jwt': { rps: [0.99, 1.0, 0.98], p99: [1.1, 1.2, 1.05] },
     'nginx-authz-noident': { rps: [0.5, 0.5, 0.5], p99: [3, 3, 3] },
   });
-  const { rows, report } = issue30Rows(ids.map(scenario), slices, summaryOf(ids));
+  const { rows, report, notes } = issue30Rows(ids.map(scenario), slices, summaryOf(ids));
   t.equal(rows.length, 3);
   t.match(rows[0]!.scenario, /API key \(median/);
   t.equal(rows[0]!.result, 'PASS', 'API key: 0.96, p99 ×0.95');
@@ -59,6 +61,8 @@ t.test('issue 30 verdicts: throughput and p99 both judged, the assertion-off row
   t.equal(rows[2]!.result, '', 'the like-for-like row has no verdict');
   t.equal(rows[2]!.target, '(reference)');
   t.ok('nginx-authz-noident' in report);
+  t.equal(notes.length, 1, 'one note of the tails');
+  t.match(notes[0]!, /nginx-authz ×0\.90, nginx-authz-jwt ×1\.09, nginx-authz-noident ×1\.50$/, 'each row’s p99 × throughput, median of rounds');
 
   const slow = run({ 'nginx-authz': { rps: [0.94, 0.93, 0.99], p99: [0.9, 0.9, 0.9] } });
   t.equal(issue30Rows(['nginx-auth', 'nginx-authz'].map((id) => scenario(id as ScenarioId)), slow, summaryOf(['nginx-auth', 'nginx-authz'])).rows[0]!.result, 'MISS', 'a median of 0.94 misses');
