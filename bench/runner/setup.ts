@@ -14,6 +14,7 @@ import { checkIdentityKeys } from './identity-check.js';
 import { benchFile, GENERATOR_CORE, keepTemporary, LoadGenerator, makeIdentityKey, runFile, SERVER_CORE, startGateway, startNodeChild, UA, type Gateway } from './processes.js';
 import { AUTHZ_REFERENCES, startReferences, type Server } from './references.js';
 import { watched, type Scenario } from './rounds.js';
+import { BENCH_TENANT_LIMITS } from './tenant-limits.js';
 
 export type Run = {
   redis: BenchRedis;
@@ -66,6 +67,8 @@ export async function startRun(options: Options, redisBinary: string, log: (text
     AUTHGATE_UPSTREAM_URL: upstreamUrl,
     AUTHGATE_REDIS_URL: redis.url,
     ...(identityOff ? {} : { AUTHGATE_IDENTITY_KEY_FILE: identityKey.file }),
+    // Keys and logins at full speed for the extra phases: the per-tenant growth limits off (tenant-limits.ts).
+    ...BENCH_TENANT_LIMITS,
     ...options.env,
   };
   const profileFlags = [...(options.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir]), ...options.nodeFlags];
