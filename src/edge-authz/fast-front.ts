@@ -34,9 +34,9 @@
  *
  * Answers: the port's own (answers.ts), their bytes as node writes them (answer-heads.ts: status
  * line, the headers in their object order, Date, `Connection: keep-alive` and `Keep-Alive:
- * timeout=N` unless the answer closes); no body for HEAD (test/edge-authz/fast-front.test.ts compares the
- * bytes with node's). Strictly in request order: while an answer waits (a decision on the store,
- * a full send buffer) the socket is paused and the rest waits.
+ * timeout=N` unless the answer closes); no body for HEAD (test/edge-authz/fast-front.test.ts
+ * compares the bytes with node's). Strictly in request order: while an answer waits (a decision
+ * on the store, a full send buffer) the socket is paused and the rest waits.
  */
 import { maxHeaderSize, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';

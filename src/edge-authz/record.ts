@@ -1,6 +1,6 @@
 import type { AuthDecision } from '../credentials/decisions.js';
-import { newRequestId } from '../http/request-id.js';
 import type { Principal } from '../credentials/principal.js';
+import { newRequestId } from '../http/request-id.js';
 import { accessLineParts, type AccessLineParts, type AccessLog } from '../observability/access-log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CounterSeries } from '../observability/series-metrics.js';
