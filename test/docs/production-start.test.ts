@@ -69,7 +69,7 @@ t.test('a production start, as written: secrets, check, start, first organizatio
   const local = (block: string) =>
     block.replaceAll('/etc/authgate', etc).replaceAll('localhost:8080', `127.0.0.1:${port}`).replaceAll('localhost:9090', `127.0.0.1:${opsPort}`);
   // The listeners on the test's ports (the file leaves them to their defaults, so the shell's win).
-  const env = { ...process.env, AUTHGATE_HOST: '127.0.0.1', AUTHGATE_PORT: String(port), AUTHGATE_OPS_HOST: '127.0.0.1', AUTHGATE_OPS_PORT: String(opsPort) };
+  const env: NodeJS.ProcessEnv = { ...process.env, AUTHGATE_HOST: '127.0.0.1', AUTHGATE_PORT: String(port), AUTHGATE_OPS_HOST: '127.0.0.1', AUTHGATE_OPS_PORT: String(opsPort) };
   for (const name of Object.keys(env)) if (name.startsWith('AUTHGATE_') && !['AUTHGATE_HOST', 'AUTHGATE_PORT', 'AUTHGATE_OPS_HOST', 'AUTHGATE_OPS_PORT'].includes(name)) delete env[name];
   delete env['NODE_ENV'];
   const bash = (script: string) => spawnSync('bash', ['-e', '-u', '-o', 'pipefail', '-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
