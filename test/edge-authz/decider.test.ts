@@ -30,6 +30,8 @@ const edgeRequest = (target: string, credential?: string | string[], more: Parti
   target,
   authorization: credential === undefined ? [] : Array.isArray(credential) ? credential : [`Bearer ${credential}`],
   clientAddress: '192.0.2.10',
+  clientHeaders: {},
+  identityHeaderSent: false,
   requestId: undefined,
   ...more,
 });
