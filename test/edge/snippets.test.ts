@@ -14,7 +14,7 @@ import { checkNginxConfig, findNginx } from '../helpers/nginx-process.js';
 
 const IDENTITY_HEADERS = ['x-organization-id', 'x-organization-scopes', 'x-authgate-identity'];
 const AUTHZ_HOST = 'authgate-authz.authgate.svc.cluster.local';
-const addresses = { listenPort: 18080, authzPort: 19091, appPort: 18081 };
+const addresses = { listenPort: 18080, authzPort: 19091, appPort: 18081, publicPort: 18082 };
 
 type Doc = Record<string, any>;
 const docs = (name: string): Doc[] => parseAllDocuments(readSnippet(name)).map((doc) => {
