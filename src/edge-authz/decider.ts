@@ -32,7 +32,6 @@ import { looksLikeApiKey } from '../credentials/api-keys.js';
 import type { Principal } from '../credentials/principal.js';
 import type { CredentialResolver, Resolution } from '../credentials/resolver.js';
 import { problemBody, problemHeaders } from '../http/error-handler.js';
-import { METHOD_ORDER } from '../http/refusals.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import { rateLimitHeader } from '../limits/enforce.js';
 import type { RateLimiter, RateVerdict } from '../limits/limiter.js';
@@ -44,6 +43,7 @@ import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table
 import { StoreUnavailable } from '../store/store.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
 import type { EdgeRecorder } from './record.js';
+import { allowOf } from './route-allow.js';
 
 /** The identity headers a decision sets, or tells the proxy to remove when it sets none. */
 export const EDGE_IDENTITY_HEADERS = ['x-organization-id', 'x-organization-scopes', 'x-authgate-identity'] as const;
@@ -95,20 +95,6 @@ const NO_RAW: readonly string[] = [];
 function then<T>(value: T | Promise<T>, f: (resolved: T) => Step): Step {
   return value instanceof Promise ? value.then(f) : f(value);
 }
-
-/** A route's Allow in the public port's order (http/refusals.ts allowedMethods), made once per route. */
-const allowOf = (() => {
-  const made = new WeakMap<CompiledRoute, string>();
-  return (route: CompiledRoute): string => {
-    let allow = made.get(route);
-    if (allow === undefined) {
-      allow = [...route.methods.keys()].sort((a, b) => rank(a) - rank(b)).join(', ');
-      made.set(route, allow);
-    }
-    return allow;
-  };
-})();
-const rank = (method: string) => (METHOD_ORDER.indexOf(method) + 1 || METHOD_ORDER.length + 1);
 
 export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
   const { routes, resolver, recordDecision, rateLimits, routeLimiter, identity } = deps;
