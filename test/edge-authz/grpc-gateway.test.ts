@@ -125,6 +125,13 @@ t.test('memory store: allow with the identity headers set, the credential and fo
 
   const metrics = (await send(`${gw.opsUrl}/metrics`)).body;
   t.match(metrics, /authgate_authz_decisions_total\{[^}]*protocol="ext_authz_grpc"[^}]*outcome="allowed"[^}]*\} 2/, 'decisions counted under protocol ext_authz_grpc');
+
+  // A method override (issue 45): decided by the same function as on the HTTP endpoints and the public port.
+  const override = await grpc.check({ path: '/accounts/7', headers: { ...bearer(key.apiKey), 'x-http-method-override': 'TRACE' } });
+  t.equal(deniedStatus(override), 400, 'an override naming a method the route does not forward');
+  t.equal(JSON.parse(override.denied_response?.body ?? '{}').code, 1235);
+  const overridden = await grpc.check({ path: '/accounts/7', headers: { ...bearer(key.apiKey), 'x-http-method-override': 'DELETE' } });
+  t.equal(overridden.status?.code ?? 0, 0, 'a key holding every scope: DELETE allowed too');
   t.match(metrics, /authgate_authz_decisions_total\{[^}]*protocol="ext_authz_grpc"[^}]*outcome="denied"/);
   t.match(gw.logs.text(), /"protocol":"ext_authz_grpc"/, 'the access line names the protocol');
   t.notMatch(gw.logs.text(), key.apiKey, 'the credential is never logged');
