@@ -86,6 +86,11 @@ export const problems = {
   passkeysNotConfigured: { status: 409, code: 1231, title: 'Passkeys not configured' },
   passkeyAlreadyRegistered: { status: 409, code: 1232, title: 'Passkey already registered' },
   passkeyLimitReached: { status: 409, code: 1233, title: 'Passkey limit reached' },
+  // The edge proxies' authorization port (issue 45): the client sent a header only authgate sets
+  // (x-organization-*, x-authgate-*, an underscore name), which a proxy cannot drop by prefix.
+  identityHeaderSent: { status: 400, code: 1234, title: 'Identity header sent by the client' },
+  // Both ports (issue 45): a method-override header that is not one method the route forwards.
+  methodOverrideRefused: { status: 400, code: 1235, title: 'Method override refused' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },
