@@ -204,9 +204,8 @@ export function operationIdOf(method: string, path: string): string {
 }
 
 /**
- * Operations declared with several methods (the forwarded routes) share one schema, so their
- * operationId is made here from the method and the path: `GET /accounts/{path}` is
- * `getAccountsPath`, stable as long as the route is.
+ * The gateway's own operations that name no operationId get one here, from the method and the
+ * path (operationIdOf), as the forwarded ones get theirs (proxy/forwarded-docs.ts).
  */
 type Operations = Record<string, { operationId?: string } | undefined>;
 type Document = { paths?: Record<string, Operations | undefined> };
