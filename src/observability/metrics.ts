@@ -177,6 +177,18 @@ export function registerSubscriptionMetric(metrics: Metrics, subscribed: () => b
   });
 }
 
+/** 1 while GET /openapi.json describes the live route table (proxy/forwarded-docs.ts), read at scrape time. */
+export function registerOpenApiMetric(metrics: Metrics, documented: () => boolean): void {
+  new Gauge({
+    name: 'authgate_openapi_documented',
+    help: "1 while the public OpenAPI document (GET /openapi.json) describes the live route table's routes; 0 while the table in use could not be documented (the routes.openapi_failed log line says why; the document then lists only the gateway's own routes).",
+    registers: [metrics.registry],
+    collect() {
+      this.set(documented() ? 1 : 0);
+    },
+  });
+}
+
 /** Cache numbers are read at scrape time, so a cache hit costs no metric update. */
 export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number }): void {
   const { registry } = metrics;

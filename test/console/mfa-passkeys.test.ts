@@ -2,8 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CDPSession } from 'playwright-core';
 import t from 'tap';
-import { startGateway } from '../helpers/gateway.js';
-import { openWatchedPage, signInWithPassword, signOut, skip, STRICT_CSP } from '../helpers/console-page.js';
+import { openWatchedPage, signInWithPassword, signOut, skip, startConsoleGateway, STRICT_CSP } from '../helpers/console-page.js';
 import { clock, codeAt } from '../helpers/second-factor.js';
 
 /**
@@ -38,7 +37,7 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
   const port = await freePort();
   const origin = `http://localhost:${port}`;
   const time = clock();
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on', AUTHGATE_WEBAUTHN_RP_ID: 'localhost', AUTHGATE_WEBAUTHN_ORIGINS: origin }, deps: { now: time.now }, port });
+  const gw = await startConsoleGateway(t, { env: { AUTHGATE_WEBAUTHN_RP_ID: 'localhost', AUTHGATE_WEBAUTHN_ORIGINS: origin }, deps: { now: time.now }, port });
   const org = await gw.createOrganization({ name: 'Canal Boats', email: `canal-${process.pid}@example.test` });
 
   const { page, problems, urls, shot } = await openWatchedPage(t, [401, 403]);

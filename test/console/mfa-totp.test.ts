@@ -2,8 +2,8 @@ import * as OTPAuth from 'otpauth';
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { encode } from 'uqr';
-import { startGateway, type StartedGateway } from '../helpers/gateway.js';
-import { openWatchedPage, signInWithPassword, signOut, skip, STRICT_CSP } from '../helpers/console-page.js';
+import type { StartedGateway } from '../helpers/gateway.js';
+import { openWatchedPage, signInWithPassword, signOut, skip, startConsoleGateway, STRICT_CSP } from '../helpers/console-page.js';
 import { clock, codeAt } from '../helpers/second-factor.js';
 
 /**
@@ -34,7 +34,7 @@ async function readRecoveryCodes(page: Page): Promise<string[]> {
 
 t.test('TOTP from the console: set up with the QR code, sign in with the second step, recovery codes, removal', { skip }, async (t) => {
   const time = clock();
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' }, deps: { now: time.now } });
+  const gw = await startConsoleGateway(t, { deps: { now: time.now } });
   const org = await gw.createOrganization({ name: 'Lock Keepers', email: `locks-${process.pid}@example.test` });
   const { page, problems, urls, origin, shot } = await openPage(t, gw);
 
