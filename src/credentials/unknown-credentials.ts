@@ -24,8 +24,14 @@ import { performance } from 'node:perf_hooks';
  * expiry): nothing survives a scavenge per unknown key, the table cannot grow, and an unknown key
  * never displaces a principal. A digest is not the key: two keys share an entry only if their 64
  * bits do (a seed per process, so no one can aim at another's), and then a created key could be
- * refused until the entry expires, which is the negative TTL: 2^-64 per lookup and entry. After
- * the change, the same flood: see docs/performance.md ("Memory under a flood").
+ * refused until the entry expires, which is the negative TTL: 2^-64 per lookup and entry.
+ *
+ * After it, the same flood: the heap after two full GCs +0.5 MiB (was +9.6), yet RSS still +179
+ * and +190 MiB. What the entries held was not what grew: sampling what survived scavenges and died
+ * in a full GC (the inspector's sampling heap profiler) put most of the promoted bytes in ioredis's
+ * auto-pipelines, one per store read (store/redis/connection.ts says why). With the key's HGET sent
+ * as a plain command as well: RSS +68 MiB, and the bench's flood row +76 MiB (docs/performance.md,
+ * "Memory under a flood").
  *
  * Buckets of four slots, the bucket chosen by the digest: a full bucket gives its slot that
  * expires first (the oldest, as TTLs are equal), so a flood keeps its newest keys and the table
