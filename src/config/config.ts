@@ -84,7 +84,7 @@ export type Config = Readonly<{
     timeoutMs: number;
   }>;
   store: StoreConfig;
-  cache: Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number }>;
+  cache: Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number; negativeMax: number }>;
   trustProxy: boolean | number | string;
   /**
    * 'on': the gateway terminates TLS itself with these files (reloaded when they change);

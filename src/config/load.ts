@@ -117,6 +117,7 @@ export function loadConfig(env: Env): LoadResult {
       max: setting('AUTHGATE_CACHE_MAX'),
       ttlSeconds: setting('AUTHGATE_CACHE_TTL_SECONDS'),
       negativeTtlSeconds: setting('AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS'),
+      negativeMax: setting('AUTHGATE_NEGATIVE_CACHE_MAX'),
     },
     trustProxy: setting('AUTHGATE_TRUST_PROXY'),
     tls: readTls(),

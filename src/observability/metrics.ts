@@ -190,7 +190,7 @@ export function registerOpenApiMetric(metrics: Metrics, documented: () => boolea
 }
 
 /** Cache numbers are read at scrape time, so a cache hit costs no metric update. */
-export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number }): void {
+export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number; unknownSize(): number }): void {
   const { registry } = metrics;
   const counter = (name: string, help: string, read: () => number) =>
     new Counter({
@@ -211,6 +211,14 @@ export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<
     registers: [registry],
     collect() {
       this.set(cache.size());
+    },
+  });
+  new Gauge({
+    name: 'authgate_credential_cache_unknown_entries',
+    help: 'Unknown credentials remembered as unknown now (within authgate_credential_cache_entries; at most AUTHGATE_NEGATIVE_CACHE_MAX).',
+    registers: [registry],
+    collect() {
+      this.set(cache.unknownSize());
     },
   });
 }
