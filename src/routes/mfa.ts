@@ -9,14 +9,15 @@ import { actorOf, type AuditTrail } from '../audit/trail.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
-import type { MfaService } from '../services/mfa.js';
+import { MFA_TOKEN_TTL_SECONDS, type MfaService } from '../services/mfa.js';
 import { normalizeEmail } from '../services/organizations.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
-import { CurrentPasswordBody, MfaLoginBody, OwnMfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
+import { CurrentPasswordBody, MfaLoginBody, OwnMfaStatusSchema, StepUpOptions, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 import { confirmCallersPassword } from '../guards/current-password.js';
+import { auditWrongProof, proveStepUp } from './step-up.js';
 
 export async function mfaRoutes(app: FastifyInstance, opts: {
   mfa: MfaService;
@@ -49,7 +50,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         401: problemOf('mfaCodeWrong', 'mfaTokenInvalid'),
         409: problemOf('sessionLimitReached'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts', 'tooManyLogins'),
+        429: problemOf('tooManyLoginAttempts', 'tooManyLogins', 'tooManySecondFactorFailures'),
         503: problemOf('storeUnavailable', 'overloaded'),
       },
     },
@@ -94,6 +95,24 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
     },
   });
 
+  app.post('/auth/mfa/step-up', {
+    config: { auth: 'login-token', routeLabel: '/auth/mfa/step-up' },
+    schema: {
+      operationId: 'beginStepUp',
+      tags: ['auth'],
+      summary: 'Passkey options to prove the second factor for the next authenticator change of this session.',
+      description: 'Needs a login token of an organization with a passkey (404 1230 without one). The assertion over these options goes as `passkey` in the body of the change (adding or removing TOTP or a passkey, new recovery codes), once, within 5 minutes; a new call replaces it. A code or a recovery code needs no call here.',
+      response: { 200: StepUpOptions, 401: ProblemSchema, 403: problemOf('loginTokenRequired'), 404: problemOf('passkeyNotFound') },
+    },
+    handler: async (request, reply) => {
+      const org = await opts.findOrganization(request.principal!.orgId);
+      if (org === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
+      const passkeyOptions = await mfa.stepUpOptions(org, request.principal!.credentialId);
+      if (passkeyOptions === undefined) throw new Problem('passkeyNotFound', 'The organization has no passkey to prove: give `code` or `recoveryCode` with the change.');
+      return reply.header('cache-control', 'no-store').send({ passkeyOptions, expiresIn: MFA_TOKEN_TTL_SECONDS });
+    },
+  });
+
   app.post<{ Body: CurrentPasswordBody }>('/auth/mfa/totp', {
     config: { auth: 'login-token', routeLabel: '/auth/mfa/totp' },
     schema: {
@@ -106,15 +125,16 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         200: TotpEnrolment,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
         409: problemOf('totpAlreadyEnabled', 'mfaNotConfigured'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       if (!opts.enrolment) throw new Problem('mfaNotConfigured', 'The operator has not set AUTHGATE_MFA_ENCRYPTION_KEY: second factors cannot be enrolled.');
       const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'totp_enrolment');
       const enrolment = await mfa.beginTotp(org);
       return reply.header('cache-control', 'no-store').send(enrolment);
     },
@@ -161,12 +181,17 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         403: problemOf('currentPasswordWrong', 'mfaCodeRejected', 'loginTokenRequired'),
         409: problemOf('totpNotEnabled'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       const org = await checkCurrentPassword(request, request.body.currentPassword);
-      await mfa.disableTotp(org.id, request.body.code);
+      try {
+        await mfa.disableTotp(org.id, request.body.code);
+      } catch (error) {
+        auditWrongProof(audit, request, org.id, error, 'totp_removal');
+        throw error;
+      }
       request.log.info({ event: 'mfa.totp_disabled', orgId: org.id }, 'TOTP removed');
       audit.record({ type: 'mfa.totp_disabled', orgId: org.id, ...actorOf(request) });
       return reply.code(204).send();
@@ -185,14 +210,15 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         200: RecoveryCodes,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
         409: problemOf('totpNotEnabled'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'recovery_codes');
       const recoveryCodes = await mfa.regenerateRecoveryCodes(org.id);
       audit.record({ type: 'mfa.recovery_codes_regenerated', orgId: org.id, ...actorOf(request) });
       return reply.header('cache-control', 'no-store').send({ recoveryCodes });

@@ -17,6 +17,8 @@ import type { PasskeyService } from '../services/passkeys.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
 import { CurrentPasswordBody } from './mfa-schemas.js';
+import type { MfaService } from '../services/mfa.js';
+import { proveStepUp } from './step-up.js';
 import { PasskeyCreationOptions, PasskeyName, PasskeySchema, RegistrationResponse } from './passkey-schemas.js';
 import { NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
@@ -29,12 +31,14 @@ type RenameBody = Static<typeof RenameBody>;
 
 export async function passkeyRoutes(app: FastifyInstance, opts: {
   passkeys: PasskeyService;
+  /** The step-up proof of an authenticator change while a second factor is enrolled (issue 45). */
+  mfa: Pick<MfaService, 'proveSecondFactor'>;
   passwords: Pick<PasswordChangeService, 'verifyCurrent'>;
   findOrganization: (orgId: string) => Promise<Organization | undefined>;
   throttle: LoginThrottle;
   audit: AuditTrail;
 }) {
-  const { passkeys, passwords, throttle, audit } = opts;
+  const { passkeys, passwords, throttle, audit, mfa } = opts;
 
   const checkCurrentPassword = (request: FastifyRequest, currentPassword: string) =>
     confirmCallersPassword({ throttle, passwords, audit, findOrganization: opts.findOrganization }, request, currentPassword, 'mfa.password_failed');
@@ -51,15 +55,16 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
         200: Type.Object({ options: PasskeyCreationOptions }),
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
         409: problemOf('passkeysNotConfigured', 'passkeyLimitReached'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       if (!passkeys.offered) throw new Problem('passkeysNotConfigured', 'The operator has not set AUTHGATE_WEBAUTHN_RP_ID and AUTHGATE_WEBAUTHN_ORIGINS: passkeys cannot be registered.');
       const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'passkey_registration');
       const options = await passkeys.beginRegistration(org);
       return reply.header('cache-control', 'no-store').send({ options });
     },
@@ -124,14 +129,15 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
         204: NoContent,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
         404: problemOf('passkeyNotFound'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'passkey_removal');
       await passkeys.remove(org.id, request.params.id);
       request.log.info({ event: 'mfa.passkey_removed', orgId: org.id }, 'passkey removed');
       audit.record({ type: 'mfa.passkey_removed', orgId: org.id, ...actorOf(request) });
