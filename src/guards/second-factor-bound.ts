@@ -5,7 +5,8 @@
  *
  * Failures: every proof of the second factor (a TOTP code, a recovery code, a passkey assertion:
  * at POST /auth/login/mfa, DELETE /auth/mfa/totp and the step-up of an authenticator change) is
- * counted against the organization BEFORE it is judged. At SECOND_FACTOR_FAILURE_LIMIT counted
+ * counted against the organization BEFORE it is judged. At the limit (AUTHGATE_MFA_FAILURE_LIMIT,
+ * at most and by default SECOND_FACTOR_FAILURE_LIMIT) counted
  * since the last right proof, the next is refused unjudged (429, 1121), the right code too, until
  * the window (opened by the first failure) ends. A right proof resets the count: what is bounded
  * is consecutive failures, as NIST SP 800-63B asks (at most 100 per account). The per-address and
@@ -20,7 +21,7 @@
 import { Problem } from '../problems.js';
 import type { CounterStore } from '../store/store.js';
 
-/** Consecutive wrong second-factor proofs an organization may make (NIST SP 800-63B: at most 100). */
+/** Consecutive wrong second-factor proofs an organization may make (NIST SP 800-63B: at most 100); the setting's default and most. */
 export const SECOND_FACTOR_FAILURE_LIMIT = 100;
 /** How long the failure count lives from its first failure, unless a right proof resets it. */
 export const SECOND_FACTOR_FAILURE_WINDOW_MS = 24 * 3600 * 1000;
