@@ -42,7 +42,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'loginSecondFactor',
       tags: ['auth'],
       summary: 'Finish a login with a second factor: the mfaToken and a TOTP code, a recovery code or a passkey.',
-      description: 'Needs no credential: the mfaToken POST /auth/login answered with (403, 1116) is it, single use, for 5 minutes. A right code (now, or one 30-second step either side, each step accepted once), an unused recovery code or a passkey\'s assertion over the login\'s passkeyOptions (user verified, its signature counter above the last one) gives a 1-hour token as POST /auth/login does. A wrong code or an assertion that does not verify is 401 (1117) and counts against the login limits as a failed login (429, 1108); the fifth spends the mfaToken (401, 1118, as for an unknown, used or expired one).',
+      description: 'Needs no credential: the mfaToken POST /auth/login answered with (403, 1116) is it, single use, for 5 minutes. A right code (now, or one 30-second step either side, each step accepted once), an unused recovery code or a passkey\'s assertion over the login\'s passkeyOptions (user verified, its signature counter above the last one) gives a 1-hour token as POST /auth/login does. A wrong code or an assertion that does not verify is 401 (1117) and counts against the login limits as a failed login (429, 1108) and against the organization\'s bound on wrong proofs (AUTHGATE_MFA_FAILURE_LIMIT in a row, every replica and address: then 429 1121, the right code too, until 24 hours after the first); the fifth spends the mfaToken (401, 1118, as for an unknown, used or expired one). The password\'s attempt is settled (the login limits given back) only here, on success.',
       body: MfaLoginBody,
       response: {
         200: LoginResponse,
@@ -119,7 +119,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'enrolTotp',
       tags: ['auth'],
       summary: 'Start TOTP enrolment: a new secret, pending until confirmed with a code.',
-      description: 'Needs a login token and the current password (403 1217, counted as a failed login). Answers the secret once; it works only after POST /auth/mfa/totp/confirm. A new call replaces a pending secret; with TOTP already enabled 409 (1225).',
+      description: 'Needs a login token and the current password (403 1217, counted as a failed login), and beside a passkey a proof of the second factor (`code`, `recoveryCode` or `passkey`: 403 1123 without, 1119 or 1120 when wrong). Answers the secret once; it works only after POST /auth/mfa/totp/confirm. A new call replaces a pending secret; with TOTP already enabled 409 (1225).',
       body: CurrentPasswordBody,
       response: {
         200: TotpEnrolment,
@@ -172,7 +172,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'removeTotp',
       tags: ['auth'],
       summary: 'Remove TOTP (and its recovery codes), with the current password and a code.',
-      description: 'Wrong password 403 (1217, counted as a failed login); wrong code 403 (1119); no TOTP 409 (1227). Audited as `mfa.totp_disabled`.',
+      description: 'Wrong password 403 (1217, counted as a failed login); wrong code 403 (1119, audited as `mfa.code_failed` and counted under the organization\'s bound on wrong proofs: 429 1121 once spent); no TOTP 409 (1227). Audited as `mfa.totp_disabled`.',
       body: TotpRemoveBody,
       response: {
         204: NoContent,
@@ -204,7 +204,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'regenerateRecoveryCodes',
       tags: ['auth'],
       summary: 'New recovery codes (the old ones stop working), with the current password.',
-      description: 'Works while any second factor (TOTP or a passkey) is active. Wrong password 403 (1217, counted); no factor 409 (1227). Audited as `mfa.recovery_codes_regenerated`.',
+      description: 'Works while any second factor (TOTP or a passkey) is active, with a proof of it beside the password (`code`, `recoveryCode` or `passkey`: 403 1123 without, 1119 or 1120 when wrong, counted under the organization\'s bound). Wrong password 403 (1217, counted); no factor 409 (1227). Audited as `mfa.recovery_codes_regenerated`.',
       body: CurrentPasswordBody,
       response: {
         200: RecoveryCodes,

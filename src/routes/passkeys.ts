@@ -49,7 +49,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
       operationId: 'beginPasskeyRegistration',
       tags: ['auth'],
       summary: 'Start registering a passkey: the options for navigator.credentials.create().',
-      description: 'Needs a login token and the current password (403 1217, counted as a failed login). Answers `{options}` (user verification required, the organization\'s passkeys excluded); its challenge is kept by the gateway for 5 minutes, one pending registration per organization (a new call replaces it). Finish with POST /auth/mfa/passkeys. In production without the WebAuthn settings 409 (1231); at 10 passkeys 409 (1233).',
+      description: 'Needs a login token and the current password (403 1217, counted as a failed login), and while a second factor is enrolled a proof of it (`code`, `recoveryCode` or `passkey`: 403 1123 without, 1119 or 1120 when wrong). Answers `{options}` (user verification required, the organization\'s passkeys excluded); its challenge is kept by the gateway for 5 minutes, one pending registration per organization (a new call replaces it). Finish with POST /auth/mfa/passkeys. In production without the WebAuthn settings 409 (1231); at 10 passkeys 409 (1233).',
       body: CurrentPasswordBody,
       response: {
         200: Type.Object({ options: PasskeyCreationOptions }),
@@ -121,8 +121,8 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
     schema: {
       operationId: 'removePasskey',
       tags: ['auth'],
-      summary: 'Remove a passkey, with the current password.',
-      description: 'Wrong password 403 (1217, counted as a failed login); unknown id 404 (1230). Removing the organization\'s last factor removes its recovery codes too: the password alone logs in again. Audited as `mfa.passkey_removed`.',
+      summary: 'Remove a passkey, with the current password and a proof of the second factor.',
+      description: 'Wrong password 403 (1217, counted as a failed login); a proof of the second factor is needed too (`code`, `recoveryCode` or `passkey`: 403 1123 without, 1119 or 1120 when wrong); unknown id 404 (1230). Removing the organization\'s last factor removes its recovery codes too: the password alone logs in again. Audited as `mfa.passkey_removed`.',
       params: PasskeyParams,
       body: CurrentPasswordBody,
       response: {
