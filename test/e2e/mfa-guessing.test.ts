@@ -11,7 +11,8 @@ import { startRedis } from '../helpers/redis.js';
  * - the same cycles from two addresses on two replicas: the organization's bound on wrong proofs
  *   (AUTHGATE_MFA_FAILURE_LIMIT) holds across both, and then the right code is refused too;
  * - DELETE /auth/mfa/totp with 101 wrong codes: counted and audited under the same bound; the
- *   right code after it removes nothing.
+ *   right code after it removes nothing;
+ * - the mfaTokens one organization is issued: 20 per 5 minutes, whatever the address.
  * The replicas share one clock the test moves by whole TOTP steps (helpers/second-factor.ts).
  */
 
@@ -127,4 +128,19 @@ t.test('DELETE /auth/mfa/totp: 101 wrong codes with the right password are count
   const failed = (await call(a, 'GET', '/auth/audit?type=mfa.code_failed&limit=500', undefined, token)).json() as { events: Array<{ details: { change?: string } }> };
   t.equal(failed.events.length, 100, 'each wrong code audited as mfa.code_failed');
   t.ok(failed.events.every((e) => e.details.change === 'totp_removal'));
+});
+
+t.test('mfaTokens one organization is issued: 20 in 5 minutes across replicas and addresses, then 429 1122', async (t) => {
+  const time = clock();
+  const [a, b] = await twoReplicas(t, time);
+  const { org } = await enrolled(t, a, time);
+  const answers: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const res = await call(i % 2 === 0 ? a : b, 'POST', '/auth/login', { email: org.email, password: org.password }, undefined, `192.0.2.${100 + i}`);
+    answers.push((res.json() as { code?: number }).code ?? res.status);
+  }
+  t.strictSame(answers.slice(0, 20), Array(20).fill(1116), '20 mfaTokens issued');
+  t.equal(answers[20], 1122, 'the 21st refused, from an address of its own');
+  const other = await enrolled(t, b, time);
+  problem(t, await call(a, 'POST', '/auth/login', { email: other.org.email, password: other.org.password }, undefined, '192.0.2.200'), 403, 1116, 'another organization is not held by it');
 });
