@@ -2,7 +2,10 @@
  * The second factor's routes (issue 32): the login's second step (POST
  * /auth/login/mfa, no credential: the mfaToken is it) and the organization's own management of
  * TOTP and recovery codes (login token). Wrong codes and wrong current passwords count against
- * the login limits as failed logins do (guards/login-throttle.ts), per e-mail and per address.
+ * the login limits as failed logins do (guards/login-throttle.ts), per e-mail and per address;
+ * every proof of the second factor also counts against the organization's own bound
+ * (guards/second-factor-bound.ts, issue 45), and an authenticator change while a factor is
+ * enrolled proves it (step-up.ts; POST /auth/mfa/step-up gives a passkey its challenge).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';

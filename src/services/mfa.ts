@@ -5,6 +5,9 @@
  * one step either way of now; the step a code was accepted at is recorded in the store in one
  * atomic step (store/mfa.ts useTotpStep), so a code works once, also across replicas. The secret
  * is sealed with AES-256-GCM before it reaches the store (credentials/mfa-secrets.ts).
+ * Every proof of the second factor (a login's, a removal's, an authenticator change's step-up) is
+ * judged under the organization's bound on wrong proofs, and mfaTokens are issued under its
+ * bound too (guards/second-factor-bound.ts, issue 45).
  */
 import * as OTPAuth from 'otpauth';
 import { sha256Base64url } from '../credentials/digest.js';
