@@ -16,6 +16,7 @@ import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { createResetThrottle } from './guards/reset-throttle.js';
+import { createSecondFactorBound } from './guards/second-factor-bound.js';
 import { createRateLimitCheck } from './limits/enforce.js';
 import { createRateLimiter } from './limits/limiter.js';
 import { createRateLimitPolicy } from './limits/policy.js';
@@ -168,7 +169,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const mfaKey = config.mfa.encryptionKey;
   // Passkeys: offered when the relying party is configured (config/webauthn.ts).
   const passkeys = createPasskeyService({ store, rp: config.webauthn === undefined ? undefined : { ...config.webauthn, name: config.jwt.issuer }, now, logger });
-  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, now, issuer: config.jwt.issuer, passkeys });
+  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, bound: createSecondFactorBound(store, config.mfa.failureLimit), now, issuer: config.jwt.issuer, passkeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;

@@ -39,6 +39,12 @@ export const problems = {
   // A passkey registration whose response does not verify (origin, RP ID, challenge, user
   // verification, signature): 403 as 1119, the caller's token is still good; nothing is stored.
   passkeyRejected: { status: 403, code: 1120, title: 'Passkey not accepted' },
+  // Issue 45 (guards/second-factor-bound.ts): an organization's consecutive wrong second-factor
+  // proofs reached their bound (every replica, every address), and the mfaTokens issued to it.
+  tooManySecondFactorFailures: { status: 429, code: 1121, title: 'Too many wrong second-factor codes' },
+  tooManyMfaTokens: { status: 429, code: 1122, title: 'Too many second-factor challenges' },
+  // A change to the authenticators while a second factor is enrolled, without proving it.
+  secondFactorRequired: { status: 403, code: 1123, title: 'Second factor required for this change' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },

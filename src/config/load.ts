@@ -109,7 +109,7 @@ export function loadConfig(env: Env): LoadResult {
       generated: jwtGenerated,
     },
     admin: { token: adminToken, generated: adminGenerated },
-    mfa: { encryptionKey: mfaKey, previousKeys: setting('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS') ?? [], generated: mfaGenerated },
+    mfa: { encryptionKey: mfaKey, previousKeys: setting('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS') ?? [], generated: mfaGenerated, failureLimit: setting('AUTHGATE_MFA_FAILURE_LIMIT') },
     identity,
     upstream: { url: upstreamUrl, timeoutMs: setting('AUTHGATE_UPSTREAM_TIMEOUT_MS') },
     store,
