@@ -16,7 +16,7 @@ import { BUILTIN_ROUTES_FILE } from '../../route-table/builtin.js';
 import { compileRoutes } from '../../route-table/compile.js';
 import { isWithin } from '../../route-table/match.js';
 import { formatRouteError, loadRoutesFile, type LoadContext } from '../../route-table/load.js';
-import { RESERVED_PREFIXES, type CompiledRoute, type RouteTable } from '../../route-table/types.js';
+import { RESERVED_PREFIXES, type CompiledRoute, type PathRefusal, type RouteTable } from '../../route-table/types.js';
 
 export type RoutesIo = Readonly<{
   env: Readonly<Record<string, string | undefined>>;
@@ -58,9 +58,11 @@ function check(args: readonly string[], io: RoutesIo): number {
     io.stderr(`authgate: ${file}: ${count} error${count === 1 ? '' : 's'}; the gateway would not take this file`);
     return 1;
   }
-  const { table } = loaded;
+  const { table, warnings } = loaded;
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  io.stdout(`authgate: ${file} is valid: ${count(table.routes.length, 'route')}, ${count(table.upstreams.size, 'upstream')}, ${count(table.scopes.names.length, 'scope')}, hash ${table.hash}`);
+  // Warnings never fail the check (the gateway takes the file): on stderr, before the verdict.
+  for (const warning of warnings) io.stderr(formatRouteError(warning));
+  io.stdout(`authgate: ${file} is valid: ${count(table.routes.length, 'route')}, ${count(table.upstreams.size, 'upstream')}, ${count(table.scopes.names.length, 'scope')}, hash ${table.hash}${warnings.length === 0 ? '' : `; ${count(warnings.length, 'warning')}`}`);
   return 0;
 }
 
@@ -100,7 +102,9 @@ function explain(args: readonly string[], io: RoutesIo): number {
   const path = query === -1 ? target : target.slice(0, query);
   if (isDoublyEncodedPath(path)) return refuse('400: the path guard refuses it (a dot segment, slash or backslash once percent-decoded)');
   const own = RESERVED_PREFIXES.find((prefix) => isWithin(path, prefix));
-  const route = table.match(path);
+  const reading = table.read(path);
+  if (reading.refusal !== undefined) return refuse(`400 (1240, ${reading.refusal}): ${REFUSALS[reading.refusal]}; nothing reaches any upstream`);
+  const route = reading.route;
   if (route === undefined) {
     if (own !== undefined) return refuse(`the gateway's own path (${own} and below): answered by the gateway itself, never forwarded`);
     return refuse('404: no route holds this path; nothing reaches any upstream');
@@ -122,6 +126,13 @@ function explain(args: readonly string[], io: RoutesIo): number {
   io.stdout(`  table        ${source}`);
   return 0;
 }
+
+/** Why route-table/path-reading.ts refuses a path, as explain says it. */
+const REFUSALS: Readonly<Record<PathRefusal, string>> = {
+  path_parameter: 'a ";" path parameter, which Tomcat, Jetty and Spring drop before routing (paths.parameters: strip matches without them)',
+  empty_path_segment: 'an empty segment ("//"), which nginx and Tomcat merge (paths.emptySegments: merge matches them merged)',
+  path_variant_weaker: 'its letter-case or trailing-slash spelling is a route that asks less than the route of the path as sent',
+};
 
 function credentialsOf(route: CompiledRoute): string {
   const { credentials } = route;
