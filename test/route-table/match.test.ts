@@ -30,7 +30,7 @@ t.test('boundaries of the built-in table: a subtree is bounded by segments, an e
   }
   // Issue 45: a letter-case or trailing-slash spelling of a declared path is that route's (Express,
   // ASP.NET Core read them as it), once the path as sent has no route that asks more.
-  for (const [path, id] of [['/Accounts', 'accounts'], ['/ACCOUNTS/1', 'accounts'], ['/organization/me/', 'organization-me'], ['/Organization/ME', 'organization-me']]) {
+  for (const [path, id] of [['/Accounts', 'accounts'], ['/ACCOUNTS/1', 'accounts'], ['/organization/me/', 'organization-me'], ['/Organization/ME', 'organization-me']] as [string, string][]) {
     t.equal(routeOf(table, path), id, `${path} is ${id}'s`);
   }
   // An escape is the character it encodes, as the upstream reads it (decoded once).
