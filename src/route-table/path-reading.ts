@@ -28,9 +28,8 @@ const ENCODED_SEPARATOR = /%2f|%5c/i;
 const PARAMETER = /;[^/]*/g;
 const EMPTY_SEGMENTS = /\/{2,}/g;
 const DOT_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
-const UPPER_CASE = /[A-Z]/;
-/** Any character beyond ASCII: its lower case may be an ASCII letter (the Kelvin sign is `k`). */
-const NON_ASCII = /[^\x00-\x7f]/;
+/** A capital, or any character beyond ASCII (its lower case may be an ASCII letter: the Kelvin sign is `k`). */
+const FOLDABLE = /[A-Z]|[^\x00-\x7f]/;
 
 const NOTHING: PathReading = {};
 const REFUSED: Readonly<Record<PathRefusal, PathReading>> = {
@@ -87,7 +86,7 @@ export function createPathReader(routes: readonly CompiledRoute[], paths: PathsS
     }
     const sent = asSent(path);
     const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-    const variant = UPPER_CASE.test(trimmed) || NON_ASCII.test(trimmed) ? trimmed.toLowerCase() : trimmed;
+    const variant = FOLDABLE.test(trimmed) ? trimmed.toLowerCase() : trimmed;
     if (variant === path && !foldAlways) return readingOf(sent);
     const other = folded(variant);
     if (other === undefined || other === sent) return readingOf(sent);

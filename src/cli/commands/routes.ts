@@ -3,7 +3,8 @@
  * file judged offline, by the same loader a start and a reload use (route-table/load.ts), so a
  * file that passes the check is one the gateway takes, like `nginx -t`.
  *
- * Exit status: check: 0 valid, 1 not (every error on stderr, `FILE:LINE: /pointer: what`).
+ * Exit status: check: 0 valid, 1 not (every error on stderr, `FILE:LINE: /pointer: what`); its
+ * warnings (route-table/warnings.ts) go to stderr in the same form and never fail it.
  * explain: 0 the request would be forwarded, 1 it would not (404, 405, or refused by the path
  * guard), 2 a usage error or a file that does not load. Nothing is sent anywhere; no setting's
  * value is printed but the upstream URLs the file (or AUTHGATE_UPSTREAM_URL) names.
