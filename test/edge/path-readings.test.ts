@@ -39,7 +39,7 @@ t.test('nginx (the shipped snippet) in front of the authz port: the public root 
   const { gw, upstream, full, accountsOnly } = await gatewayWithKeys(t);
   const authz = await listenAuthz(gw);
   const listenPort = await freePort();
-  const proxy = await startNginx(nginx!, listenPort, renderNginxSnippet({ listenPort, authzPort: authz.port, appPort: upstream.port }));
+  const proxy = await startNginx(nginx!, listenPort, renderNginxSnippet({ listenPort, authzPort: authz.port, appPort: upstream.port, publicPort: Number(new URL(gw.publicUrl).port) }));
   t.teardown(() => proxy.close());
   t.afterEach(async (t) => {
     if (!t.passing()) t.comment(proxy.errorLog().slice(-4000));
