@@ -10,14 +10,110 @@
  * Anything but the light spans' shape (a span of another kind, another resource or scope in the
  * batch, an attribute value other than a string, a boolean or a small whole number) is left to the
  * official serializer, whole batch and all, so nothing the gateway might export is written by a
- * path the test does not cover. This module is OTLP's messages and fields; the wire format's bytes
- * (varints, lengths, strings) are tracing/protobuf-writer.ts's.
+ * path the test does not cover.
  */
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { LightSpan, ORIGIN } from './light-span.js';
-import { byte, close, fixed32, hexBytes, key, LEN, open, raw, restart, string, varint, written } from './protobuf-writer.js';
+
+/** Field keys (number << 3 | wire type) as single bytes, and field 16's two. */
+const LEN = 2;
+const key = (field: number, wire: number): number => (field << 3) | wire;
+
+let buffer = Buffer.allocUnsafe(1 << 17);
+let at = 0;
+
+function room(bytes: number): void {
+  if (at + bytes <= buffer.length) return;
+  let size = buffer.length * 2;
+  while (size < at + bytes) size *= 2;
+  const grown = Buffer.allocUnsafe(size);
+  buffer.copy(grown, 0, 0, at);
+  buffer = grown;
+}
+
+function varint(value: number): void {
+  room(5);
+  while (value > 127) {
+    buffer[at++] = (value & 127) | 128;
+    value >>>= 7;
+  }
+  buffer[at++] = value;
+}
+
+function byte(value: number): void {
+  room(1);
+  buffer[at++] = value;
+}
+
+/** A length-delimited field's start: `reserve` bytes kept for its length, fixed up by close(). */
+function open(reserve: number): number {
+  room(reserve);
+  const start = at;
+  at += reserve;
+  return start;
+}
+
+/** Writes the length (minimal varint, as every protobuf writer does) and moves the body when its size differs from the reserve. */
+function close(start: number, reserve: number): void {
+  const length = at - start - reserve;
+  const size = length < 128 ? 1 : length < 16384 ? 2 : length < 2097152 ? 3 : length < 268435456 ? 4 : 5;
+  if (size !== reserve) {
+    room(size - reserve);
+    buffer.copyWithin(start + size, start + reserve, at);
+    at += size - reserve;
+  }
+  let value = length;
+  let p = start;
+  while (value > 127) {
+    buffer[p++] = (value & 127) | 128;
+    value >>>= 7;
+  }
+  buffer[p] = value;
+}
+
+/** ASCII (every string the gateway itself makes) byte by byte: for short strings that beats two calls into native code. */
+function string(value: string): void {
+  const length = value.length;
+  if (length < 128) {
+    room(length + 1);
+    const start = at;
+    buffer[at++] = length;
+    for (let i = 0; i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code > 127) {
+        at = start;
+        return utf8(value);
+      }
+      buffer[at++] = code;
+    }
+    return;
+  }
+  utf8(value);
+}
+function utf8(value: string): void {
+  const bytes = Buffer.byteLength(value);
+  varint(bytes);
+  room(bytes);
+  at += buffer.write(value, at, bytes, 'utf8');
+}
+
+/**
+ * Lower-case (or upper-case) hex as bytes, as the official hexToBinary reads it (every id written
+ * here is valid hex: the gateway's own, or a parent's the W3C propagator accepted). A table, not
+ * comparisons: random hex digits are digits or letters at random, and the branches mispredicted.
+ * Measured (512-span batches as the bench's, in-process, two runs, one each way round): 274 -> 250 and
+ * 277 -> 257 µs per batch at best, ~0.1 µs per request.
+ */
+const NIBBLE = new Uint8Array(256);
+for (let c = 0; c < 16; c++) NIBBLE['0123456789abcdef'.charCodeAt(c)] = NIBBLE['0123456789ABCDEF'.charCodeAt(c)] = c;
+function hexBytes(hex: string): void {
+  const bytes = hex.length >>> 1;
+  varint(bytes);
+  room(bytes);
+  for (let i = 0; i < hex.length; i += 2) buffer[at++] = (NIBBLE[hex.charCodeAt(i) & 255]! << 4) | NIBBLE[hex.charCodeAt(i + 1) & 255]!;
+}
 
 /**
  * A light span's time (performance.now()) as fixed64 nanoseconds since the epoch: the HrTime
@@ -35,8 +131,9 @@ function fixed64Time(elapsed: number): void {
   const highSeconds = ((seconds / 65536) >>> 0) * 1e9;
   const low = (lowSeconds >>> 0) + (((highSeconds & 65535) * 65536) >>> 0) + nanos;
   const high = (Math.floor(lowSeconds / 4294967296) + ((highSeconds / 65536) >>> 0) + Math.floor(low / 4294967296)) >>> 0;
-  fixed32(low >>> 0);
-  fixed32(high);
+  room(8);
+  word(low >>> 0);
+  word(high);
 }
 
 /** Each attribute name's KeyValue key, encoded once (names are the gateway's constants; bounded all the same). */
@@ -68,7 +165,8 @@ function attributes(values: ReadableSpan['attributes'], field: number): boolean 
       encoded = encoded.subarray(0, n);
       if (names.size < 256) names.set(name, encoded);
     }
-    raw(encoded);
+    room(encoded.length);
+    at += encoded.copy(buffer, at);
     byte(key(2, LEN));
     const any = open(1);
     if (typeof value === 'string') {
@@ -114,17 +212,19 @@ function span(span: LightSpan): boolean {
   if (span.ended) fixed64Time(span.endedAt);
   else {
     // Never handed to an exporter unended; written as the official serializer writes [0, 0].
-    fixed32(0);
-    fixed32(0);
+    room(8);
+    word(0);
+    word(0);
   }
   if (!attributes(span.attributes, 9)) return false;
   // The dropped counts (always 0 here), written as the official serializer writes them: always.
-  byte(key(10, 0));
-  byte(0);
-  byte(key(12, 0));
-  byte(0);
-  byte(key(14, 0));
-  byte(0);
+  room(6);
+  buffer[at++] = key(10, 0);
+  buffer[at++] = 0;
+  buffer[at++] = key(12, 0);
+  buffer[at++] = 0;
+  buffer[at++] = key(14, 0);
+  buffer[at++] = 0;
   byte(key(15, LEN));
   const status = open(1);
   if (span.status.message) {
@@ -136,10 +236,19 @@ function span(span: LightSpan): boolean {
   close(status, 1);
   // Field 16, fixed32: the trace flags, "has is_remote" and whether the parent is remote.
   const flags = (context.traceFlags & 255) | 256 | (parent?.isRemote ? 512 : 0);
-  byte(133);
-  byte(1);
-  fixed32(flags);
+  room(6);
+  buffer[at++] = 133;
+  buffer[at++] = 1;
+  word(flags);
   return true;
+}
+
+/** Four bytes, little-endian (room made by the caller). */
+function word(value: number): void {
+  buffer[at++] = value & 255;
+  buffer[at++] = (value >>> 8) & 255;
+  buffer[at++] = (value >>> 16) & 255;
+  buffer[at++] = value >>> 24;
 }
 
 /**
@@ -158,7 +267,7 @@ export function encodeLightSpans(spans: readonly ReadableSpan[]): Uint8Array | u
   for (const s of spans) {
     if (!(s instanceof LightSpan) || s.resource !== resource || s.instrumentationScope !== scope) return undefined;
   }
-  restart();
+  at = 0;
   byte(key(1, LEN));
   const resourceSpans = open(3);
   byte(key(1, LEN));
@@ -194,5 +303,6 @@ export function encodeLightSpans(spans: readonly ReadableSpan[]): Uint8Array | u
     string(resource.schemaUrl);
   }
   close(resourceSpans, 3);
-  return written();
+  // A copy: the exporter may still hold (and retry) this batch while the next one is written.
+  return Uint8Array.prototype.slice.call(buffer, 0, at);
 }
