@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { BUILTIN_ROUTES_FILE } from '../../src/route-table/builtin.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
+import { PLANS_FILE } from '../helpers/plans.js';
 import { ADMIN_TOKEN, eventually, send, startGateway, UA, type StartedGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
 import { compiledTable } from '../helpers/route-tables.js';
@@ -14,16 +15,6 @@ import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstr
  * move to another plan holds on every replica within a second without rewriting a key; a plan
  * removed from the file falls back to defaultPlan. On the memory store and on a real Redis.
  */
-
-/** The built-in file with two plans: `basic` reads accounts, `full` may do everything. */
-export const PLANS_FILE: RoutesFile = {
-  ...BUILTIN_ROUTES_FILE,
-  plans: {
-    basic: { description: 'Reads only', scopes: ['accounts:read'] },
-    full: { scopes: 'all' },
-  },
-  defaultPlan: 'basic',
-};
 
 const bearer = (credential: string) => ({ ...UA, authorization: `Bearer ${credential}` });
 const json = (credential: string) => ({ ...bearer(credential), 'content-type': 'application/json' });
