@@ -184,3 +184,28 @@ t.test('two replicas on one Redis: a downgrade on A refuses an existing key on A
   t.equal((await movePlan(b, org.id, 'full')).status, 200);
   t.ok(await eventually(async () => (await statuses()).every((s) => s === 200), 10_000, 10), 'upgraded on B: allowed again on both');
 });
+
+t.test("a plan's rateLimit is its credentials' default (an organization's own limit wins); its maxKeys bounds the keys held", async (t) => {
+  const file: RoutesFile = { ...PLANS_FILE, plans: { basic: { scopes: 'all', rateLimit: '2/60s', maxKeys: 2 }, full: { scopes: 'all' } } };
+  const gw = await gatewayOn(t, 'memory', file);
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  const key = (await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: '{}' })).json() as { apiKey: string };
+  const reads = async (n: number) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < n; i++) statuses.push((await gw.get('/accounts', { authorization: `Bearer ${key.apiKey}` })).status);
+    return statuses;
+  };
+  t.strictSame(await reads(3), [200, 200, 429], "basic's 2/60s");
+  const view = (await send(`${gw.opsUrl}/admin/organizations/${org.id}`, { headers: admin })).json();
+  t.match(view, { rateLimit: null, effectiveRateLimit: '2/60s', effectiveKeyLimit: 2 }, "the plan's, as the admin API shows them");
+  t.equal((await send(`${gw.opsUrl}/admin/organizations/${org.id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ rateLimit: 'off' }) })).status, 200);
+  t.strictSame(await reads(3), [200, 200, 200], "the organization's own (off) wins over its plan's");
+
+  t.equal((await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: '{}' })).status, 201, 'a second key');
+  const third = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: '{}' });
+  t.equal(third.status, 409, "a third: basic's maxKeys is 2");
+  t.equal(third.json().code, 1305);
+  t.equal((await movePlan(gw, org.id, 'full')).status, 200);
+  t.equal((await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: '{}' })).status, 201, 'on full: AUTHGATE_MAX_KEYS_PER_ORGANIZATION again');
+});
