@@ -7,6 +7,7 @@ import { ADMIN_TOKEN, eventually, send, startGateway, UA, type StartedGateway } 
 import { startRedis } from '../helpers/redis.js';
 import { compiledTable } from '../helpers/route-tables.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * Plans (issue 47): what an organization's credentials may hold is their own scopes within its
@@ -208,4 +209,21 @@ t.test("a plan's rateLimit is its credentials' default (an organization's own li
   t.equal(third.json().code, 1305);
   t.equal((await movePlan(gw, org.id, 'full')).status, 200);
   t.equal((await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: '{}' })).status, 201, 'on full: AUTHGATE_MAX_KEYS_PER_ORGANIZATION again');
+});
+
+t.test('a move to another plan is sent as a security notice', async (t) => {
+  const receiver = await startWebhookReceiver();
+  t.teardown(() => receiver.close());
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const gw = await startGateway(t, {
+    env: { AUTHGATE_NOTIFY_WEBHOOK_URL: receiver.url, AUTHGATE_NOTIFY_WEBHOOK_SECRET: 'plans-test-secret-0123456789abcdef-XyZ' },
+    upstream,
+    deps: { routes: compiledTable(PLANS_FILE, upstream.url) },
+  });
+  const org = await gw.createOrganization();
+  t.equal((await movePlan(gw, org.id, 'full')).status, 200);
+  const plan = () => receiver.received.map((n) => JSON.parse(n.raw.toString('utf8')) as { type: string; organization: { id: string }; details: unknown }).find((n) => n.type === 'organization.plan_changed');
+  t.ok(await eventually(async () => plan() !== undefined, 10_000, 20), 'noticed');
+  t.match(plan(), { organization: { id: org.id }, details: { from: null, to: 'full' } });
 });
