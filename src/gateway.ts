@@ -16,13 +16,14 @@ import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { createResetThrottle } from './guards/reset-throttle.js';
+import { createSecondFactorBound } from './guards/second-factor-bound.js';
 import { createRateLimitCheck } from './limits/enforce.js';
 import { createRateLimiter } from './limits/limiter.js';
 import { createRateLimitPolicy } from './limits/policy.js';
 import { createOrganizationPlans } from './plans/organization-plans.js';
 import { createPlanService } from './services/organization-plans.js';
 import { createRouteLimitCheck } from './limits/route-limit.js';
-import { createForwardedDocs } from './proxy/forwarded-docs.js';
+import { createForwardedDocs, type ForwardedDocsOptions } from './proxy/forwarded-docs.js';
 import { createEdgeDecider } from './edge-authz/decider.js';
 import type { EdgeDecider } from './edge-authz/decision.js';
 import { trustedPeers, type PeerTrust } from './edge-authz/peers.js';
@@ -35,7 +36,7 @@ import { createHealth, type Health } from './observability/health.js';
 import { instrument } from './observability/instrumentation.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createMetrics, registerOpenApiMetric, type Metrics } from './observability/metrics.js';
 import { traced } from './tracing/tracing.js';
 import { registerRouteMetrics } from './observability/route-metrics.js';
 import { LEAK_REPORTS } from './routes/leaked-keys.js';
@@ -75,6 +76,8 @@ export type GatewayDeps = Readonly<{
   routes: RouteTable;
   /** The security notices' retry waits and bounds (notices/delivery.ts); tests shorten them. */
   noticeTuning: Partial<DeliveryTuning>;
+  /** How a table's routes are documented (proxy/forwarded-docs.ts describeTable); a test hands in one that fails. */
+  openApiPaths: ForwardedDocsOptions['describe'];
 }>;
 
 export type Gateway = Readonly<{
@@ -188,7 +191,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const mfaKey = config.mfa.encryptionKey;
   // Passkeys: offered when the relying party is configured (config/webauthn.ts).
   const passkeys = createPasskeyService({ store, rp: config.webauthn === undefined ? undefined : { ...config.webauthn, name: config.jwt.issuer }, now, logger });
-  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, now, issuer: config.jwt.issuer, passkeys });
+  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, bound: createSecondFactorBound(store, config.mfa.failureLimit), now, issuer: config.jwt.issuer, passkeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
@@ -258,8 +261,11 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const authzServer = config.authz.port === undefined ? undefined : createAuthzHttpServer({ ...edge, tracing, onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization answer failed') });
 
   // The table's routes in the public OpenAPI document (the catch-all itself is hidden from it).
-  const forwardedDocs = createForwardedDocs(routes, (error) => logger.error({ event: 'routes.openapi_failed', err: error }, 'the route table could not be documented'));
-  await forwardedDocs.ready();
+  const forwardedDocs = createForwardedDocs(routes, {
+    onError: (error, table) => logger.error({ event: 'routes.openapi_failed', err: error, hash: table.hash, source: table.source }, `the route table ${table.hash} could not be documented: /openapi.json lists none of its routes`),
+    describe: deps.openApiPaths,
+  });
+  registerOpenApiMetric(metrics, () => forwardedDocs.status().documented);
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,
     adminRefusals: createAdminRefusalThrottle(store),
@@ -279,6 +285,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),
     jwks: identity?.keys.jwks,
     routes,
+    routesDocumented: () => forwardedDocs.status().documented,
   });
 
   let closing: Promise<void> | undefined;

@@ -39,6 +39,12 @@ export const problems = {
   // A passkey registration whose response does not verify (origin, RP ID, challenge, user
   // verification, signature): 403 as 1119, the caller's token is still good; nothing is stored.
   passkeyRejected: { status: 403, code: 1120, title: 'Passkey not accepted' },
+  // Issue 45 (guards/second-factor-bound.ts): an organization's consecutive wrong second-factor
+  // proofs reached their bound (every replica, every address), and the mfaTokens issued to it.
+  tooManySecondFactorFailures: { status: 429, code: 1121, title: 'Too many wrong second-factor codes' },
+  tooManyMfaTokens: { status: 429, code: 1122, title: 'Too many second-factor challenges' },
+  // A change to the authenticators while a second factor is enrolled, without proving it.
+  secondFactorRequired: { status: 403, code: 1123, title: 'Second factor required for this change' },
   // Plans (issue 47): a key given (created or narrowed with) a scope its organization's plan does not include.
   scopesOutsidePlan: { status: 403, code: 1130, title: 'Scope outside the plan' },
 
@@ -90,6 +96,11 @@ export const problems = {
   passkeysNotConfigured: { status: 409, code: 1231, title: 'Passkeys not configured' },
   passkeyAlreadyRegistered: { status: 409, code: 1232, title: 'Passkey already registered' },
   passkeyLimitReached: { status: 409, code: 1233, title: 'Passkey limit reached' },
+  // The edge proxies' authorization port (issue 45): the client sent a header only authgate sets
+  // (x-organization-*, x-authgate-*, an underscore name), which a proxy cannot drop by prefix.
+  identityHeaderSent: { status: 400, code: 1234, title: 'Identity header sent by the client' },
+  // Both ports (issue 45): a method-override header that is not one method the route forwards.
+  methodOverrideRefused: { status: 400, code: 1235, title: 'Method override refused' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

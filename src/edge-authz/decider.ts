@@ -3,6 +3,8 @@
  * made by the same functions as the gateway's own proxy, in the same order, so the authorization
  * port and the public port never disagree about a request:
  *
+ * 0. a client's header only authgate sets (x-organization-*, x-authgate-*, an underscore name):
+ *    400 before anything else, as no proxy can drop those names by prefix (issue 45);
  * 1. the path guard (proxy/path-guard.ts): an ambiguous target is 404 before anything else;
  * 2. the live route table, read once: no route is 404, a method the route does not list is 405
  *    with the route's Allow; then a doubly encoded path is 400 (the public port's order);
@@ -11,7 +13,8 @@
  *    duplicate), resolved from the cache, else the store (StoreUnavailable: 503 + Retry-After,
  *    never a 401 and never an allow), counted in authgate_auth_decisions_total, an API key's use
  *    noted for lastUsedAt;
- * 5. the route's credential kinds and the method's scope (authz/authorize.ts routeRefusal);
+ * 5. the route's credential kinds and the method's scope (authz/authorize.ts routeRefusal), and
+ *    those of each method a method-override header names (authz/method-override.ts);
  * 6. the credential's rate limit, then the route's, on the public port's own limiter instances
  *    (budget shared with it, and across replicas through the store);
  * 7. the identity assertion for the route's upstream (kept, or signed now).
@@ -22,6 +25,7 @@
 import type { PlanLookup } from '../plans/organization-plans.js';
 import { effectiveScopesHeader } from '../plans/effective-scopes.js';
 import { routeRefusal } from '../authz/authorize.js';
+import { methodOverrideRefusal } from '../authz/method-override.js';
 import type { ScopeRule } from '../authz/scopes.js';
 import { bearerProblem, denialProblem } from '../credentials/authenticate.js';
 import { readBearer } from '../credentials/bearer.js';
@@ -30,7 +34,6 @@ import { looksLikeApiKey } from '../credentials/api-keys.js';
 import type { Principal } from '../credentials/principal.js';
 import type { CredentialResolver, Resolution } from '../credentials/resolver.js';
 import { problemBody, problemHeaders } from '../http/error-handler.js';
-import { METHOD_ORDER } from '../http/refusals.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import { rateLimitHeader } from '../limits/enforce.js';
 import type { RateLimiter, RateVerdict } from '../limits/limiter.js';
@@ -42,6 +45,7 @@ import type { CompiledPlan, CompiledRoute, RouteTable, RouteTableSource } from '
 import { StoreUnavailable } from '../store/store.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
 import type { EdgeRecorder } from './record.js';
+import { allowOf } from './route-allow.js';
 
 /** The identity headers a decision sets, or tells the proxy to remove when it sets none. */
 export const EDGE_IDENTITY_HEADERS = ['x-organization-id', 'x-organization-scopes', 'x-authgate-identity'] as const;
@@ -82,6 +86,8 @@ type Context = {
   auth: AuthDecision | undefined;
   /** ratelimit-policy and ratelimit, once a limit counted this request. */
   rateHeaders: Record<string, string> | undefined;
+  /** A refusal's reason for the access line when no credential check made one (identity_header, method_override). */
+  refusalReason: string | undefined;
 };
 
 type Step = EdgeDecision | Promise<EdgeDecision>;
@@ -93,20 +99,6 @@ const NO_RAW: readonly string[] = [];
 function then<T>(value: T | Promise<T>, f: (resolved: T) => Step): Step {
   return value instanceof Promise ? value.then(f) : f(value);
 }
-
-/** A route's Allow in the public port's order (http/refusals.ts allowedMethods), made once per route. */
-const allowOf = (() => {
-  const made = new WeakMap<CompiledRoute, string>();
-  return (route: CompiledRoute): string => {
-    let allow = made.get(route);
-    if (allow === undefined) {
-      allow = [...route.methods.keys()].sort((a, b) => rank(a) - rank(b)).join(', ');
-      made.set(route, allow);
-    }
-    return allow;
-  };
-})();
-const rank = (method: string) => (METHOD_ORDER.indexOf(method) + 1 || METHOD_ORDER.length + 1);
 
 export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
   const { routes, resolver, recordDecision, rateLimits, routeLimiter, identity } = deps;
@@ -152,8 +144,9 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
       allowed: true,
       upstreamHeaders,
       removeHeaders: EDGE_IDENTITY_HEADERS.filter((name) => set[name] === undefined),
-      // A limited request's allow is never kept: each request must be counted, and its RateLimit would go stale.
-      cacheSeconds: ctx.rateHeaders === undefined ? deps.cacheSeconds : 0,
+      // A limited request's allow is never kept, under the credential's limit or the route's own:
+      // each request must be counted, and its RateLimit would go stale.
+      cacheSeconds: ctx.rateHeaders === undefined && ctx.route!.rateLimit === undefined ? deps.cacheSeconds : 0,
       route: ctx.route!.label,
     };
     if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, plan, assertion, decision });
@@ -179,6 +172,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
       requestId: request.requestId,
       principal: ctx.principal,
       authDecision: ctx.auth,
+      refusalReason: ctx.refusalReason,
       trace: request.trace,
     });
     request.endSpan?.({
@@ -193,6 +187,10 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
 
   function decideRoute(ctx: Context): Step {
     const { target, method } = ctx.request;
+    if (ctx.request.identityHeaderSent) {
+      ctx.refusalReason = 'identity_header';
+      return deny(ctx, new Problem('identityHeaderSent', 'The request carries a header only authgate sets (x-organization-*, x-authgate-*, or a name with an underscore).', 'identity_header'));
+    }
     if (isAmbiguousPath(target)) return deny(ctx, new Problem('notFound', 'No such route.', 'ambiguous_path'));
     const path = pathOf(target);
     const table = routes.current();
@@ -203,7 +201,11 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     const rule = route.methods.get(method);
     if (rule === undefined) return deny(ctx, new Problem('methodNotAllowed', 'This path does not take this method; see Allow.', 'method_not_allowed'), allowOf(route));
     if (isDoublyEncodedPath(path)) return deny(ctx, new Problem('badRequest', 'The path still holds a percent-encoded dot segment, slash or backslash once decoded.', 'double_encoded_path'));
-    if (rule === null) return then(routeLimit(ctx, route), () => allow(ctx, null));
+    if (rule === null) {
+      const overridden = methodOverrideRefusal(route, ctx.request.clientHeaders, null);
+      if (overridden !== undefined) return overrideDenied(ctx, overridden);
+      return then(routeLimit(ctx, route), () => allow(ctx, null));
+    }
 
     const authorization = ctx.request.authorization;
     // readBearer counts Authorization in node's raw header list: the same pairs, from the proxy's values.
@@ -216,6 +218,11 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     // A cache hit resolves now: no closure is made for it.
     const resolution = resolve(ctx, bearer.token);
     return resolution instanceof Promise ? resolution.then((resolved) => credentialed(ctx, route, rule, resolved)) : credentialed(ctx, route, rule, resolution);
+  }
+
+  function overrideDenied(ctx: Context, problem: Problem): EdgeDeny {
+    ctx.refusalReason = 'method_override';
+    return deny(ctx, problem);
   }
 
   function decided(ctx: Context, decision: AuthDecision): void {
@@ -246,8 +253,11 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     ctx.principal = principal;
     decided(ctx, ALLOWED[principal.via]);
     if (principal.via === 'api_key') deps.noteKeyUse(principal);
-    const refusal = routeRefusal(route, rule, principal, deps.plans.planOf(principal.orgId, ctx.table!));
+    const plan = deps.plans.planOf(principal.orgId, ctx.table!);
+    const refusal = routeRefusal(route, rule, principal, plan);
     if (refusal !== undefined) return deny(ctx, refusal);
+    const overridden = methodOverrideRefusal(route, ctx.request.clientHeaders, principal, plan);
+    if (overridden !== undefined) return overrideDenied(ctx, overridden);
     // Most decisions have neither limit to wait for: no closure is made for them.
     const credentialLimited = credentialLimit(ctx, principal);
     if (credentialLimited === undefined) {
@@ -300,7 +310,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
   }
 
   return function decideEdge(request: EdgeRequest): Step {
-    const ctx: Context = { request, startedAt: performance.now(), table: undefined, route: undefined, principal: null, auth: undefined, rateHeaders: undefined };
+    const ctx: Context = { request, startedAt: performance.now(), table: undefined, route: undefined, principal: null, auth: undefined, rateHeaders: undefined, refusalReason: undefined };
     let step: Step;
     try {
       step = decideRoute(ctx);

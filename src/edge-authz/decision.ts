@@ -23,6 +23,16 @@ export type EdgeRequest = Readonly<{
   authorization: readonly string[];
   /** The client's address as the trusted proxy reported it (a public route's limit, the audit network). */
   clientAddress: string;
+  /**
+   * The client's headers as the proxy passed them on, by lower-case name (read for the
+   * method-override headers, authz/method-override.ts).
+   */
+  clientHeaders: Readonly<Record<string, string | string[] | undefined>>;
+  /**
+   * The client sent a header only authgate sets (proxy/identity-headers.ts isGatewayOnlyHeader):
+   * refused, since no proxy can drop such names by prefix (issue 45).
+   */
+  identityHeaderSent: boolean;
   /** The proxy's request id (x-request-id), when it sent one: carried into the access line. */
   requestId: string | undefined;
   /**

@@ -4,7 +4,12 @@
  *
  * - `/authz/auth-request`, nginx `auth_request` and ingress-nginx `auth-url`: the original method
  *   in X-Original-Method, the original target in X-Original-URI (nginx's `$request_uri`, as the
- *   documented snippet sets it) or X-Original-URL (ingress-nginx: `$scheme://$http_host$request_uri`);
+ *   documented snippet sets it) or X-Original-URL (ingress-nginx: `$scheme://$http_host$request_uri`).
+ *   Both proxies pass the client's own headers on, so the one the proxy did not set is the
+ *   client's: when both are there they must say the same path and query, or the request is
+ *   refused (ingress-nginx sets X-Original-URI itself only with `auth-method`); and X-Original-URL
+ *   holds the client's Host, so what follows its authority must start with `/` (`Host: x#` or
+ *   `Host: x:1?` would otherwise make `/admin` read as `/`);
  * - `/authz/forward-auth`, Traefik ForwardAuth and Caddy `forward_auth`: X-Forwarded-Method and
  *   X-Forwarded-Uri (path and query); -Proto and -Host describe the origin, which the route table
  *   does not match on;
@@ -17,7 +22,9 @@
  */
 import { isIP } from 'node:net';
 import { Problem } from '../problems.js';
+import { isGatewayOnlyHeader } from '../proxy/identity-headers.js';
 import type { EdgeProtocol, EdgeRequest } from './decision.js';
+import { lastForwardedAddress } from './forwarded-for.js';
 
 export const AUTH_REQUEST_PATH = '/authz/auth-request';
 export const FORWARD_AUTH_PATH = '/authz/forward-auth';
@@ -28,8 +35,8 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Printable ASCII but space: a request target, and a request id worth carrying into the log. */
 const VISIBLE = /^[\x21-\x7e]+$/;
 const MAX_REQUEST_ID = 200;
-/** `scheme://authority` then the rest: X-Original-URL's origin-form part is the rest. */
-const ABSOLUTE_URL = /^https?:\/\/[^/?#]*([^#]*)/i;
+/** `scheme://authority` then the rest: X-Original-URL's origin-form part is the rest, which must start with `/`. */
+const ABSOLUTE_URL = /^https?:\/\/[^/?#]*(.*)$/is;
 
 /** Which protocol a path of the authorization port serves; undefined for any other path (404). */
 export function protocolOf(url: string): EdgeProtocol | undefined {
@@ -75,12 +82,15 @@ export function readEdgeRequest(protocol: EdgeProtocol, request: EdgeHttpRequest
     if (method === undefined || (uri === undefined && url === undefined)) {
       return new Problem('originalRequestMissing', 'Send X-Original-Method and X-Original-URI (or X-Original-URL) with the original request\'s method and target.', 'original_missing');
     }
-    if (uri !== undefined) target = uri;
-    else {
-      const match = ABSOLUTE_URL.exec(url!);
+    target = uri;
+    if (url !== undefined) {
+      const match = ABSOLUTE_URL.exec(url);
       if (match === null) return new Problem('originalRequestInvalid', 'X-Original-URL is not an http(s) URL.', 'original_invalid');
       const rest = match[1]!;
-      target = rest === '' || rest.charCodeAt(0) === 63 ? `/${rest}` : rest;
+      // `Host: x#` or `Host: x:1?` puts a `#` or `?` right after the authority: the path nginx forwards comes after it.
+      if (rest.charCodeAt(0) !== 47 /* / */) return new Problem('originalRequestInvalid', 'X-Original-URL has no path right after its host.', 'original_invalid');
+      if (uri !== undefined && uri !== rest) return new Problem('originalRequestInvalid', 'X-Original-URI and X-Original-URL describe different requests.', 'original_invalid');
+      target = rest;
     }
   } else {
     method = single(headers['x-forwarded-method']);
@@ -91,13 +101,15 @@ export function readEdgeRequest(protocol: EdgeProtocol, request: EdgeHttpRequest
   }
   if (method === undefined || !TOKEN.test(method)) return new Problem('originalRequestInvalid', 'The original method is not one HTTP method.', 'original_invalid');
   // The target goes to the path guard as it is; one with a space is two headers joined, or no target.
-  if (!VISIBLE.test(target)) return new Problem('originalRequestInvalid', 'The original target is not one request target.', 'original_invalid');
+  if (target === undefined || !VISIBLE.test(target)) return new Problem('originalRequestInvalid', 'The original target is not one request target.', 'original_invalid');
   const requestId = single(headers['x-request-id']);
   return {
     protocol,
     method,
     target,
     authorization: authorizationValues(request.rawHeaders),
+    clientHeaders: headers,
+    identityHeaderSent: carriesGatewayOnlyHeader(headers),
     clientAddress: clientAddressOf(protocol, request),
     requestId: requestId !== undefined && requestId.length <= MAX_REQUEST_ID && VISIBLE.test(requestId) ? requestId : undefined,
   };
@@ -107,6 +119,12 @@ export function readEdgeRequest(protocol: EdgeProtocol, request: EdgeHttpRequest
 function single(value: string | string[] | undefined): string | undefined {
   if (value === undefined || value === '') return undefined;
   return typeof value === 'string' ? value : value.join(', ');
+}
+
+/** Whether any header name is one only authgate sets (names are node's, lower case). */
+function carriesGatewayOnlyHeader(headers: EdgeHttpRequest['headers']): boolean {
+  for (const name in headers) if (isGatewayOnlyHeader(name)) return true;
+  return false;
 }
 
 /** Every Authorization value, as sent (node's `headers` keeps only the first). */
@@ -132,9 +150,5 @@ function clientAddressOf(protocol: EdgeProtocol, request: EdgeHttpRequest): stri
     if (typeof real === 'string' && isIP(real.trim()) !== 0) return real.trim();
   }
   const forwarded = headers['x-forwarded-for'];
-  if (typeof forwarded === 'string' && forwarded !== '') {
-    const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
-    if (isIP(last) !== 0) return last;
-  }
-  return request.socket.remoteAddress ?? 'unknown';
+  return (typeof forwarded === 'string' ? lastForwardedAddress(forwarded) : undefined) ?? request.socket.remoteAddress ?? 'unknown';
 }

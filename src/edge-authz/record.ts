@@ -21,6 +21,8 @@ export type EdgeOutcome = Readonly<{
   principal: Principal | null;
   /** The credential check's decision, when one was made. */
   authDecision: AuthDecision | undefined;
+  /** A refusal made before or beside the credential check (identity_header, method_override): the access line's authReason when no decision says one. */
+  refusalReason?: string | undefined;
   /** The request's trace ids, when it is part of a trace (EdgeRequest.trace). */
   trace?: TraceIds | undefined;
 }>;
@@ -63,7 +65,7 @@ export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): Edge
     const route = o.route ?? UNMATCHED;
     const principal = o.principal;
     const decision = o.authDecision;
-    if (principal !== null && o.trace === undefined && repeat !== undefined) {
+    if (principal !== null && o.trace === undefined && o.refusalReason === undefined && repeat !== undefined) {
       let kept = lines.get(principal);
       if (kept === undefined || kept.route !== o.route || kept.method !== o.method || kept.status !== o.status || kept.decision !== decision || kept.protocol !== o.protocol) {
         const series = seriesOf(o.protocol, outcomeOf(o.status), route);
@@ -93,7 +95,7 @@ export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): Edge
       orgId: principal?.orgId,
       credentialKind: principal?.via ?? decision?.kind,
       keyId: principal?.via === 'api_key' ? principal.credentialId : undefined,
-      authReason: decision === undefined || decision.outcome === 'allowed' ? undefined : decision.reason,
+      authReason: decision === undefined || decision.outcome === 'allowed' ? o.refusalReason : decision.reason,
       protocol: o.protocol,
       traceId: o.trace?.traceId,
       spanId: o.trace?.spanId,

@@ -57,6 +57,8 @@ export type OpsServerDeps = Readonly<{
   jwks: Jwks | undefined;
   /** The live route table: /readyz shows its hash, so a rollout can check every replica serves the same one. */
   routes: RouteTableSource;
+  /** Whether GET /openapi.json describes the live table (proxy/forwarded-docs.ts): /readyz says it too. */
+  routesDocumented: () => boolean;
 }>;
 
 /**
@@ -121,7 +123,9 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
     const invalidation = health.invalidationSubscribed ? 'subscribed' : 'unsubscribed (serving from Redis without cache)';
     // A refused reload leaves the table in use (and the replica ready): the hash says which one it is.
     const table = deps.routes.current();
-    const routes = { hash: table.hash, source: table.source ?? 'built-in' };
+    // A table that could not be documented is served all the same (the replica stays ready); the detail says it.
+    const openapi = deps.routesDocumented() ? 'documented' : 'failed (see the routes.openapi_failed log line)';
+    const routes = { hash: table.hash, source: table.source ?? 'built-in', openapi };
     if (health.ready) return { status: 'ready', invalidation, routes };
     return reply.code(503).header('retry-after', '1').send({ status: health.storeUp ? 'draining' : 'store_unavailable', invalidation, routes });
   });

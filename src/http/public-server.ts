@@ -209,7 +209,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     auth.addHook('onRequest', noStore);
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit, mfa: deps.mfa.service });
     await auth.register(mfaRoutes, { mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit, enrolment: deps.mfa.enrolment, passkeysOffered: deps.mfa.passkeys.offered });
-    await auth.register(passkeyRoutes, { passkeys: deps.mfa.passkeys, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit });
+    await auth.register(passkeyRoutes, { passkeys: deps.mfa.passkeys, mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit });
     await auth.register(passwordRoutes, { passwords: deps.passwords, throttle: deps.throttle, resets: deps.passwordResets, audit: deps.audit });
     await auth.register(organizationRoutes, { profiles: deps.profiles, passwords: deps.passwords, throttle: deps.throttle, audit: deps.audit });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit });

@@ -147,10 +147,10 @@ export function instrumentBus(bus: InvalidationBus, metrics: Metrics): Invalidat
   };
 }
 
-/** How many of the revoked are credentials (not a `rate_limits` or `profile` change). */
+/** How many of the revoked are credentials (not a `rate_limits` or `profile` change, nor a key's creation). */
 function countCredentials(revoked: readonly Revoked[]): number {
   let count = 0;
-  for (const item of revoked) if (item.kind === 'api_key' || item.kind === 'session') count++;
+  for (const item of revoked) if ((item.kind === 'api_key' && item.created !== true) || item.kind === 'session') count++;
   return count;
 }
 

@@ -183,8 +183,20 @@ export function registerSubscriptionMetric(metrics: Metrics, subscribed: () => b
   });
 }
 
+/** 1 while GET /openapi.json describes the live route table (proxy/forwarded-docs.ts), read at scrape time. */
+export function registerOpenApiMetric(metrics: Metrics, documented: () => boolean): void {
+  new Gauge({
+    name: 'authgate_openapi_documented',
+    help: "1 while the public OpenAPI document (GET /openapi.json) describes the live route table's routes; 0 while the table in use could not be documented (the routes.openapi_failed log line says why; the document then lists only the gateway's own routes).",
+    registers: [metrics.registry],
+    collect() {
+      this.set(documented() ? 1 : 0);
+    },
+  });
+}
+
 /** Cache numbers are read at scrape time, so a cache hit costs no metric update. */
-export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number }): void {
+export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number; unknownSize(): number }): void {
   const { registry } = metrics;
   const counter = (name: string, help: string, read: () => number) =>
     new Counter({
@@ -205,6 +217,14 @@ export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<
     registers: [registry],
     collect() {
       this.set(cache.size());
+    },
+  });
+  new Gauge({
+    name: 'authgate_credential_cache_unknown_entries',
+    help: 'Unknown credentials remembered as unknown now (within authgate_credential_cache_entries; at most AUTHGATE_NEGATIVE_CACHE_MAX).',
+    registers: [registry],
+    collect() {
+      this.set(cache.unknownSize());
     },
   });
 }

@@ -22,6 +22,7 @@
 import type { PlanLookup } from '../plans/organization-plans.js';
 import { planAllows } from '../route-table/plans.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { methodOverrideRefusal } from '../authz/method-override.js';
 import { readBearer } from '../credentials/bearer.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
@@ -124,8 +125,9 @@ export function createFastPath(deps: {
     const lane = laneOf(table, route);
 
     if (rule === null) {
-      // A public route: no credential is read; its own limit (per client address) goes the framework's way.
-      if (route.rateLimit !== undefined) return framework(request, response);
+      // A public route: no credential is read; its own limit (per client address) goes the framework's
+      // way, and so does a method override it refuses (authz/method-override.ts).
+      if (route.rateLimit !== undefined || methodOverrideRefusal(route, headers, null) !== undefined) return framework(request, response);
       return send(request, response, { lane, method, url, hasBody, principal: null, assertion: null, verdict: undefined, startedAt: performance.now(), plan: undefined });
     }
     const bearer = readBearer(headers.authorization, request.rawHeaders);
@@ -183,6 +185,8 @@ export function createFastPath(deps: {
     if (!principal.scopes.holds(rule)) return false;
     const plan = deps.plans.planOf(principal.orgId, lane.table);
     if (!planAllows(plan, rule)) return false;
+    // A method-override header names a method whose scope must be held too: the framework refuses it.
+    if (methodOverrideRefusal(route, request.headers, principal, plan) !== undefined) return false;
     let assertion: string | null = null;
     if (deps.identity !== undefined) {
       const kept = deps.identity.current(principal, route.upstream.audience);

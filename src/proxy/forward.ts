@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { routeRefusal } from '../authz/authorize.js';
+import { methodOverrideRefusal } from '../authz/method-override.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Problem } from '../problems.js';
@@ -57,7 +58,8 @@ const FORWARDABLE = 'authgateForwardable';
  *   list is 405 with Allow (never a broader route), and nothing reaches any upstream;
  * - the path guard (path-guard.ts), then the route's credentials: a public route reads none (its
  *   Authorization is not looked at, and removed with every identity header), any other
- *   authenticates, then authorizes by the route's kinds and the method's scope;
+ *   authenticates, then authorizes by the route's kinds and the method's scope, and the scope of
+ *   each method a method-override header names (authz/method-override.ts);
  * - the credential's rate limit, the route's, the identity assertion for the route's upstream;
  * - reply-from to the route's upstream: path and query untouched below the upstream URL's own
  *   path, bodies streamed, identity and forwarding headers rewritten.
@@ -185,11 +187,15 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     if (request.forwardedRoute!.credentials.kind === 'none') return;
     await authenticate(request);
   };
+  // The method's scope, then every method a method-override header names (authz/method-override.ts):
+  // the upstream may serve the request as that method.
   const authorizeRoute = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const route = request.forwardedRoute!;
-    if (route.credentials.kind === 'none') return done();
+    const headers = request.raw.headers;
+    if (route.credentials.kind === 'none') return done(methodOverrideRefusal(route, headers, null));
     const principal = request.principal!;
-    done(routeRefusal(route, route.methods.get(request.method)!, principal, opts.plans.planOf(principal.orgId, request.routeTable!)));
+    const plan = opts.plans.planOf(principal.orgId, request.routeTable!);
+    done(routeRefusal(route, route.methods.get(request.method)!, principal, plan) ?? methodOverrideRefusal(route, headers, principal, plan));
   };
   // The catch-all never takes the gateway's own paths (/auth, /.well-known, /console and below,
   // where no route of a table may be): there the router answers as it always did, its 404, its

@@ -22,6 +22,16 @@ const IDENTITY_PREFIX = 'x-organization-';
 const GATEWAY_PREFIX = 'x-authgate-';
 const FORWARDED_PREFIX = 'x-forwarded-';
 
+/**
+ * A lower-case header name only the gateway may set on the upstream request: `x-organization-*`,
+ * `x-authgate-*`, or any name with an underscore (see rewriteIdentityHeaders). The public port
+ * drops a client's; the authorization port refuses a request carrying one (edge-authz/), since
+ * a proxy cannot drop names by prefix.
+ */
+export function isGatewayOnlyHeader(name: string): boolean {
+  return name.startsWith(IDENTITY_PREFIX) || name.startsWith(GATEWAY_PREFIX) || name.includes('_');
+}
+
 /** What the gateway itself tells the upstream about the client: X-Forwarded-For, -Proto, -Host. */
 export type ForwardedInfo = Readonly<{
   /** The client address the gateway used and the trusted proxies after it, in X-Forwarded-For order. */
@@ -62,7 +72,7 @@ export function rewriteIdentityHeaders(
   const out: OutgoingHeaders = {};
   for (const name in headers) {
     // Header names from node are already lower-case.
-    if (ALWAYS_REMOVED.has(name) || name.startsWith(IDENTITY_PREFIX) || name.startsWith(GATEWAY_PREFIX) || name.startsWith(FORWARDED_PREFIX) || name.includes('_')) continue;
+    if (ALWAYS_REMOVED.has(name) || isGatewayOnlyHeader(name) || name.startsWith(FORWARDED_PREFIX)) continue;
     out[name] = headers[name];
   }
   out['x-forwarded-for'] = forwarded.for;

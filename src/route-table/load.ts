@@ -14,6 +14,7 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Docum
 import { isScopeName } from '../authz/scopes.js';
 import { RATE_LIMIT_FORM } from '../limits/rate-limit.js';
 import { compileRoutes, escapePointer, pathProblem, type CompileContext } from './compile.js';
+import { referenceErrorsDespiteShape } from './salvage.js';
 import { routesSchemaJson, MAX_NAME_LENGTH } from './schema.js';
 import type { RouteFileError, RoutesFile, RouteTable } from './types.js';
 
@@ -38,11 +39,19 @@ export function loadRoutesFile(path: string, context: LoadContext): LoadResult {
 
 /** As loadRoutesFile, on text already read (`path` names it in errors and becomes the table's source). */
 export function loadRoutesText(text: string, path: string, context: LoadContext): LoadResult {
-  const parsed = parseRoutesText(text, path);
-  if (!parsed.ok) return parsed;
-  const compiled = compileRoutes(parsed.file, { ...context, source: path });
+  const shaped = shapeOf(text, path);
+  if ('located' in shaped) return { ok: false, errors: shaped.located };
+  const compile = (file: RoutesFile) => compileRoutes(file, { ...context, source: path });
+  if (shaped.schemaErrors !== undefined) {
+    // Every error at once: the compiler's on what had its shape too (salvage.ts), in the file's order.
+    const shape = schemaErrors(shaped.schemaErrors);
+    const references = referenceErrorsDespiteShape(shaped.value, shaped.schemaErrors, shape, (file) => validator()(file) === true, compile);
+    return { ok: false, errors: locate([...shape, ...references], text, path, shaped.doc, shaped.lines) };
+  }
+  const file = shaped.value as RoutesFile;
+  const compiled = compile(file);
   if (!compiled.ok) return { ok: false, errors: locate(compiled.errors, text, path) };
-  return { ok: true, table: compiled.table, file: parsed.file };
+  return { ok: true, table: compiled.table, file };
 }
 
 /** The file's text, or why it cannot be had. */
@@ -62,16 +71,25 @@ export function readRoutesText(path: string): string | LocatedRouteError {
   }
 }
 
-/** YAML and the schema only: every error of both at once (the compiler needs a well-formed file, so it runs after). */
+/** YAML and the schema only: every error of both at once (loadRoutesText adds the compiler's). */
 export function parseRoutesText(text: string, path: string): ParseResult {
+  const shaped = shapeOf(text, path);
+  if ('located' in shaped) return { ok: false, errors: shaped.located };
+  if (shaped.schemaErrors === undefined) return { ok: true, file: shaped.value as RoutesFile };
+  return { ok: false, errors: locate(schemaErrors(shaped.schemaErrors), text, path, shaped.doc, shaped.lines) };
+}
+
+/** The file's value and the schema's raw errors (undefined: none), or its YAML errors already placed. */
+type Shaped = { located: LocatedRouteError[] } | { value: unknown; schemaErrors: ErrorObject[] | undefined; doc: Document; lines: LineCounter };
+
+function shapeOf(text: string, path: string): Shaped {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: '1.2', schema: 'core', merge: false });
   // Warnings (an unknown tag, say) are errors too: a file that YAML reads two ways is not one to serve.
   const yamlErrors = [...doc.errors, ...doc.warnings];
   if (yamlErrors.length > 0) {
     return {
-      ok: false,
-      errors: yamlErrors.map((error) => ({
+      located: yamlErrors.map((error) => ({
         file: path,
         line: error.linePos?.[0].line ?? (error.pos[0] >= 0 ? lines.linePos(error.pos[0]).line : undefined),
         pointer: undefined,
@@ -84,11 +102,10 @@ export function parseRoutesText(text: string, path: string): ParseResult {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
     // Too many aliases (a "billion laughs"), or an alias to nothing.
-    return { ok: false, errors: [{ file: path, line: undefined, pointer: undefined, message: `YAML: ${(error as Error).message.split('\n', 1)[0]}` }] };
+    return { located: [{ file: path, line: undefined, pointer: undefined, message: `YAML: ${(error as Error).message.split('\n', 1)[0]}` }] };
   }
   const validate = validator();
-  if (validate(value)) return { ok: true, file: value as RoutesFile };
-  return { ok: false, errors: locate(schemaErrors(validate.errors ?? []), text, path, doc, lines) };
+  return { value, schemaErrors: validate(value) ? undefined : [...(validate.errors ?? [])], doc, lines };
 }
 
 /** `FILE:LINE: /pointer: what is wrong`, one line. */

@@ -151,6 +151,9 @@ export function createApiKeyService(deps: {
         ...(expiresAt !== undefined && { expiresAt }),
         ...(scopes !== undefined && { scopes }),
       }, planOf(orgId)?.maxKeys ?? growth?.maxKeys);
+      // The store announced the creation to the other replicas (a replica that remembers the key
+      // as unknown forgets it); this replica hears it here.
+      if (created === 'created') bus.applyLocally([{ kind: 'api_key', cacheKey: key.hash, created: true }]);
       if (created !== 'created' && rateLimit !== undefined) await rateLimits.forgetKey(orgId, key.id);
       if (created === 'no-organization') throw new Problem('credentialInvalid', undefined, 'revoked_token');
       if (created === 'limit-reached') {
@@ -255,7 +258,7 @@ export function createApiKeyService(deps: {
         if (rateLimit !== null) await rateLimits.forgetKey(orgId, key.id);
         throw new Problem('apiKeyNotFound');
       }
-      bus.applyLocally([result.revoked]);
+      bus.applyLocally([result.revoked, { kind: 'api_key', cacheKey: key.hash, created: true }]); // the successor, announced as created
       if (result.rolled === undefined) await rateLimits.forgetKey(orgId, keyId);
       return {
         id: key.id,

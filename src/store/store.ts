@@ -43,10 +43,13 @@ export * from './counters.js';
  * the rate-limit overrides changed (its cacheKey is the organization's id), and every replica
  * reads them again (store/rate-limits.ts); credential caches pass it by. `profile` is no credential
  * either: the organization cacheKey's name or e-mail changed (store/organization-profiles.ts), and
- * every replica forgets what it kept of them (the identity assertion's profiles). `plan` is the
- * organization cacheKey's plan (store/organization-plans.ts): every replica reads the plans again.
+ * every replica forgets what it kept of them (the identity assertion's profiles). `created`: an API
+ * key that now exists (issue 45): nothing is revoked, but a replica that remembers it as unknown
+ * forgets that; on the wire an `api_key` item with `"created":true`, which a replica of an older
+ * build reads as a revocation of a key it holds nothing of. `plan` is the organization cacheKey's
+ * plan (store/organization-plans.ts): every replica reads the plans again.
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan'; cacheKey: string }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan'; cacheKey: string; created?: true }>;
 
 export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */

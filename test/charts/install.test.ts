@@ -160,6 +160,8 @@ t.test("docs/operations.md's production install: one command makes every secret 
     }
     t.ok(needed.has('identity-key.pem'), 'the identity key is among the keys the pods need');
     for (const key of needed) t.ok(key in made.files, `${ns}: the documented command makes ${key}`);
+    // Optional to start, but without it production refuses TOTP enrolment (409, code 1228).
+    t.ok('AUTHGATE_MFA_ENCRYPTION_KEY' in made.files, `${ns}: and the TOTP sealing key`);
 
     // And the whole set, with the rendered settings, is a config the gateway starts with.
     const cm = one(docs, 'ConfigMap', dep.metadata!.name).data as Record<string, string>;

@@ -136,3 +136,62 @@ t.test("the chart's copy of the routes schema is current (scripts/chart-routes-s
   const expected = JSON.parse(JSON.stringify(schema), (key, value: unknown) => (key === 'pattern' && value === lookahead ? weakened : value));
   t.same(values.definitions.routesFile, expected, 'run `npm run build && node scripts/chart-routes-schema.mjs` after changing src/route-table/schema.ts');
 });
+
+/** The same API in another shape, as a second values file would give it (a team's override). */
+const OTHER = {
+  version: 1,
+  upstreams: { default: {} },
+  scopes: { 'orders:read': 'Read orders' },
+  routes: [{ id: 'orders', path: '/api/v2/orders', match: 'subtree', methods: { GET: 'orders:read' } }],
+};
+
+t.test('two values files that both set routes.file are deep-merged by Helm (as documented); fileText replaces', async (t) => {
+  const rendered = async (files: object[]) =>
+    parse(find(await renderChart({ release: RELEASE, namespace: NAMESPACE, set: [`config.upstreamUrl=${UPSTREAM}`], valuesFiles: files.map(valuesFile) }), 'ConfigMap', `${RELEASE}-routes`).data['routes.yaml'] as string);
+  const merged = await rendered([{ routes: { file: FILE } }, { routes: { file: OTHER } }]);
+  t.same(merged.routes, OTHER.routes, 'routes.file: the later list replaces the earlier one');
+  t.same(Object.keys(merged.scopes).sort(), [...Object.keys(FILE.scopes), ...Object.keys(OTHER.scopes)].sort(), 'but the maps are merged: a file nobody wrote');
+  const replaced = await rendered([{ routes: { fileText: stringify(FILE) } }, { routes: { fileText: stringify(OTHER) } }]);
+  t.same(replaced, OTHER, 'routes.fileText: the later file whole, nothing of the earlier one');
+});
+
+t.test('routes.fileText: the text itself in the routes ConfigMap, mounted, checked by the Job on the same text', async (t) => {
+  const text = `# orders: the team's API\n${stringify(OTHER)}`;
+  const docs = await render({ routes: { fileText: text } });
+  t.equal(find(docs, 'ConfigMap', `${RELEASE}-routes`).data['routes.yaml'], text, 'byte for byte, comment included');
+  t.equal(find(docs, 'ConfigMap', RELEASE).data.AUTHGATE_ROUTES_FILE, '/etc/authgate/routes/routes.yaml');
+  const pod = find(docs, 'Deployment', RELEASE).spec.template.spec;
+  t.same(pod.volumes.find((v: { name: string }) => v.name === 'routes'), { name: 'routes', configMap: { name: `${RELEASE}-routes` } });
+  t.equal(find(docs, 'ConfigMap', `${RELEASE}-routes-check`).data['routes.yaml'], text, 'the hook ConfigMap holds the same text');
+  t.same(find(docs, 'Job', `${RELEASE}-routes-check`).spec.template.spec.volumes, [{ name: 'routes', configMap: { name: `${RELEASE}-routes-check` } }]);
+});
+
+t.test('routes.existingConfigMap: the team\'s ConfigMap mounted by name (its key as routes.yaml), by the pods and the check Job alike', async (t) => {
+  const docs = await render({ routes: { existingConfigMap: 'orders-routes', existingConfigMapKey: 'gateway-routes.yaml' } });
+  t.notOk(find(docs, 'ConfigMap', `${RELEASE}-routes`), 'the chart writes no routes ConfigMap');
+  t.notOk(find(docs, 'ConfigMap', `${RELEASE}-routes-check`), 'nor a hook copy');
+  const volume = { name: 'routes', configMap: { name: 'orders-routes', items: [{ key: 'gateway-routes.yaml', path: 'routes.yaml' }] } };
+  const pod = find(docs, 'Deployment', RELEASE).spec.template.spec;
+  t.same(pod.volumes.find((v: { name: string }) => v.name === 'routes'), volume, 'the Deployment mounts the team\'s ConfigMap');
+  for (const container of [...pod.initContainers, ...pod.containers]) {
+    t.same(container.volumeMounts.find((m: { name: string }) => m.name === 'routes'), { name: 'routes', mountPath: '/etc/authgate/routes', readOnly: true }, `${container.name}: the directory, never a subPath`);
+  }
+  t.equal(find(docs, 'ConfigMap', RELEASE).data.AUTHGATE_ROUTES_FILE, '/etc/authgate/routes/routes.yaml', 'the same path as the other forms');
+  const job = find(docs, 'Job', `${RELEASE}-routes-check`);
+  t.same(job.spec.template.spec.volumes, [volume], 'the check Job reads the same ConfigMap');
+  t.equal(job.metadata.annotations['helm.sh/hook'], 'pre-install,pre-upgrade');
+  const defaultKey = find(await render({ routes: { existingConfigMap: 'orders-routes' } }), 'Deployment', RELEASE).spec.template.spec.volumes.find((v: { name: string }) => v.name === 'routes');
+  t.same(defaultKey.configMap.items, [{ key: 'routes.yaml', path: 'routes.yaml' }], 'the key defaults to routes.yaml');
+});
+
+t.test('more than one form, or a ConfigMap name that is none, is refused before anything renders', async (t) => {
+  const refused = async (routes: object, pattern: RegExp, what: string) => {
+    const res = await helm(templateArgs({ release: RELEASE, namespace: NAMESPACE, set: [`config.upstreamUrl=${UPSTREAM}`], valuesFiles: [valuesFile({ routes })] }));
+    t.not(res.status, 0, what);
+    t.match(res.stderr, pattern, `${what}: named`);
+  };
+  await refused({ file: FILE, fileText: stringify(OTHER) }, /routes\.file and routes\.fileText are set together/, 'file and fileText');
+  await refused({ fileText: stringify(OTHER), existingConfigMap: 'orders-routes' }, /routes\.fileText and routes\.existingConfigMap are set together/, 'fileText and existingConfigMap');
+  await refused({ existingConfigMap: 'Orders_Routes' }, /existingConfigMap/, 'a ConfigMap name with capitals and an underscore');
+  await refused({ existingConfigMap: 'orders-routes', existingConfigMapKey: 'a/b' }, /existingConfigMapKey/, 'a key with a slash');
+});

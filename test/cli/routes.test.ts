@@ -2,6 +2,9 @@
 // CLI, as an operator runs it): exit codes, every error with its line, and the decision explained.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url));
@@ -48,6 +51,26 @@ t.test('routes check: 0 and a summary for a valid file; 1 and every error for a 
     t.equal(usage.status, 2, args.join(' '));
     t.match(usage.stderr, /^authgate: .*\nRun 'authgate --help' for usage\.\n$/);
   }
+});
+
+t.test('routes check: a misspelt key and an undeclared scope, both in one run, each with its line (issue 46)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'authgate-routes-check-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'routes.yaml');
+  // docs/routes.md's example of "every error at once".
+  writeFileSync(file, ['version: 1', 'scopes:', '  accounts:read: Read accounts', 'routes:', '  - id: accounts', '    path: /accounts', '    mathc: subtree', '    methods: { GET: accounts:read, POST: accounts:write }', ''].join('\n'));
+  const run = cli(['routes', 'check', file]);
+  t.equal(run.status, 1);
+  t.equal(
+    run.stderr,
+    [
+      `${file}:5: /routes/0/match: is required (a route needs id, path, match, methods)`,
+      `${file}:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)`,
+      `${file}:8: /routes/0/methods/POST: scope accounts:write is not declared under scopes`,
+      `authgate: ${file}: 3 errors; the gateway would not take this file`,
+      '',
+    ].join('\n'),
+  );
 });
 
 t.test('routes explain: the route, scope, credentials and upstream, or why none', async (t) => {

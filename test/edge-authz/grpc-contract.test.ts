@@ -231,7 +231,10 @@ t.test('allow: code 0, ok_response headers set (append false, OVERWRITE_IF_EXIST
     }),
   );
   const request = seen[0];
-  t.same(request, { protocol: 'ext_authz_grpc', method: 'POST', target: '/accounts/42?expand=owner&q=a%20b', authorization: ['Bearer good'], clientAddress: '203.0.113.9', requestId: '5d3e0b5a-2f1c-4c57-9f0e-6a0b8f1f2e11' });
+  t.match(request, { protocol: 'ext_authz_grpc', method: 'POST', target: '/accounts/42?expand=owner&q=a%20b', authorization: ['Bearer good'], clientAddress: '203.0.113.9', requestId: '5d3e0b5a-2f1c-4c57-9f0e-6a0b8f1f2e11' });
+  // The decider refuses such a request (issue 45, decider.test.ts); the mapping still removes the copies on its own.
+  t.equal(request?.identityHeaderSent, true, 'the client\'s identity-family headers are seen');
+  t.equal(request?.clientHeaders['x-organization-plan'], 'forged', 'the client\'s headers, for the method-override check');
 
   const decoded = decode(bytes);
   t.equal(decoded.status?.code ?? 0, 0, 'status.code 0 = allowed');
@@ -347,8 +350,15 @@ t.test('client address: source peer, else the last x-forwarded-for entry (the on
   delete bare.attributes['source'];
   await check(client, bare);
   t.equal(seen[1]?.clientAddress, '127.0.0.1');
+  // A last entry that is no address (a client's own X-Forwarded-For where Envoy appends none): never a bucket of its own.
+  for (const forwarded of ['198.51.100.7, evil-bucket', 'x', '198.51.100.7,']) {
+    const shaped = envoyRequest({ path: '/accounts', headers: { authorization: 'Bearer good', 'x-forwarded-for': forwarded } }) as { attributes: Record<string, unknown> };
+    delete shaped.attributes['source'];
+    await check(client, shaped);
+    t.equal(seen.at(-1)?.clientAddress, '127.0.0.1', `x-forwarded-for ${forwarded}: the transport peer, as the HTTP endpoints read it`);
+  }
   await check(client, {});
-  t.same(seen[2], { protocol: 'ext_authz_grpc', method: '', target: '', authorization: [], clientAddress: '127.0.0.1', requestId: undefined }, 'an empty CheckRequest still reaches the decider, which refuses it');
+  t.same(seen.at(-1), { protocol: 'ext_authz_grpc', method: '', target: '', authorization: [], clientHeaders: {}, identityHeaderSent: false, clientAddress: '127.0.0.1', requestId: undefined }, 'an empty CheckRequest still reaches the decider, which refuses it');
 });
 
 t.test('an untrusted transport peer: denied 403 without deciding', async (t) => {

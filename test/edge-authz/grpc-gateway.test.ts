@@ -88,14 +88,18 @@ t.test('memory store: allow with the identity headers set, the credential and fo
   const { orgId, token, key } = await credentialsOn(gw);
 
   for (const [label, credential] of [['API key', key.apiKey], ['login token', token]] as const) {
-    const answer = await grpc.check({ path: '/accounts?page=2', headers: { ...bearer(credential), 'x-organization-id': 'org_forged', 'x-organization-plan': 'gold' } });
+    // A client's identity-family header: refused (issue 45), never only removed.
+    const forged = await grpc.check({ path: '/accounts?page=2', headers: { ...bearer(credential), 'x-organization-id': 'org_forged', 'x-organization-plan': 'gold' } });
+    t.equal(forged.denied_response?.status?.code, 'BadRequest', `${label}: a forged identity header is refused (400)`);
+    t.match(JSON.parse(forged.denied_response?.body ?? '{}'), { code: 1234 }, `${label}: 1234`);
+    const answer = await grpc.check({ path: '/accounts?page=2', headers: bearer(credential) });
     t.equal(answer.status?.code ?? 0, 0, `${label}: allowed`);
     t.notOk(answer.denied_response, `${label}: no denied_response`);
     const set = headersOf(answer.ok_response?.headers);
     t.equal(set['x-organization-id'], orgId, `${label}: x-organization-id set from the credential`);
     t.match(set['x-authgate-identity'], /^[\w-]+\.[\w-]+\.[\w-]+$/, `${label}: the signed identity assertion`);
     t.ok('x-organization-scopes' in set, `${label}: x-organization-scopes set`);
-    t.same([...(answer.ok_response?.headers_to_remove ?? [])].sort(), ['authorization', 'x-organization-plan'], `${label}: the credential and the client's own identity-family header removed`);
+    t.same([...(answer.ok_response?.headers_to_remove ?? [])].sort(), ['authorization'], `${label}: the credential removed`);
   }
 
   const missing = await grpc.check({ path: '/accounts' });
@@ -121,6 +125,13 @@ t.test('memory store: allow with the identity headers set, the credential and fo
 
   const metrics = (await send(`${gw.opsUrl}/metrics`)).body;
   t.match(metrics, /authgate_authz_decisions_total\{[^}]*protocol="ext_authz_grpc"[^}]*outcome="allowed"[^}]*\} 2/, 'decisions counted under protocol ext_authz_grpc');
+
+  // A method override (issue 45): decided by the same function as on the HTTP endpoints and the public port.
+  const override = await grpc.check({ path: '/accounts/7', headers: { ...bearer(key.apiKey), 'x-http-method-override': 'TRACE' } });
+  t.equal(deniedStatus(override), 400, 'an override naming a method the route does not forward');
+  t.equal(JSON.parse(override.denied_response?.body ?? '{}').code, 1235);
+  const overridden = await grpc.check({ path: '/accounts/7', headers: { ...bearer(key.apiKey), 'x-http-method-override': 'DELETE' } });
+  t.equal(overridden.status?.code ?? 0, 0, 'a key holding every scope: DELETE allowed too');
   t.match(metrics, /authgate_authz_decisions_total\{[^}]*protocol="ext_authz_grpc"[^}]*outcome="denied"/);
   t.match(gw.logs.text(), /"protocol":"ext_authz_grpc"/, 'the access line names the protocol');
   t.notMatch(gw.logs.text(), key.apiKey, 'the credential is never logged');

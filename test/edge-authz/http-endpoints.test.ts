@@ -21,6 +21,7 @@ const FILE: RoutesFile = {
     { id: 'accounts', path: '/accounts', match: 'subtree', methods: { GET: 'accounts:read', POST: 'accounts:write' } },
     { id: 'health', path: '/healthz', match: 'exact', credentials: 'none', methods: { GET: 'public' } },
     { id: 'open', path: '/open', match: 'exact', credentials: 'none', methods: { GET: 'public' }, rateLimit: '1/1h' },
+    { id: 'limited', path: '/limited', match: 'exact', methods: { GET: 'accounts:read' }, rateLimit: '50/1h' },
   ],
 };
 
@@ -37,14 +38,14 @@ const nginx = (s: Setup, method: string, uri: string, credential?: string, more:
   send(`${s.authz.url}/authz/auth-request`, { headers: { 'x-original-method': method, 'x-original-uri': uri, 'x-real-ip': '203.0.113.9', ...UA, ...(credential && { authorization: `Bearer ${credential}` }), ...more } });
 
 /** Traefik's ForwardAuth request (forward.go): GET, client headers minus hop-by-hop, X-Forwarded-*. */
-const traefik = (s: Setup, method: string, uri: string, credential?: string) =>
+const traefik = (s: Setup, method: string, uri: string, credential?: string, more: Record<string, string> = {}) =>
   send(`${s.authz.url}/authz/forward-auth`, {
     headers: {
       'User-Agent': 'curl/8.5.0',
       Accept: '*/*',
       'Accept-Encoding': 'gzip',
       ...(credential && { Authorization: `Bearer ${credential}` }),
-      'X-Organization-Id': 'org_forged',
+      ...more,
       'X-Forwarded-For': '198.51.100.7',
       'X-Forwarded-Host': 'api.example.test',
       'X-Forwarded-Method': method,
@@ -137,9 +138,12 @@ t.test('nginx auth_request: allow with the identity headers, refusals with their
 
 t.test('Traefik ForwardAuth replayed: 200 with headers to copy, refusals with status, headers and body to copy to the client', async (t) => {
   const s = await setup(t);
-  let res = await traefik(s, 'GET', '/accounts/42?filter=a%2Cb', s.key);
+  let res = await traefik(s, 'GET', '/accounts/42?filter=a%2Cb', s.key, { 'X-Organization-Id': 'org_forged' });
+  t.equal(res.status, 400, 'a client\'s own identity header: refused (Traefik passes every client header on to the service)');
+  t.match(res.json(), { code: 1234 });
+  res = await traefik(s, 'GET', '/accounts/42?filter=a%2Cb', s.key);
   isAllow(t, res);
-  t.match(res.headers['x-organization-id'], /^org_/, 'the decision\'s organization, never the forged one');
+  t.match(res.headers['x-organization-id'], /^org_/, 'the decision\'s organization');
   res = await traefik(s, 'GET', '/healthz');
   isAllow(t, res);
   t.notOk('x-organization-id' in res.headers, 'a public route: no identity (Traefik deletes the client\'s copy of a listed header the answer lacks)');
@@ -289,4 +293,60 @@ t.test('rate limits: 429 with Retry-After and RateLimit; the public route counts
   const viaTraefik = (forwardedFor: string) => send(`${s.authz.url}/authz/forward-auth`, { headers: { 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/open', 'x-forwarded-for': forwardedFor, 'x-real-ip': '203.0.113.50' } });
   t.equal((await viaTraefik('203.0.113.1, 198.51.100.20')).status, 200, 'the address the proxy appended, not the client\'s claim');
   t.equal((await viaTraefik('203.0.113.3, 198.51.100.20')).status, 429);
+});
+
+t.test('issue 45: X-Original-URI and X-Original-URL must agree; X-Original-URL\'s path starts right after its host', async (t) => {
+  const s = await setup(t);
+  const ask = (headers: Record<string, string>) => send(`${s.authz.url}/authz/auth-request`, { headers: { 'x-original-method': 'GET', ...headers } });
+  // ingress-nginx sets X-Original-URL and passes the client's X-Original-URI on: a public path there must not decide /accounts.
+  let res = await ask({ 'x-original-url': 'http://api.example.test/accounts', 'x-original-uri': '/healthz' });
+  t.equal(res.status, 400, 'a client\'s X-Original-URI that disagrees: refused');
+  t.equal(problemCode(res), 1221);
+  // With auth-method, ingress-nginx sets both, equal.
+  res = await ask({ 'x-original-url': 'http://api.example.test/accounts?x=1', 'x-original-uri': '/accounts?x=1', authorization: `Bearer ${s.key}` });
+  isAllow(t, res);
+  for (const url of ['http://api.example.com:1?/accounts', 'http://x#/accounts', 'http://x', 'http://x?', 'https://x#']) {
+    res = await ask({ 'x-original-url': url });
+    t.equal(res.status, 400, `${url}: no path right after the host: refused, never decided as /`);
+    t.equal(problemCode(res), 1221);
+  }
+});
+
+t.test('issue 45: a client\'s identity-family or underscore header is refused on every HTTP endpoint, and the access line says so', async (t) => {
+  const s = await setup(t);
+  for (const [name, value] of [['x-organization-role', 'admin'], ['x-authgate-foo', 'x'], ['x-organization-id', 'org_forged'], ['x_organization_id', 'org_forged'], ['x-custom_name', 'y']] as const) {
+    for (const res of [await nginx(s, 'GET', '/accounts', s.key, { [name]: value }), await traefik(s, 'GET', '/healthz', undefined, { [name]: value })]) {
+      t.equal(res.status, 400, `${name}: refused`);
+      t.equal(problemCode(res), 1234);
+    }
+  }
+  t.ok(s.gw.logs.records().some((record) => record.msg === 'request' && record.status === 400 && record.authReason === 'identity_header'), 'the access line names the refusal');
+});
+
+t.test('issue 45: a method override is decided too (both methods\' scopes), or refused', async (t) => {
+  const s = await setup(t);
+  for (const name of ['X-HTTP-Method-Override', 'X-HTTP-Method', 'X-Method-Override']) {
+    let res = await nginx(s, 'GET', '/accounts/7', s.readOnly, { [name]: 'POST' });
+    t.equal(res.status, 403, `${name}: POST needs accounts:write, which the key lacks`);
+    res = await nginx(s, 'GET', '/accounts/7', s.key, { [name]: 'post' });
+    isAllow(t, res);
+    res = await nginx(s, 'GET', '/accounts/7', s.key, { [name]: 'DELETE' });
+    t.equal(res.status, 400, `${name}: a method the route does not forward`);
+    t.equal(problemCode(res), 1235);
+    res = await traefik(s, 'GET', '/healthz', undefined, { [name]: 'GET, DELETE' });
+    t.equal(res.status, 400, `${name}: not one method`);
+    t.equal(problemCode(res), 1235);
+  }
+});
+
+t.test('issue 45: an allow under the route\'s own rateLimit is never cacheable', async (t) => {
+  const s = await setup(t, { AUTHGATE_AUTHZ_CACHE_SECONDS: '5' });
+  let res = await nginx(s, 'GET', '/accounts', s.key);
+  t.equal(res.headers['cache-control'], 'max-age=5', 'an unlimited allow: cacheable as configured');
+  for (let i = 0; i < 2; i++) {
+    res = await nginx(s, 'GET', '/limited', s.key);
+    t.equal(res.status, 200);
+    t.equal(res.headers['cache-control'], 'no-store', 'the route\'s limit must count every request');
+    t.notOk('x-accel-expires' in res.headers);
+  }
 });

@@ -15,6 +15,7 @@ if (binary === undefined) {
   proxyContract(t, {
     name: 'Caddy',
     passesProblemBody: true,
+    dropsIdentityFamilies: true,
     keepsWwwAuthenticateOn403: true,
     async start(addresses) {
       const caddy = await startCaddy(binary, addresses.listenPort, renderCaddySnippet(addresses));

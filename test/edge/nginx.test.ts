@@ -15,6 +15,7 @@ if (binary === undefined) {
   proxyContract(t, {
     name: 'nginx',
     passesProblemBody: false,
+    dropsIdentityFamilies: false,
     keepsWwwAuthenticateOn403: false,
     async start(addresses) {
       const nginx = await startNginx(binary, addresses.listenPort, renderNginxSnippet(addresses));

@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Test } from 'tap';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
+import { parseResponse, rawRequest } from '../helpers/raw-http.js';
 import { eventually, send, startGateway, UA, type Response, type StartedGateway } from '../helpers/gateway.js';
 import { freePort, startRedis } from '../helpers/redis.js';
 import { tableOf } from '../helpers/routes.js';
@@ -33,6 +34,8 @@ export type ProxyUnderTest = Readonly<{
   passesProblemBody: boolean;
   /** Whether a 403 keeps authgate's WWW-Authenticate (nginx passes it on a 401 only). */
   keepsWwwAuthenticateOn403: boolean;
+  /** Whether the shipped config drops x-organization-* and x-authgate-* before the check (Caddy); else authgate refuses them (nginx). */
+  dropsIdentityFamilies: boolean;
 }>;
 
 /** A client's own identity headers, which must never reach the upstream. */
@@ -78,7 +81,7 @@ export function proxyContract(t: Test, proxy: ProxyUnderTest): void {
     gw.gateway.authzServer!.http.on('request', (request: IncomingMessage) => {
       lastCheckBody = { contentLength: request.headers['content-length'], transferEncoding: request.headers['transfer-encoding'] };
     });
-    const running = await proxy.start({ listenPort: await freePort(), authzPort: authz.port, appPort: upstream.port });
+    const running = await proxy.start({ listenPort: await freePort(), authzPort: authz.port, appPort: upstream.port, publicPort: Number(new URL(gw.publicUrl).port) });
     t.teardown(() => running.close());
     const org = await gw.createOrganization();
     const token = await gw.login(org.email, org.password);
@@ -100,7 +103,7 @@ export function proxyContract(t: Test, proxy: ProxyUnderTest): void {
       connections: () => connections,
       lastCheckBody: () => lastCheckBody,
       resetCheckBody: () => void (lastCheckBody = { contentLength: undefined, transferEncoding: undefined }),
-      get: (path, credential, more = {}) => send(`${running.url}${path}`, { headers: { ...UA, ...FORGED, ...(credential && { authorization: `Bearer ${credential}` }), ...more } }),
+      get: (path, credential, more = {}) => send(`${running.url}${path}`, { headers: { ...UA, ...(credential && { authorization: `Bearer ${credential}` }), ...more } }),
     };
     t.afterEach(async (t) => {
       if (t.passing()) return;
@@ -143,8 +146,64 @@ function defineTests(t: Test, proxy: ProxyUnderTest, c: Context): void {
     }
   });
 
+  t.test('the gateway\'s own paths go to its public port: log in through the proxy, then use the token', async (t) => {
+    const org = await c.gw.createOrganization();
+    const login = await send(`${c.proxy.url}/auth/login`, { method: 'POST', headers: { ...UA, 'content-type': 'application/json' }, body: JSON.stringify({ email: org.email, password: org.password }) });
+    t.equal(login.status, 200, 'POST /auth/login through the proxy');
+    const token = login.json().token as string;
+    t.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/, 'a login token');
+    const res = await c.get('/accounts/1', token);
+    t.equal(res.status, 200, 'the token works through the proxy');
+    t.equal(identityOf(c.upstream).headers['x-organization-id'], org.id);
+    const keys = await send(`${c.proxy.url}/auth/sessions`, { headers: { ...UA, authorization: `Bearer ${token}` } });
+    t.equal(keys.status, 200, 'the gateway\'s own API through the proxy');
+    t.equal((await c.get('/.well-known/jwks.json')).status, 200, 'the JWKS');
+    t.equal((await c.get('/console/')).status, 200, 'the console');
+  });
+
+  t.test('a client\'s identity-family and underscore headers never reach the upstream (raw bytes)', async (t) => {
+    const port = Number(new URL(c.proxy.url).port);
+    const sent = (headers: Array<[string, string]>, id: string) =>
+      rawRequest(port, `GET /accounts/7 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\nUser-Agent: curl/8.5.0\r\nAuthorization: Bearer ${c.key}\r\nX-Request-ID: ${id}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`, 10_000);
+    const families: Array<[string, string]> = [['X-Organization-Role', 'admin'], ['X-Authgate-Foo', 'x'], ...Object.entries(FORGED)];
+    for (const [name, value] of families) {
+      const before = c.upstream.requests.length;
+      const res = await sent([[name, value]], `family-${name}`);
+      if (proxy.dropsIdentityFamilies) {
+        t.equal(res.status, 200, `${name}: dropped by the proxy before the check`);
+        // The three authgate sets are its own values now; any other is gone.
+        t.not(identityOf(c.upstream).headers[name.toLowerCase()], value, `${name}: never the client's value`);
+      } else {
+        t.equal(res.status, 400, `${name}: refused`);
+        t.equal(c.upstream.requests.length, before, `${name}: nothing reached the upstream`);
+      }
+    }
+    // nginx drops an underscore name itself (ignore_invalid_headers); Caddy passes it on, and authgate refuses it.
+    const before = c.upstream.requests.length;
+    const res = await sent([['X-Custom_Name', 'y']], 'underscore');
+    t.ok(res.status === 400 || res.status === 200, `an underscore name: ${res.status}`);
+    if (res.status === 400) t.equal(c.upstream.requests.length, before, 'nothing reached the upstream');
+    else t.equal(identityOf(c.upstream).headers['x-custom_name'], undefined, 'not passed on');
+  });
+
+  t.test('a method override is decided too: a read-only key never gets a POST past the proxy (raw bytes)', async (t) => {
+    const port = Number(new URL(c.proxy.url).port);
+    const fresh = await send(`${c.gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${c.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopes: ['accounts:read'] }) });
+    const readOnly = fresh.json().apiKey as string;
+    for (const name of ['X-HTTP-Method-Override', 'X-HTTP-Method', 'X-Method-Override']) {
+      const before = c.upstream.requests.length;
+      const res = await rawRequest(port, `GET /accounts/7 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\nUser-Agent: curl/8.5.0\r\nAuthorization: Bearer ${readOnly}\r\n${name}: POST\r\n\r\n`, 10_000);
+      t.equal(res.status, 403, `${name}: POST needs accounts:write`);
+      t.equal(c.upstream.requests.length, before, `${name}: nothing reached the upstream`);
+    }
+    const res = await rawRequest(port, `GET /accounts/7 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\nUser-Agent: curl/8.5.0\r\nAuthorization: Bearer ${c.key}\r\nX-HTTP-Method-Override: POST\r\n\r\n`, 10_000);
+    t.equal(parseResponse(res.raw).status, 200, 'a key holding both scopes: forwarded');
+    t.equal(identityOf(c.upstream).headers['x-http-method-override'], 'POST');
+  });
+
   t.test('public route: the client\'s identity headers never reach the upstream', async (t) => {
-    const res = await c.get('/healthz');
+    // A proxy that does not drop them has authgate refuse them (above).
+    const res = await c.get('/healthz', undefined, proxy.dropsIdentityFamilies ? FORGED : {});
     t.equal(res.status, 200);
     const seen = identityOf(c.upstream);
     t.equal(seen.url, '/healthz');

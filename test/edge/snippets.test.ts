@@ -11,10 +11,11 @@ import { parseAllDocuments } from 'yaml';
 import { EDGE_DIR, readSnippet, renderCaddySnippet, renderNginxSnippet } from '../helpers/edge-snippets.js';
 import { adaptCaddyfile, findCaddy } from '../helpers/caddy-process.js';
 import { checkNginxConfig, findNginx } from '../helpers/nginx-process.js';
+import { AUTHZ_KEEP_ALIVE_TIMEOUT_MS } from '../../src/edge-authz/http-server.js';
 
 const IDENTITY_HEADERS = ['x-organization-id', 'x-organization-scopes', 'x-authgate-identity'];
 const AUTHZ_HOST = 'authgate-authz.authgate.svc.cluster.local';
-const addresses = { listenPort: 18080, authzPort: 19091, appPort: 18081 };
+const addresses = { listenPort: 18080, authzPort: 19091, appPort: 18081, publicPort: 18082 };
 
 type Doc = Record<string, any>;
 const docs = (name: string): Doc[] => parseAllDocuments(readSnippet(name)).map((doc) => {
@@ -28,6 +29,7 @@ t.test('nginx.conf passes nginx -t as rendered', { skip: nginx === undefined ? '
   const rendered = renderNginxSnippet(addresses);
   t.equal(checkNginxConfig(nginx!, rendered), undefined);
   t.match(rendered, 'proxy_pass http://authgate_authz/authz/auth-request;');
+  t.match(rendered, /location ~ \^\/\(auth\|console\|\\\.well-known\)\(\/\|\$\) \{\s+proxy_pass http:\/\/authgate_public;/, 'the own paths to the public port, without auth_request');
   for (const header of IDENTITY_HEADERS) t.match(rendered.toLowerCase(), `proxy_set_header ${header} $`, `sets ${header} from the check`);
 });
 
@@ -56,8 +58,44 @@ t.test('ingress-nginx: auth-url to /authz/auth-request, the identity headers, ke
   t.equal(annotations['nginx.ingress.kubernetes.io/auth-url'], `http://${AUTHZ_HOST}:9091/authz/auth-request`);
   t.same(lower(annotations['nginx.ingress.kubernetes.io/auth-response-headers']!.split(',')), IDENTITY_HEADERS);
   t.ok(Number(annotations['nginx.ingress.kubernetes.io/auth-keepalive']) > 0);
-  // Below authgate's keep-alive timeout (120 s): the pool closes first, never authgate under it.
-  t.ok(Number(annotations['nginx.ingress.kubernetes.io/auth-keepalive-timeout']) < 120);
+  // Below authgate's keep-alive timeout (125 s): the pool closes first, never authgate under it.
+  t.ok(Number(annotations['nginx.ingress.kubernetes.io/auth-keepalive-timeout']) < AUTHZ_KEEP_ALIVE_TIMEOUT_MS / 1000);
+  // The check is a GET and ingress-nginx writes X-Original-URI itself (nginx.tmpl: only with auth-method).
+  t.equal(annotations['nginx.ingress.kubernetes.io/auth-method'], 'GET');
+});
+
+/** The paths of a manifest's route for the gateway's own paths, which must take none of the check. */
+const OWN_PATHS = ['/auth', '/console', '/.well-known'];
+
+t.test('each Kubernetes configuration routes the gateway\'s own paths to its public Service, unchecked', async (t) => {
+  const [, own] = docs('ingress-nginx.yaml');
+  t.equal(own!['kind'], 'Ingress');
+  t.notOk(Object.keys(own!['metadata'].annotations ?? {}).some((name) => name.includes('auth-url')), 'ingress-nginx: no auth-url on the own paths');
+  const paths = own!['spec'].rules[0].http.paths as Doc[];
+  t.same(paths.map((p) => p['path']), OWN_PATHS);
+  for (const p of paths) t.same(p['backend'].service, { name: 'authgate', port: { number: 80 } });
+
+  const [, , route] = docs('traefik-middleware.yaml');
+  t.equal(route!['kind'], 'IngressRoute');
+  const rule = route!['spec'].routes[0];
+  for (const path of OWN_PATHS) t.match(rule.match, `PathPrefix(\`${path}\`)`, `Traefik: ${path}`);
+  t.notOk('middlewares' in rule, 'Traefik: no ForwardAuth on the own paths');
+  t.same(rule.services, [{ name: 'authgate', port: 80 }]);
+
+  const [, , httpRoute] = docs('envoy-gateway.yaml');
+  t.equal(httpRoute!['kind'], 'HTTPRoute');
+  t.same(httpRoute!['spec'].rules[0].matches.map((m: Doc) => m['path'].value), OWN_PATHS);
+  t.same(httpRoute!['spec'].rules[0].backendRefs, [{ name: 'authgate', port: 80 }]);
+  t.not(httpRoute!['metadata'].name, docs('envoy-gateway.yaml')[0]!['spec'].targetRefs[0].name, 'Envoy Gateway: not the route the SecurityPolicy targets');
+});
+
+t.test('Envoy and Istio send the check what authgate decides on: the override headers and the identity headers', async (t) => {
+  const overrides = ['x-http-method-override', 'x-http-method', 'x-method-override'];
+  const [policy] = docs('envoy-gateway.yaml');
+  for (const name of [...overrides, ...IDENTITY_HEADERS]) t.ok(policy!['spec'].extAuth.headersToExtAuth.includes(name), `Envoy Gateway: ${name}`);
+  const [mesh] = docs('istio.yaml');
+  const included = (mesh!['meshConfig'].extensionProviders as Doc[])[0]!['envoyExtAuthzHttp'].includeRequestHeadersInCheck as string[];
+  for (const name of [...overrides, 'x-organization-*', 'x-authgate-*']) t.ok(included.includes(name), `Istio: ${name}`);
 });
 
 t.test('Istio: HTTP provider with the /authz/ext-authz prefix, gRPC provider, CUSTOM policy', async (t) => {

@@ -12,8 +12,10 @@ export const EDGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '
 /** The example addresses the snippets use, one each: the tests replace exactly these. */
 export const EXAMPLE_AUTHZ = 'authgate-authz.internal:9091';
 export const EXAMPLE_APP = 'app.internal:8080';
+/** authgate's public port, where the gateway's own paths (/auth/, /console/, /.well-known/) go. */
+export const EXAMPLE_PUBLIC = 'authgate.internal:8080';
 
-export type EdgeAddresses = Readonly<{ listenPort: number; authzPort: number; appPort: number }>;
+export type EdgeAddresses = Readonly<{ listenPort: number; authzPort: number; appPort: number; publicPort: number }>;
 
 export function readSnippet(name: string): string {
   return readFileSync(join(EDGE_DIR, name), 'utf8');
@@ -30,6 +32,7 @@ export function renderNginxSnippet(addresses: EdgeAddresses): string {
   let text = readSnippet('nginx.conf');
   text = replaceAll(text, EXAMPLE_AUTHZ, `127.0.0.1:${addresses.authzPort}`, 'nginx.conf');
   text = replaceAll(text, EXAMPLE_APP, `127.0.0.1:${addresses.appPort}`, 'nginx.conf');
+  text = replaceAll(text, EXAMPLE_PUBLIC, `127.0.0.1:${addresses.publicPort}`, 'nginx.conf');
   text = replaceAll(text, 'listen 80;', `listen 127.0.0.1:${addresses.listenPort};`, 'nginx.conf');
   return text;
 }
@@ -39,6 +42,7 @@ export function renderCaddySnippet(addresses: EdgeAddresses): string {
   let text = readSnippet('Caddyfile');
   text = replaceAll(text, EXAMPLE_AUTHZ, `127.0.0.1:${addresses.authzPort}`, 'Caddyfile');
   text = replaceAll(text, EXAMPLE_APP, `127.0.0.1:${addresses.appPort}`, 'Caddyfile');
+  text = replaceAll(text, EXAMPLE_PUBLIC, `127.0.0.1:${addresses.publicPort}`, 'Caddyfile');
   text = replaceAll(text, ':80 {', `http://127.0.0.1:${addresses.listenPort} {`, 'Caddyfile');
   return text;
 }

@@ -134,14 +134,99 @@ t.test('every error of a file at once, in the order of its lines', async (t) => 
     'routes.yaml:12: /routes/1/upstream: upstream reports is not declared under upstreams',
     'routes.yaml:13: /routes/1/methods/GET: scope reports:read is not declared under scopes',
   ]);
-  // The schema's errors all at once too (the compiler runs once the file has its shape).
+  // The schema's errors all at once too, with the compiler's on what had its shape (issue 46:
+  // the undeclared scopes were said only once the shape was mended).
   const shapeless = loadRoutesText('version: 1\nroutes:\n  - { id: a, path: /a, mathc: exact, methods: { GET: a:read } }\n  - { id: b, path: b, match: exact, methods: { GET: b:read }, extra: 1 }\n', 'r.yaml', context);
   t.same(shapeless.ok ? [] : shapeless.errors.map(formatRouteError), [
     'r.yaml:3: /routes/0/match: is required (a route needs id, path, match, methods)',
     'r.yaml:3: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
+    'r.yaml:3: /routes/0/methods/GET: scope a:read is not declared under scopes',
     'r.yaml:4: /routes/1/path: path "b" must start with /',
+    'r.yaml:4: /routes/1/methods/GET: scope b:read is not declared under scopes',
     'r.yaml:4: /routes/1/extra: unknown key "extra" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
   ]);
+});
+
+t.test('a misspelt key and an undeclared scope in one run: docs/routes.md\'s example (issue 46)', async (t) => {
+  const text = [
+    'version: 1', //                                                                   1
+    'scopes:', //                                                                       2
+    '  accounts:read: Read accounts', //                                                3
+    'routes:', //                                                                       4
+    '  - id: accounts', //                                                              5
+    '    path: /accounts', //                                                           6
+    '    mathc: subtree', //                                                            7
+    '    methods: { GET: accounts:read, POST: accounts:write }', //                     8
+    '  - id: reports', //                                                               9
+    '    path: /v1/reports', //                                                        10
+    '    match: subtree', //                                                           11
+    '    upstream: reports', //                                                        12
+    '    methods: { GET: reports:read }', //                                           13
+  ].join('\n');
+  const loaded = loadRoutesText(text, 'routes.yaml', context);
+  t.same(loaded.ok ? [] : loaded.errors.map(formatRouteError), [
+    'routes.yaml:5: /routes/0/match: is required (a route needs id, path, match, methods)',
+    'routes.yaml:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
+    'routes.yaml:8: /routes/0/methods/POST: scope accounts:write is not declared under scopes',
+    'routes.yaml:12: /routes/1/upstream: upstream reports is not declared under upstreams',
+    'routes.yaml:13: /routes/1/methods/GET: scope reports:read is not declared under scopes',
+  ]);
+});
+
+t.test('the repair a shape error needs adds no error of its own: only the shape errors of good files made wrong', async (t) => {
+  // Each valid fixture with one thing per route made wrong in shape: nothing but the shape's own
+  // errors may come out (no undeclared scope, upstream, nesting or weakens that the repair made up).
+  const breakers: Record<string, (route: Record<string, unknown>, i: number) => void> = {
+    'a misspelt key': (route) => {
+      route['mathc'] = route['match'];
+      delete route['match'];
+    },
+    'a path of the wrong form': (route) => {
+      route['path'] = `nope-${String(route['path'])}`;
+    },
+    'credentials of the wrong form': (route) => {
+      route['credentials'] = 'everyone';
+    },
+    'an id of the wrong form': (route, i) => {
+      route['id'] = `Route ${i}`;
+    },
+    'an unknown method': (route) => {
+      route['methods'] = { ...(route['methods'] as object), FETCH: 'x:y' };
+    },
+    'a route that is no mapping': (route) => {
+      for (const key of Object.keys(route)) delete route[key];
+    },
+  };
+  for (const name of readdirSync(join(fixtures, 'valid')).filter((f) => f.endsWith('.yaml'))) {
+    const file = parseYaml(readFileSync(join(fixtures, 'valid', name), 'utf8')) as { routes: Record<string, unknown>[]; scopes?: Record<string, string>; upstreams?: Record<string, unknown> };
+    for (const [what, breakRoute] of Object.entries(breakers)) {
+      for (let i = 0; i < file.routes.length; i++) {
+        const broken = structuredClone(file);
+        breakRoute(broken.routes[i]!, i);
+        if (what === 'a route that is no mapping') (broken.routes as unknown[])[i] = 'accounts';
+        const shape = parseRoutesText(JSON.stringify(broken), 'f.json');
+        const whole = loadRoutesText(JSON.stringify(broken), 'f.json', context);
+        t.notOk(shape.ok, `${name}, route ${i}, ${what}: refused`);
+        t.same(whole.ok ? [] : whole.errors.map(formatRouteError), shape.ok ? [] : shape.errors.map(formatRouteError), `${name}, route ${i}, ${what}: the shape's errors, nothing more`);
+      }
+    }
+    // A scope and an upstream of the wrong form: their users are not told again that they are undeclared.
+    const scoped = structuredClone(file);
+    const [firstScope] = Object.keys(scoped.scopes ?? {});
+    if (firstScope !== undefined) {
+      scoped.scopes![firstScope] = 42 as unknown as string;
+      const shape = parseRoutesText(JSON.stringify(scoped), 'f.json');
+      const whole = loadRoutesText(JSON.stringify(scoped), 'f.json', context);
+      t.same(whole.ok ? [] : whole.errors.map(formatRouteError), shape.ok ? ['(accepted)'] : shape.errors.map(formatRouteError), `${name}: a scope's description of the wrong type`);
+    }
+    for (const upstream of Object.keys(file.upstreams ?? {})) {
+      const wrong = structuredClone(file);
+      wrong.upstreams![upstream] = { url: 'http://x.test', timeoutMs: 'soon' };
+      const shape = parseRoutesText(JSON.stringify(wrong), 'f.json');
+      const whole = loadRoutesText(JSON.stringify(wrong), 'f.json', context);
+      t.same(whole.ok ? [] : whole.errors.map(formatRouteError), shape.ok ? ['(accepted)'] : shape.errors.map(formatRouteError), `${name}: upstream ${upstream} of the wrong form`);
+    }
+  }
 });
 
 t.test('the file must be readable, bounded, UTF-8 text, and its aliases bounded', async (t) => {

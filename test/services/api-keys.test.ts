@@ -71,6 +71,9 @@ t.test('revoke: its own key is deleted and announced; another organization\'s is
   const { store, apiKeys, announced } = await fixture(t);
   const a = await apiKeys.create('org_a');
   const b = await apiKeys.create('org_b');
+  // Issue 45: a creation is announced too (a replica that remembers the key as unknown forgets it).
+  t.same(announced, [a, b].map((key) => { const parsed = parseApiKey(key.apiKey); return [{ kind: 'api_key', cacheKey: parsed.ok ? parsed.hash : '', created: true }]; }), 'each creation announced as created');
+  announced.length = 0;
   t.match(await caught(apiKeys.revoke('org_a', b.id)), { problem: 'apiKeyNotFound' });
   t.match(await caught(apiKeys.revoke('org_a', 'key_unknown')), { problem: 'apiKeyNotFound' });
   t.same(announced, [], 'nothing announced for a refusal');

@@ -295,7 +295,7 @@ volumeMounts:
     mountPath: {{ include "authgate.identityDir" . }}
     readOnly: true
   {{- end }}
-  {{- if .Values.routes.file }}
+  {{- if include "authgate.routesGiven" . }}
   {{- /* The directory, never a subPath: the kubelet updates a subPath mount never, a directory in place (the gateway watches it). */}}
   - name: routes
     mountPath: {{ include "authgate.routesDir" . }}
@@ -308,6 +308,50 @@ volumeMounts:
 /etc/authgate/routes
 {{- end }}
 
+{{- define "authgate.routesCheckName" -}}
+{{- printf "%s-routes-check" (include "authgate.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
 {{- define "authgate.routesConfigMapName" -}}
 {{- printf "%s-routes" (include "authgate.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- /*
+Whether the release has a routes file: "true" or empty. It comes in one of three forms
+(routes.file, routes.fileText, routes.existingConfigMap); more than one is refused, since which one
+would win is nothing a reader of the values could tell.
+*/ -}}
+{{- define "authgate.routesGiven" -}}
+{{- $forms := list }}
+{{- if .Values.routes.file }}{{ $forms = append $forms "routes.file" }}{{ end }}
+{{- if .Values.routes.fileText }}{{ $forms = append $forms "routes.fileText" }}{{ end }}
+{{- if .Values.routes.existingConfigMap }}{{ $forms = append $forms "routes.existingConfigMap" }}{{ end }}
+{{- if gt (len $forms) 1 }}
+{{- fail (printf "%s are set together: give the routes file in one form only" (join " and " $forms)) }}
+{{- end }}
+{{- if $forms }}true{{ end }}
+{{- end }}
+
+{{- /* The file's text, for the ConfigMaps the chart writes (routes.file or routes.fileText). */ -}}
+{{- define "authgate.routesText" -}}
+{{- if .Values.routes.fileText }}{{ .Values.routes.fileText }}{{ else }}{{ toYaml .Values.routes.file }}{{ end }}
+{{- end }}
+
+{{- /*
+The routes volume: the chart's ConfigMap (named by the argument's "name"), or routes.existingConfigMap
+with its key projected as routes.yaml, so AUTHGATE_ROUTES_FILE is the same path either way. A
+projected key is updated in place like a whole ConfigMap (only a subPath mount never is).
+*/ -}}
+{{- define "authgate.routesVolume" -}}
+{{- $root := .root -}}
+- name: routes
+  configMap:
+    {{- if $root.Values.routes.existingConfigMap }}
+    name: {{ $root.Values.routes.existingConfigMap }}
+    items:
+      - key: {{ $root.Values.routes.existingConfigMapKey }}
+        path: routes.yaml
+    {{- else }}
+    name: {{ .name }}
+    {{- end }}
 {{- end }}

@@ -1,5 +1,7 @@
+import { isGatewayOnlyHeader } from '../../proxy/identity-headers.js';
 import { parseTraceparent } from '../../tracing/trace-context.js';
 import type { EdgeDecision, EdgeHeaders, EdgeRequest } from '../decision.js';
+import { lastForwardedAddress } from '../forwarded-for.js';
 
 /**
  * Envoy's ext_authz gRPC contract in authgate's terms, both ways, with no I/O: a CheckRequest (as
@@ -123,6 +125,22 @@ function headerNames(http: NonNullable<NonNullable<CheckRequestMessage['attribut
   return names;
 }
 
+/**
+ * The client's headers by lower-case name: Envoy's `headers` map as it is (its keys are lower
+ * case), or the `header_map` entries, a repeated one joined with ", " as node joins them.
+ */
+function clientHeadersOf(http: NonNullable<NonNullable<CheckRequestMessage['attributes']>['request']>['http']): Readonly<Record<string, string>> {
+  if (http?.headers !== undefined) return http.headers;
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const entry of http?.header_map?.headers ?? []) {
+    if (entry.key === undefined) continue;
+    const name = entry.key.toLowerCase();
+    const value = headerMapValue(entry);
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  }
+  return headers;
+}
+
 function headerValue(http: NonNullable<NonNullable<CheckRequestMessage['attributes']>['request']>['http'], name: string): string | undefined {
   const value = http?.headers?.[name];
   if (typeof value === 'string') return value;
@@ -134,17 +152,14 @@ function headerValue(http: NonNullable<NonNullable<CheckRequestMessage['attribut
  * The client's address: `attributes.source.address`, which Envoy fills with the downstream
  * peer (after its own x-forwarded-for handling when use_remote_address/xff_num_trusted_hops are
  * set); else the last x-forwarded-for entry, the one Envoy itself appended (earlier entries are
- * the client's to write); else the transport peer (the proxy).
+ * the client's to write) when it is an address (forwarded-for.ts, the HTTP endpoints' rule);
+ * else the transport peer (the proxy).
  */
 function clientAddressOf(message: CheckRequestMessage, transportPeer: string): string {
   const source = message.attributes?.source?.address?.socket_address?.address;
   if (typeof source === 'string' && source !== '') return source;
   const forwarded = headerValue(message.attributes?.request?.http, 'x-forwarded-for');
-  if (forwarded !== undefined) {
-    const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
-    if (last !== '') return last;
-  }
-  return transportPeer;
+  return (forwarded === undefined ? undefined : lastForwardedAddress(forwarded)) ?? transportPeer;
 }
 
 /** The EdgeRequest of a CheckRequest; `transportPeer` is the calling proxy's address. */
@@ -158,6 +173,8 @@ export function edgeRequestOf(message: CheckRequestMessage, transportPeer: strin
     // `path` carries the query (Envoy leaves `query` and `fragment` empty): the target as sent.
     target: http?.path ?? '',
     authorization: authorizationValues(http),
+    clientHeaders: clientHeadersOf(http),
+    identityHeaderSent: headerNames(http).some(isGatewayOnlyHeader),
     clientAddress: clientAddressOf(message, transportPeer),
     requestId: requestId === '' ? undefined : requestId,
     // Envoy passes the request's traceparent in the checked headers: its ids go into the access line.

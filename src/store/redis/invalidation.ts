@@ -299,12 +299,12 @@ function parseMessage(text: string): Message | undefined {
   const items: Revoked[] = [];
   for (const item of revoked as unknown[]) {
     if (!isRecord(item)) return undefined;
-    const { kind, cacheKey } = item;
+    const { kind, cacheKey, created } = item;
     // rate_limits: the overrides of the organization cacheKey changed (store/rate-limits.ts);
     // profile: its name or e-mail (store/organization-profiles.ts); plan: its plan (store/organization-plans.ts).
     if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits' && kind !== 'profile' && kind !== 'plan') return undefined;
     if (typeof cacheKey !== 'string' || cacheKey.length === 0) return undefined;
-    items.push({ kind, cacheKey });
+    items.push(kind === 'api_key' && created === true ? { kind, cacheKey, created } : { kind, cacheKey });
   }
   return { origin, seq, revoked: items, ...(typeof at === 'number' && Number.isFinite(at) && { at }) };
 }
