@@ -101,6 +101,9 @@ export const problems = {
   identityHeaderSent: { status: 400, code: 1234, title: 'Identity header sent by the client' },
   // Both ports (issue 45): a method-override header that is not one method the route forwards.
   methodOverrideRefused: { status: 400, code: 1235, title: 'Method override refused' },
+  // A path some servers read as another route's (issue 45, route-table/path-reading.ts): a `;`
+  // parameter, an empty segment, or a spelling whose route asks less than the path's own.
+  ambiguousPath: { status: 400, code: 1240, title: 'Ambiguous path' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

@@ -41,6 +41,7 @@ import type { RateLimitPolicy } from '../limits/policy.js';
 import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import { Problem, problems } from '../problems.js';
 import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../proxy/path-guard.js';
+import { pathRefusalProblem } from '../route-table/path-reading.js';
 import type { CompiledPlan, CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
@@ -194,7 +195,9 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     if (isAmbiguousPath(target)) return deny(ctx, new Problem('notFound', 'No such route.', 'ambiguous_path'));
     const path = pathOf(target);
     const table = routes.current();
-    const route = table.match(path);
+    const reading = table.read(path); // as the public port reads it (route-table/path-reading.ts)
+    if (reading.refusal !== undefined) return deny(ctx, pathRefusalProblem(reading.refusal));
+    const route = reading.route;
     if (route === undefined) return deny(ctx, new Problem('notFound', 'No such route.'));
     ctx.table = table;
     ctx.route = route;

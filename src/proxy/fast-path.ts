@@ -4,7 +4,7 @@
  * request and reply objects and without @fastify/reply-from; a body streams from the client's
  * socket to the upstream's, and the answer back, each with backpressure. It runs the same
  * pipeline, by calling the same functions: the User-Agent rule, the path guard, the live route table
- * (read once per request, and matched once: route-table/match.ts), the bearer credential (none on a
+ * (read once per request, and matched once: route-table/path-reading.ts; a refused path is the framework's to answer), the bearer credential (none on a
  * public route) (resolved from the cache only), the scope, the rate limits (the credential's and the
  * route's: budget this replica holds only), the identity assertion (one kept only), the identity headers, the
  * upstream's answer headers, the problems of a failed upstream, the metrics and the access line.

@@ -12,10 +12,11 @@ import type { RouteLimitCheck } from '../limits/route-limit.js';
 import type { ForwardedMethods } from '../http/refusals.js';
 import { notFoundOrMethodNotAllowed } from '../http/refusals.js';
 import { isWithin } from '../route-table/match.js';
+import { pathRefusalProblem } from '../route-table/path-reading.js';
 import { RESERVED_PREFIXES, type CompiledUpstream, type RouteTableSource } from '../route-table/types.js';
 import { upstreamAnswerHeaders } from './answer-headers.js';
 import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
-import { pathGuard, pathOf } from './path-guard.js';
+import { isAmbiguousPath, pathGuard, pathOf } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { UpstreamPools } from './upstream-pools.js';
 import type { Tracing } from '../tracing/tracing.js';
@@ -120,7 +121,12 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // method the matched route does not list is 405 with its Allow.
   app.addHook('onRequest', (request, reply, done) => {
     const table = opts.routes.current();
-    const route = table.match(pathOf(request.raw.url ?? ''));
+    const url = request.raw.url ?? '';
+    const reading = table.read(pathOf(url));
+    const route = reading.route;
+    // A path some server reads as another route's (route-table/path-reading.ts): 400, unless the
+    // path guard's 404 is due (the authorization port answers in that order too).
+    if (reading.refusal !== undefined && !isAmbiguousPath(url)) return done(pathRefusalProblem(reading.refusal));
     if (route === undefined || !route.methods.has(request.method)) return void notFoundOrMethodNotAllowed(request, reply);
     request.routeTable = table;
     request.forwardedRoute = route;

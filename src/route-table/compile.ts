@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { isScopeName, ScopeTable, BUILTIN_SCOPES } from '../authz/scopes.js';
 import { parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
-import { createMatcher, isWithin } from './match.js';
+import { isWithin } from './match.js';
+import { asksLess, createPathReader, foldedKey } from './path-reading.js';
 import { compilePlans } from './plans.js';
 import { PUBLIC, type CompiledRoute, type CompiledUpstream, type RouteCredentials, type RouteFileError, type RoutesFile, type RouteSpec, type RouteTable, type UpstreamSpec, RESERVED_PREFIXES } from './types.js';
 
@@ -94,6 +95,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
 
   const ids = new Map<string, number>();
   const places = new Map<string, number>();
+  const spellings = new Map<string, { path: string; index: number }>();
   const compiled: CompiledRoute[] = [];
   file.routes.forEach((route, i) => {
     const at = `/routes/${i}`;
@@ -105,8 +107,13 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     const reserved = RESERVED_PREFIXES.find((prefix) => isWithin(route.path, prefix));
     if (reserved !== undefined) fail(`${at}/path`, `path ${route.path} is the gateway's own (${reserved} and below)`);
     const place = `${route.match} ${route.path}`;
+    // Letter case: `/Admin` and `/admin` are one path to a case-insensitive upstream (Express,
+    // ASP.NET Core), and path-reading.ts finds a spelling's route by its lower case.
+    const spelled = spellings.get(foldedKey(route.path));
     if (places.has(place)) fail(`${at}/path`, `route ${places.get(place)} already has ${route.match} ${route.path}`);
+    else if (spelled !== undefined && spelled.path !== route.path) fail(`${at}/path`, `path ${route.path} differs from route ${spelled.index}'s ${spelled.path} only in letter case, and a case-insensitive upstream reads them as one`);
     else places.set(place, i);
+    if (spelled === undefined) spellings.set(foldedKey(route.path), { path: route.path, index: i });
     const upstream = upstreams.get(route.upstream ?? 'default');
     // An upstream that is declared but wrong has its own error already: not one more per route.
     const upstreamAt = `/upstreams/${escapePointer(route.upstream ?? 'default')}`;
@@ -156,7 +163,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
       if (inner.path === outer.path && inner.match === 'subtree') continue;
       if (parent === undefined || outer.path.length > parent.path.length) parent = outer;
     }
-    if (parent === undefined || !weaker(inner.credentials, parent.credentials) || file.routes[i]!.weakens === parent.id) continue;
+    if (parent === undefined || !asksLess(inner.credentials, parent.credentials) || file.routes[i]!.weakens === parent.id) continue;
     fail(`/routes/${i}`, `route ${inner.id} (${inner.path}) is under route ${parent.id} (${parent.path}) and takes credentials it does not (${describe(inner.credentials)} against ${describe(parent.credentials)}); if that is meant, add weakens: ${parent.id}`);
   }
   file.routes.forEach((route, i) => {
@@ -170,20 +177,15 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
 
   if (errors.length > 0) return { ok: false, errors };
   const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()] })).digest('hex').slice(0, 16);
-  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, match: createMatcher(compiled) } };
+  const read = createPathReader(compiled, file.paths);
+  const match = (path: string) => read(path).route;
+  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, match, read } };
 }
 
 function credentialsOf(route: RouteSpec): RouteCredentials {
   if (route.credentials === 'none') return { kind: 'none' };
   const kinds = route.credentials ?? ['login_token', 'api_key'];
   return { kind: 'bearer', loginToken: kinds.includes('login_token'), apiKey: kinds.includes('api_key') };
-}
-
-/** Whether `inner` lets in a credential `outer` would not. */
-function weaker(inner: RouteCredentials, outer: RouteCredentials): boolean {
-  if (outer.kind === 'none') return false;
-  if (inner.kind === 'none') return true;
-  return (inner.loginToken && !outer.loginToken) || (inner.apiKey && !outer.apiKey);
 }
 
 function describe(credentials: RouteCredentials): string {

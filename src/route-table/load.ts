@@ -16,6 +16,7 @@ import { RATE_LIMIT_FORM } from '../limits/rate-limit.js';
 import { compileRoutes, escapePointer, pathProblem, type CompileContext } from './compile.js';
 import { referenceErrorsDespiteShape } from './salvage.js';
 import { routesSchemaJson, MAX_NAME_LENGTH } from './schema.js';
+import { routeWarnings } from './warnings.js';
 import type { RouteFileError, RoutesFile, RouteTable } from './types.js';
 
 /** One thing wrong with a file, where it is: line (1-based; undefined when the file has none, e.g. unreadable) and JSON pointer (undefined for a YAML syntax error). */
@@ -25,7 +26,8 @@ export type LocatedRouteError = Readonly<{ file: string; line: number | undefine
 export type LoadContext = Omit<CompileContext, 'source'>;
 
 export type ParseResult = { ok: true; file: RoutesFile } | { ok: false; errors: LocatedRouteError[] };
-export type LoadResult = { ok: true; table: RouteTable; file: RoutesFile } | { ok: false; errors: LocatedRouteError[] };
+/** `warnings`: what `routes check` warns of in a file the gateway takes (route-table/warnings.ts). */
+export type LoadResult = { ok: true; table: RouteTable; file: RoutesFile; warnings: LocatedRouteError[] } | { ok: false; errors: LocatedRouteError[] };
 
 /** A routes file is configuration, not data: anything this large is a mistake. */
 export const MAX_ROUTES_FILE_BYTES = 1024 * 1024;
@@ -51,7 +53,8 @@ export function loadRoutesText(text: string, path: string, context: LoadContext)
   const file = shaped.value as RoutesFile;
   const compiled = compile(file);
   if (!compiled.ok) return { ok: false, errors: locate(compiled.errors, text, path) };
-  return { ok: true, table: compiled.table, file };
+  const warnings = routeWarnings(compiled.table, file);
+  return { ok: true, table: compiled.table, file, warnings: warnings.length === 0 ? [] : locate(warnings, text, path, shaped.doc, shaped.lines) };
 }
 
 /** The file's text, or why it cannot be had. */

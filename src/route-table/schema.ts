@@ -110,6 +110,15 @@ export const RoutesFileSchema = Type.Object(
     ),
     defaultPlan: Type.Optional(name('The plan of organizations without one of their own (absent: every scope, no quota).')),
     routes: Type.Array(route),
+    paths: Type.Optional(
+      Type.Object(
+        {
+          parameters: Type.Optional(Type.Union([Type.Literal('refuse'), Type.Literal('strip')], { description: '`refuse` (unless set): a path with a `;` parameter is 400. `strip`: matched without its parameters, as Tomcat, Jetty and Spring route it; forwarded as sent. Only when every upstream drops them.' })),
+          emptySegments: Type.Optional(Type.Union([Type.Literal('refuse'), Type.Literal('merge')], { description: '`refuse` (unless set): a path with an empty segment (`//`) is 400. `merge`: matched with its slashes merged, as nginx\'s merge_slashes reads it; forwarded as sent. Only when every upstream merges them.' })),
+        },
+        { additionalProperties: false, description: 'How the upstreams read path spellings authgate refuses by default (docs/routes.md).' },
+      ),
+    ),
   },
   { additionalProperties: false, title: 'authgate routes file', description: 'AUTHGATE_ROUTES_FILE: the routes authgate forwards, the upstreams behind them and the scopes that guard them (docs/routes.md).' },
 );

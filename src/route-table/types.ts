@@ -67,6 +67,18 @@ export type PlanSpec = Readonly<{
   maxKeys?: number;
 }>;
 
+/**
+ * How the upstreams read what authgate refuses by default (docs/routes.md, "Paths an upstream
+ * reads otherwise"): `;` path parameters (`strip`: Tomcat, Jetty and Spring match without them)
+ * and empty segments (`merge`: nginx's merge_slashes). Said only when every upstream reads them so.
+ */
+export type PathsSpec = Readonly<{
+  /** Absent: `refuse`. */
+  parameters?: 'refuse' | 'strip';
+  /** Absent: `refuse`. */
+  emptySegments?: 'refuse' | 'merge';
+}>;
+
 export type RoutesFile = Readonly<{
   version: 1;
   upstreams?: Readonly<Record<string, UpstreamSpec>>;
@@ -75,6 +87,7 @@ export type RoutesFile = Readonly<{
   /** The plan of organizations without one of their own; absent: every scope, no quota. */
   defaultPlan?: string;
   routes: readonly RouteSpec[];
+  paths?: PathsSpec;
 }>;
 
 export type CompiledUpstream = Readonly<{
@@ -144,9 +157,20 @@ export type RouteTable = Readonly<{
   plans: ReadonlyMap<string, CompiledPlan>;
   /** The plan of an organization without one (or whose plan the file no longer has); undefined: no restriction. */
   defaultPlan: CompiledPlan | undefined;
-  /** The route a path (already through the path guard, without its query) belongs to. */
+  /** The route a path (already through the path guard, without its query) belongs to; undefined also when read() refuses it. */
   match(path: string): CompiledRoute | undefined;
+  /** The route a path belongs to, or why no route may decide it (route-table/path-reading.ts). */
+  read(path: string): PathReading;
 }>;
+
+/**
+ * Why a path is refused before any route decides it: a `;` path parameter, an empty segment, or
+ * a spelling (letter case, a trailing slash) an upstream may read as a route that asks more than
+ * the route authgate reads it as, while that route's own reading asks less.
+ */
+export type PathRefusal = 'path_parameter' | 'empty_path_segment' | 'path_variant_weaker';
+
+export type PathReading = Readonly<{ route: CompiledRoute; refusal?: undefined }> | Readonly<{ route?: undefined; refusal?: PathRefusal }>;
 
 /** Where the request paths read the live table from: a reload swaps it. */
 export type RouteTableSource = Readonly<{

@@ -285,7 +285,8 @@ t.test('unknown paths are 404 problems; upstream failures are 502 and 504', asyn
   const gw = await startGateway(t, { env: { AUTHGATE_UPSTREAM_TIMEOUT_MS: '300' } });
   const org = await gw.createOrganization();
   const token = await gw.login(org.email, org.password);
-  for (const path of ['/', '/admin/organizations', '/metrics', '/livez', '/auth', '/ACCOUNTS', '/accountsx']) {
+  // '/ACCOUNTS' is /accounts's since issue 45 (e2e/path-readings.test.ts): a spelling, not an unknown path.
+  for (const path of ['/', '/admin/organizations', '/metrics', '/livez', '/auth', '/accountsx']) {
     const res = await gw.get(path, { authorization: `Bearer ${token}` });
     t.equal(res.status, 404, `${path} is not public`);
     t.equal(res.json().code, 1204);

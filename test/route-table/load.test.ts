@@ -33,7 +33,7 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
   'yaml-duplicate-key': { schema: 'yaml', lines: ['yaml-duplicate-key.yaml:7: YAML: Map keys must be unique'] },
   'not-a-mapping': { schema: true, lines: ['not-a-mapping.yaml:1: /: must be a mapping with version and routes'] },
   version: { schema: true, lines: ['version.yaml:1: /version: version 2 is not supported: this gateway reads version 1'] },
-  'unknown-top-level-key': { schema: true, lines: ['unknown-top-level-key.yaml:9: /rate_limits: unknown key "rate_limits" (the file takes version, upstreams, scopes, plans, defaultPlan, routes)'] },
+  'unknown-top-level-key': { schema: true, lines: ['unknown-top-level-key.yaml:9: /rate_limits: unknown key "rate_limits" (the file takes version, upstreams, scopes, plans, defaultPlan, routes, paths)'] },
   'unknown-route-key': {
     schema: true,
     lines: [
@@ -65,6 +65,8 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
   'scope-builtin': { schema: false, lines: ['scope-builtin.yaml:3: /scopes/keys:read: scope keys:read is built in and may not be declared again'] },
   'duplicate-id': { schema: false, lines: ["duplicate-id.yaml:9: /routes/1/id: route id accounts is also route 0's"] },
   'duplicate-path': { schema: false, lines: ['duplicate-path.yaml:10: /routes/1/path: route 0 already has subtree /accounts'] },
+  'path-case': { schema: false, lines: ["path-case.yaml:12: /routes/1/path: path /Accounts differs from route 0's /accounts only in letter case, and a case-insensitive upstream reads them as one"] },
+  'paths-value': { schema: true, lines: ['paths-value.yaml:9: /paths/parameters: "drop" is not one of refuse, strip'] },
   'reserved-path': { schema: false, lines: ["reserved-path.yaml:6: /routes/0/path: path /auth/keys is the gateway's own (/auth and below)"] },
   'upstream-undeclared': { schema: false, lines: ['upstream-undeclared.yaml:9: /routes/0/upstream: upstream reports is not declared under upstreams'] },
   'upstream-without-url': { schema: false, lines: ['upstream-without-url.yaml:3: /upstreams/reports: upstream reports has no url (only default takes AUTHGATE_UPSTREAM_URL)'] },
@@ -241,7 +243,7 @@ t.test('the file must be readable, bounded, UTF-8 text, and its aliases bounded'
   t.match(bombed.ok ? [] : bombed.errors.map(formatRouteError), [/^bomb\.yaml: YAML: Excessive alias count/]);
   // `__proto__` is a key like any other: unknown, never a prototype.
   const proto = loadRoutesText('{"version": 1, "routes": [], "__proto__": {"polluted": true}}', 'proto.json', context);
-  t.same(proto.ok ? [] : proto.errors.map(formatRouteError), ['proto.json:1: /__proto__: unknown key "__proto__" (the file takes version, upstreams, scopes, plans, defaultPlan, routes)']);
+  t.same(proto.ok ? [] : proto.errors.map(formatRouteError), ['proto.json:1: /__proto__: unknown key "__proto__" (the file takes version, upstreams, scopes, plans, defaultPlan, routes, paths)']);
   t.equal(({} as Record<string, unknown>).polluted, undefined);
 });
 
