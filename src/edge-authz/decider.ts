@@ -22,6 +22,8 @@
  * Refusals are the public port's problems, rendered as it renders them (http/error-handler.ts).
  * Synchronous on a warm cache with budget held and an assertion kept; a promise otherwise.
  */
+import type { PlanLookup } from '../plans/organization-plans.js';
+import { effectiveScopesHeader } from '../plans/effective-scopes.js';
 import { routeRefusal } from '../authz/authorize.js';
 import { methodOverrideRefusal } from '../authz/method-override.js';
 import type { ScopeRule } from '../authz/scopes.js';
@@ -40,7 +42,7 @@ import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import { Problem, problems } from '../problems.js';
 import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../proxy/path-guard.js';
 import { pathRefusalProblem } from '../route-table/path-reading.js';
-import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
+import type { CompiledPlan, CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
 import type { EdgeRecorder } from './record.js';
@@ -61,6 +63,8 @@ export type EdgeDeciderDeps = Readonly<{
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The routes' own limits' limiter, the public port's (limits/route-limit.ts). */
   routeLimiter: RateLimiter;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   /** authgate_rate_limit_refusals_total, as the public port counts its 429s. */
   onRateLimited: () => void;
   /** Signs x-authgate-identity; undefined when AUTHGATE_IDENTITY_ASSERTION=off. */
@@ -118,19 +122,21 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
    * its kept header block again (fast-front.ts). Keyed weakly by the cached principal: a credential
    * dropped from the cache takes its allow with it.
    */
-  const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; assertion: string | null; decision: EdgeAllow }>();
+  const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; plan: CompiledPlan | undefined; assertion: string | null; decision: EdgeAllow }>();
 
   function allow(ctx: Context, assertion: string | null): EdgeDecision {
     const principal = ctx.principal;
     const keepable = principal !== null && ctx.rateHeaders === undefined;
+    // The plan is looked up again on every decision: a moved organization's kept allow goes.
+    const plan = principal === null ? undefined : deps.plans.planOf(principal.orgId, ctx.table!);
     if (keepable) {
       const kept = keptAllows.get(principal);
-      if (kept !== undefined && kept.assertion === assertion && kept.route === ctx.route && kept.table === ctx.table) return kept.decision;
+      if (kept !== undefined && kept.assertion === assertion && kept.route === ctx.route && kept.table === ctx.table && kept.plan === plan) return kept.decision;
     }
     const set: Record<string, string> = {};
     if (principal !== null) {
       set['x-organization-id'] = principal.orgId;
-      set['x-organization-scopes'] = principal.scopes.headerIn(ctx.table!.scopes);
+      set['x-organization-scopes'] = effectiveScopesHeader(principal.scopes, ctx.table!.scopes, plan);
     }
     if (assertion !== null) set['x-authgate-identity'] = assertion;
     if (ctx.rateHeaders !== undefined) Object.assign(set, ctx.rateHeaders);
@@ -144,7 +150,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
       cacheSeconds: ctx.rateHeaders === undefined && ctx.route!.rateLimit === undefined ? deps.cacheSeconds : 0,
       route: ctx.route!.label,
     };
-    if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, assertion, decision });
+    if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, plan, assertion, decision });
     return decision;
   }
 
@@ -250,9 +256,10 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     ctx.principal = principal;
     decided(ctx, ALLOWED[principal.via]);
     if (principal.via === 'api_key') deps.noteKeyUse(principal);
-    const refusal = routeRefusal(route, rule, principal);
+    const plan = deps.plans.planOf(principal.orgId, ctx.table!);
+    const refusal = routeRefusal(route, rule, principal, plan);
     if (refusal !== undefined) return deny(ctx, refusal);
-    const overridden = methodOverrideRefusal(route, ctx.request.clientHeaders, principal);
+    const overridden = methodOverrideRefusal(route, ctx.request.clientHeaders, principal, plan);
     if (overridden !== undefined) return overrideDenied(ctx, overridden);
     // Most decisions have neither limit to wait for: no closure is made for them.
     const credentialLimited = credentialLimit(ctx, principal);

@@ -24,6 +24,8 @@ export const NOTICED_TYPES: ReadonlySet<string> = new Set([
   'mfa.recovery_codes_regenerated',
   'mfa.recovery_code_used',
   'mfa.removed',
+  // What the organization's credentials may do (issue 47): a move to another plan.
+  'organization.plan_changed',
 ]);
 
 /** An event to notify, as the trail took it: without the organization, which is read at send time. */

@@ -19,6 +19,8 @@
  * again (credentials/settled-resolution.ts). So every refusal and every slower path keeps one
  * implementation, and this one is the happy path only.
  */
+import type { PlanLookup } from '../plans/organization-plans.js';
+import { planAllows } from '../route-table/plans.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { methodOverrideRefusal } from '../authz/method-override.js';
 import { readBearer } from '../credentials/bearer.js';
@@ -63,6 +65,8 @@ export function createFastPath(deps: {
   recordDecision: DecisionRecorder;
   noteKeyUse: (principal: Principal) => void;
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   identity: IdentityAsserter | undefined;
   metrics: Metrics;
   record: RecordAnswer;
@@ -124,7 +128,7 @@ export function createFastPath(deps: {
       // A public route: no credential is read; its own limit (per client address) goes the framework's
       // way, and so does a method override it refuses (authz/method-override.ts).
       if (route.rateLimit !== undefined || methodOverrideRefusal(route, headers, null) !== undefined) return framework(request, response);
-      return send(request, response, { lane, method, url, hasBody, principal: null, assertion: null, verdict: undefined, startedAt: performance.now() });
+      return send(request, response, { lane, method, url, hasBody, principal: null, assertion: null, verdict: undefined, startedAt: performance.now(), plan: undefined });
     }
     const bearer = readBearer(headers.authorization, request.rawHeaders);
     if (!bearer.ok) return framework(request, response);
@@ -177,9 +181,12 @@ export function createFastPath(deps: {
     const route = lane.route;
     const credentials = route.credentials;
     if (credentials.kind !== 'bearer' || (principal.via === 'jwt' ? !credentials.loginToken : !credentials.apiKey)) return false;
-    if (!principal.scopes.holds(route.methods.get(method)!)) return false;
+    const rule = route.methods.get(method)!;
+    if (!principal.scopes.holds(rule)) return false;
+    const plan = deps.plans.planOf(principal.orgId, lane.table);
+    if (!planAllows(plan, rule)) return false;
     // A method-override header names a method whose scope must be held too: the framework refuses it.
-    if (methodOverrideRefusal(route, request.headers, principal) !== undefined) return false;
+    if (methodOverrideRefusal(route, request.headers, principal, plan) !== undefined) return false;
     let assertion: string | null = null;
     if (deps.identity !== undefined) {
       const kept = deps.identity.current(principal, route.upstream.audience);
@@ -196,7 +203,7 @@ export function createFastPath(deps: {
     }
     const verdict = limit === undefined ? undefined : limiter.takeHeld(principal, limit);
     if (limit !== undefined && verdict === undefined) return false;
-    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, startedAt });
+    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, startedAt, plan });
     return true;
   }
 

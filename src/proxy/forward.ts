@@ -1,3 +1,4 @@
+import type { PlanLookup } from '../plans/organization-plans.js';
 import type { IncomingMessage } from 'node:http';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -36,6 +37,8 @@ export type ForwardOptions = Readonly<{
   authenticate: (request: FastifyRequest) => Promise<void>;
   /** The credential's rate limit (limits/enforce.ts), before anything else a forwarded request does. */
   rateLimit: RateLimitCheck;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   /** The route's own rate limit (limits/route-limit.ts), after the credential's. */
   routeLimit: RouteLimitCheck;
   /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin (http/cors.ts). */
@@ -72,7 +75,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   const tracing = opts.tracing;
   const rewriteRequestHeaders = (request: FastifyRequest, headers: OutgoingHeaders) => {
     request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
-    const outgoing = rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, request.routeTable!.scopes);
+    const outgoing = rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, request.routeTable!.scopes, request.principal === null ? undefined : opts.plans.planOf(request.principal.orgId, request.routeTable!));
     if (tracing !== undefined) tracing.upstream(request.raw, outgoing, request.forwardedRoute!.upstream.host);
     return outgoing;
   };
@@ -197,7 +200,8 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     const headers = request.raw.headers;
     if (route.credentials.kind === 'none') return done(methodOverrideRefusal(route, headers, null));
     const principal = request.principal!;
-    done(routeRefusal(route, route.methods.get(request.method)!, principal) ?? methodOverrideRefusal(route, headers, principal));
+    const plan = opts.plans.planOf(principal.orgId, request.routeTable!);
+    done(routeRefusal(route, route.methods.get(request.method)!, principal, plan) ?? methodOverrideRefusal(route, headers, principal, plan));
   };
   // The catch-all never takes the gateway's own paths (/auth, /.well-known, /console and below,
   // where no route of a table may be): there the router answers as it always did, its 404, its

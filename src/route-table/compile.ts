@@ -9,6 +9,7 @@ import { isScopeName, ScopeTable, BUILTIN_SCOPES } from '../authz/scopes.js';
 import { parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
 import { isWithin } from './match.js';
 import { asksLess, createPathReader, foldedKey } from './path-reading.js';
+import { compilePlans } from './plans.js';
 import { PUBLIC, type CompiledRoute, type CompiledUpstream, type RouteCredentials, type RouteFileError, type RoutesFile, type RouteSpec, type RouteTable, type UpstreamSpec, RESERVED_PREFIXES } from './types.js';
 
 /** What the file leaves to the environment. */
@@ -56,6 +57,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     else declared.set(name, description);
   }
   const scopes = new ScopeTable(declared);
+  const { plans, defaultPlan } = compilePlans(file, scopes, fail);
 
   // Upstreams: `default` may take its URL from the environment; every other names its own.
   const upstreams = new Map<string, CompiledUpstream>();
@@ -147,6 +149,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
       allow: [...methods.keys()].join(', '),
       upstream,
       rateLimit,
+      cost: route.cost ?? 1,
     });
   });
 
@@ -176,7 +179,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
   const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()] })).digest('hex').slice(0, 16);
   const read = createPathReader(compiled, file.paths);
   const match = (path: string) => read(path).route;
-  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, match, read } };
+  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, match, read } };
 }
 
 function credentialsOf(route: RouteSpec): RouteCredentials {

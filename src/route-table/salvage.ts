@@ -9,8 +9,8 @@
  * - A route with a bad or missing id, path, match or credentials keeps its index (the pointers
  *   stay its own) but not its place: it is put where it meets no other route; only its own
  *   references (its methods' scopes, its upstream, its rate limit) are judged. A bad method, upstream, rate limit or weakens of a route is left out of it.
- * - A scope or an upstream the schema refuses is left out, and a route naming it is not told
- *   again that it is undeclared.
+ * - A scope or an upstream the schema refuses is left out, and a route (or a plan) naming it is
+ *   not told again that it is undeclared.
  * - Anything wrong with the file as a whole (not a mapping, its version, `routes` not a list):
  *   the schema's errors alone, as before.
  * Whatever the compiler then says at a place the schema already judged, or about a repaired
@@ -110,6 +110,12 @@ export function referenceErrorsDespiteShape(
   const judged = (error: RouteFileError): boolean => {
     if (shapeErrors.some((shape) => error.pointer === shape.pointer || error.pointer.startsWith(`${shape.pointer}/`))) return true;
     const [, part, key, field, method] = error.pointer.split('/');
+    // A plan naming a scope the schema refused (plans, issue 47): not told again that it is undeclared.
+    if (part === 'plans' && key !== undefined && field === 'scopes' && method !== undefined) {
+      const plan = isObject(value['plans']) ? value['plans'][key] : undefined;
+      const scope = isObject(plan) && Array.isArray(plan['scopes']) ? (plan['scopes'] as unknown[])[Number(method)] : undefined;
+      return typeof scope === 'string' && brokenScopes.has(scope);
+    }
     if (part !== 'routes' || key === undefined) return false;
     const n = Number(key);
     const hurt = routes.get(n);

@@ -89,7 +89,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       description: 'With a login token or an API key holding `keys:write`. Only narrows: fewer scopes, an earlier end (400 otherwise, and nothing changes). The key and its secret stay; a change of scopes or end holds on every replica from the answer on. Another organization\'s key is not found.',
       params: IdParams,
       body: ApiKeyChangeBody,
-      response: { 200: ApiKeyShown, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('insufficientScope'), 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
+      response: { 200: ApiKeyShown, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('insufficientScope', 'scopesOutsidePlan'), 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;

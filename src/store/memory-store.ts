@@ -13,6 +13,7 @@ import { memoryOrganizationProfiles } from './memory/organization-profiles.js';
 import { memoryMfa } from './memory/mfa.js';
 import { memoryPasskeys } from './memory/passkeys.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
+import { memoryOrganizationPlans } from './memory/organization-plans.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
 import { memoryTenantLimits } from './memory/tenant-limits.js';
@@ -33,8 +34,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryOrganizationProfiles(state),
     memoryMfa(state),
     memoryPasskeys(state),
+    memoryOrganizationPlans(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, plans] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -56,6 +58,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...profiles.methods,
     ...mfa.methods,
     ...passkeys.methods,
+    ...plans.methods,
 
     async ping() {},
 

@@ -19,6 +19,7 @@ import type { PasswordResetStore } from './password-resets.js';
 import type { OrganizationProfileStore } from './organization-profiles.js';
 import type { MfaStore } from './mfa.js';
 import type { PasskeyStore } from './passkeys.js';
+import type { OrganizationPlanStore } from './organization-plans.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -45,9 +46,10 @@ export * from './counters.js';
  * every replica forgets what it kept of them (the identity assertion's profiles). `created`: an API
  * key that now exists (issue 45): nothing is revoked, but a replica that remembers it as unknown
  * forgets that; on the wire an `api_key` item with `"created":true`, which a replica of an older
- * build reads as a revocation of a key it holds nothing of.
+ * build reads as a revocation of a key it holds nothing of. `plan` is the organization cacheKey's
+ * plan (store/organization-plans.ts): every replica reads the plans again.
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile'; cacheKey: string; created?: true }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan'; cacheKey: string; created?: true }>;
 
 export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */
@@ -82,4 +84,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & OrganizationPlanStore;

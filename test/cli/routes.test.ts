@@ -65,7 +65,7 @@ t.test('routes check: a misspelt key and an undeclared scope, both in one run, e
     run.stderr,
     [
       `${file}:5: /routes/0/match: is required (a route needs id, path, match, methods)`,
-      `${file}:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens)`,
+      `${file}:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)`,
       `${file}:8: /routes/0/methods/POST: scope accounts:write is not declared under scopes`,
       `authgate: ${file}: 3 errors; the gateway would not take this file`,
       '',
