@@ -133,8 +133,14 @@ export function createMetrics(environment: string) {
     }),
     invalidationsReceived: new Counter({
       name: 'authgate_invalidations_received_total',
-      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, profile for a change of an organization\'s name or e-mail, or all after a resubscribe).',
+      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, profile for a change of an organization\'s name or e-mail, plan for a change of an organization\'s plan, or all after a resubscribe).',
       labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    planFallbacks: new Counter({
+      name: 'authgate_plan_fallbacks_total',
+      help: 'Decisions made under the routes file\'s defaultPlan because the organization\'s own plan is no longer in the file, by that plan (its name, once set by an operator: bounded).',
+      labelNames: ['plan'] as const,
       registers: [registry],
     }),
   };

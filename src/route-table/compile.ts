@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { isScopeName, ScopeTable, BUILTIN_SCOPES } from '../authz/scopes.js';
 import { parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
 import { createMatcher, isWithin } from './match.js';
+import { compilePlans } from './plans.js';
 import { PUBLIC, type CompiledRoute, type CompiledUpstream, type RouteCredentials, type RouteFileError, type RoutesFile, type RouteSpec, type RouteTable, type UpstreamSpec, RESERVED_PREFIXES } from './types.js';
 
 /** What the file leaves to the environment. */
@@ -55,6 +56,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     else declared.set(name, description);
   }
   const scopes = new ScopeTable(declared);
+  const { plans, defaultPlan } = compilePlans(file, scopes, fail);
 
   // Upstreams: `default` may take its URL from the environment; every other names its own.
   const upstreams = new Map<string, CompiledUpstream>();
@@ -140,6 +142,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
       allow: [...methods.keys()].join(', '),
       upstream,
       rateLimit,
+      cost: route.cost ?? 1,
     });
   });
 
@@ -167,7 +170,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
 
   if (errors.length > 0) return { ok: false, errors };
   const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()] })).digest('hex').slice(0, 16);
-  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, match: createMatcher(compiled) } };
+  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, match: createMatcher(compiled) } };
 }
 
 function credentialsOf(route: RouteSpec): RouteCredentials {

@@ -144,6 +144,7 @@ function schemaErrors(raw: readonly ErrorObject[]): RouteFileError[] {
       case 'anyOf': {
         const branches = (error.parentSchema as { anyOf?: { const?: unknown }[] }).anyOf ?? [];
         if (field === 'credentials') push(at, 'must be none, or a list of login_token and/or api_key (each once)');
+        else if (/^\/plans\/[^/]+\/scopes$/.test(at)) push(at, 'must be all, or a list of declared scopes (each once)');
         else if (branches.length > 0 && branches.every((b) => typeof b.const === 'string')) push(at, `${JSON.stringify(data)} is not one of ${branches.map((b) => String(b.const)).join(', ')}`);
         else push(at, 'is not one of the forms allowed here');
         break;
@@ -174,7 +175,7 @@ function schemaErrors(raw: readonly ErrorObject[]): RouteFileError[] {
         push(at, 'must list at least one');
         break;
       case 'uniqueItems':
-        push(at, 'lists one kind twice');
+        push(at, /^\/plans\//.test(at) ? 'lists one scope twice' : 'lists one kind twice');
         break;
       case 'minProperties':
         push(at, 'must list at least one method (GET, POST, PUT, PATCH, DELETE, OPTIONS)');
@@ -192,6 +193,8 @@ function where(at: string): string {
   if (/^\/routes\/\d+$/.test(at)) return 'a route';
   if (/^\/routes\/\d+\/methods$/.test(at)) return 'methods';
   if (/^\/upstreams\/[^/]+$/.test(at)) return 'an upstream';
+  if (/^\/plans\/[^/]+$/.test(at)) return 'a plan';
+  if (/^\/plans\/[^/]+\/quota$/.test(at)) return 'a quota';
   return 'this';
 }
 
@@ -211,7 +214,8 @@ function nameProblem(at: string, name: string): string {
 function valueProblem(at: string, field: string, value: string, error: ErrorObject): string {
   if (field === 'path') return `path "${value}" ${pathProblem(value) ?? 'is not a path this gateway can match'}`;
   if (field === 'rateLimit') return `"${value}" is not ${RATE_LIMIT_FORM}`;
-  if (field === 'id' || field === 'upstream' || field === 'weakens') return nameProblem(at, value);
+  if (field === 'id' || field === 'upstream' || field === 'weakens' || at === '/defaultPlan') return nameProblem(at, value);
+  if (/^\/plans\/[^/]+\/scopes\/\d+$/.test(at)) return `"${value}" is not a scope name (resource:action, e.g. invoices:read)`;
   if (/\/methods\/[A-Z]+$/.test(at)) {
     return isScopeName(value) ? `scope "${value}" is longer than 64 characters` : `"${value}" is not a scope name (resource:action, e.g. invoices:read) nor public`;
   }

@@ -13,6 +13,7 @@ import { memoryOrganizationProfiles } from './memory/organization-profiles.js';
 import { memoryMfa } from './memory/mfa.js';
 import { memoryPasskeys } from './memory/passkeys.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
+import { memoryOrganizationPlans } from './memory/organization-plans.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
 import { memoryTenantLimits } from './memory/tenant-limits.js';
@@ -37,8 +38,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryPasskeys(state),
     memoryUsage(now),
     memoryQuotas(),
+    memoryOrganizationPlans(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -62,6 +64,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...passkeys.methods,
     ...usage.methods,
     ...quotas.methods,
+    ...plans.methods,
 
     async ping() {},
 

@@ -21,6 +21,7 @@ import type { MfaStore } from './mfa.js';
 import type { PasskeyStore } from './passkeys.js';
 import type { UsageStore } from './usage.js';
 import type { QuotaStore } from './quotas.js';
+import type { OrganizationPlanStore } from './organization-plans.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -44,9 +45,10 @@ export * from './counters.js';
  * the rate-limit overrides changed (its cacheKey is the organization's id), and every replica
  * reads them again (store/rate-limits.ts); credential caches pass it by. `profile` is no credential
  * either: the organization cacheKey's name or e-mail changed (store/organization-profiles.ts), and
- * every replica forgets what it kept of them (the identity assertion's profiles).
+ * every replica forgets what it kept of them (the identity assertion's profiles). `plan` is the
+ * organization cacheKey's plan (store/organization-plans.ts): every replica reads the plans again.
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile'; cacheKey: string }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan'; cacheKey: string }>;
 
 export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */
@@ -81,4 +83,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore;

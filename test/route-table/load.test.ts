@@ -33,12 +33,12 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
   'yaml-duplicate-key': { schema: 'yaml', lines: ['yaml-duplicate-key.yaml:7: YAML: Map keys must be unique'] },
   'not-a-mapping': { schema: true, lines: ['not-a-mapping.yaml:1: /: must be a mapping with version and routes'] },
   version: { schema: true, lines: ['version.yaml:1: /version: version 2 is not supported: this gateway reads version 1'] },
-  'unknown-top-level-key': { schema: true, lines: ['unknown-top-level-key.yaml:9: /rate_limits: unknown key "rate_limits" (the file takes version, upstreams, scopes, routes)'] },
+  'unknown-top-level-key': { schema: true, lines: ['unknown-top-level-key.yaml:9: /rate_limits: unknown key "rate_limits" (the file takes version, upstreams, scopes, plans, defaultPlan, routes)'] },
   'unknown-route-key': {
     schema: true,
     lines: [
       'unknown-route-key.yaml:5: /routes/0/match: is required (a route needs id, path, match, methods)',
-      'unknown-route-key.yaml:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens)',
+      'unknown-route-key.yaml:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
     ],
   },
   'unknown-upstream-key': { schema: true, lines: ['unknown-upstream-key.yaml:3: /upstreams/reports/timeout: unknown key "timeout" (an upstream takes url, timeoutMs, audience)'] },
@@ -76,6 +76,9 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
     lines: ['weakens-unsaid.yaml:10: /routes/1: route accounts-status (/accounts/status) is under route accounts (/accounts) and takes credentials it does not (none against login_token); if that is meant, add weakens: accounts'],
   },
   'weakens-wrong': { schema: false, lines: ['weakens-wrong.yaml:14: /routes/1/weakens: weakens names accounts, which is no subtree route above /status'] },
+  'plan-scope-undeclared': { schema: false, lines: ['plan-scope-undeclared.yaml:10: /plans/partner/scopes/1: scope admin:orders is not declared under scopes'] },
+  'default-plan-undeclared': { schema: false, lines: ['default-plan-undeclared.yaml:7: /defaultPlan: plan gold is not declared under plans'] },
+  'plan-quota-period': { schema: true, lines: ['plan-quota-period.yaml:7: /plans/free/quota/per: "week" is not one of day, month'] },
   'rate-limit-range': { schema: false, lines: ['rate-limit-range.yaml:9: /routes/0/rateLimit: "9999999999/1s" is not `<count>/<window>` with the window in s, m or h (e.g. `600/60s`), at most 1000000000 per 24h'] },
 };
 
@@ -135,9 +138,9 @@ t.test('every error of a file at once, in the order of its lines', async (t) => 
   const shapeless = loadRoutesText('version: 1\nroutes:\n  - { id: a, path: /a, mathc: exact, methods: { GET: a:read } }\n  - { id: b, path: b, match: exact, methods: { GET: b:read }, extra: 1 }\n', 'r.yaml', context);
   t.same(shapeless.ok ? [] : shapeless.errors.map(formatRouteError), [
     'r.yaml:3: /routes/0/match: is required (a route needs id, path, match, methods)',
-    'r.yaml:3: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens)',
+    'r.yaml:3: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
     'r.yaml:4: /routes/1/path: path "b" must start with /',
-    'r.yaml:4: /routes/1/extra: unknown key "extra" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens)',
+    'r.yaml:4: /routes/1/extra: unknown key "extra" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
   ]);
 });
 
@@ -153,7 +156,7 @@ t.test('the file must be readable, bounded, UTF-8 text, and its aliases bounded'
   t.match(bombed.ok ? [] : bombed.errors.map(formatRouteError), [/^bomb\.yaml: YAML: Excessive alias count/]);
   // `__proto__` is a key like any other: unknown, never a prototype.
   const proto = loadRoutesText('{"version": 1, "routes": [], "__proto__": {"polluted": true}}', 'proto.json', context);
-  t.same(proto.ok ? [] : proto.errors.map(formatRouteError), ['proto.json:1: /__proto__: unknown key "__proto__" (the file takes version, upstreams, scopes, routes)']);
+  t.same(proto.ok ? [] : proto.errors.map(formatRouteError), ['proto.json:1: /__proto__: unknown key "__proto__" (the file takes version, upstreams, scopes, plans, defaultPlan, routes)']);
   t.equal(({} as Record<string, unknown>).polluted, undefined);
 });
 

@@ -15,6 +15,7 @@ import { organizationProfileContract } from './organization-profile-contract.js'
 import { mfaContract } from './mfa-contract.js';
 import { passkeyContract } from './passkey-contract.js';
 import { usageContract } from './usage-contract.js';
+import { organizationPlanContract } from './organization-plan-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -33,6 +34,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   organizationListingContract(t, open);
   passwordResetContract(t, open, { newOrganization: () => newOrganization(), newSession: (orgId) => newSession(orgId), pollUntil });
   organizationProfileContract(t, open, { newOrganization: (overrides) => newOrganization(overrides), newSession: (orgId) => newSession(orgId) });
+  organizationPlanContract(t, open, { newOrganization: () => newOrganization() });
   mfaContract(t, open, { newOrganization: () => newOrganization() });
   passkeyContract(t, open, { newOrganization: () => newOrganization() });
   usageContract(t, open);

@@ -120,6 +120,8 @@ export type RedisKeys = Readonly<{
    * and read whole by every replica when it changes.
    */
   rateLimits: string;
+  /** Hash beside rateLimits: organization id → its own plan's name (issue 47). Small, read whole by every replica. */
+  organizationPlans: string;
   shard(tag: string): ShardKeys;
 }>;
 
@@ -164,6 +166,7 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
     auditIndex: `${shard(shardTagOf('audit')).base}ai`,
     auditSequence: `${shard(shardTagOf('audit')).base}aq`,
     rateLimits: `${shard(shardTagOf('limits')).base}l`,
+    organizationPlans: `${shard(shardTagOf('limits')).base}pl`,
     shard,
   });
 }

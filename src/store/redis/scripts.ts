@@ -33,6 +33,7 @@ export const SCRIPT_NAMES = [
   'deleteAllSessions',
   'appendAuditEvents',
   'setRateLimit',
+  'setOrganizationPlan',
   'dropRateLimits',
   'leaseRateBudget',
   'countAttempt',

@@ -24,6 +24,7 @@ import { redisOrganizationProfiles } from './organization-profiles.js';
 import { redisMfa } from './mfa.js';
 import { redisPasskeys } from './passkeys.js';
 import { redisRateLimits } from './rate-limits.js';
+import { redisOrganizationPlans } from './organization-plans.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
 import { redisTenantLimits } from './tenant-limits.js';
@@ -118,6 +119,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisAudit({ client, keys, appendScript: run.appendAuditEvents, now, guard }),
     ...redisTenantLimits(context),
     ...redisRateLimits(context),
+    ...redisOrganizationPlans(context),
     ...redisPasswordResets(context),
     ...redisOrganizationProfiles(context),
     ...redisMfa(context),
