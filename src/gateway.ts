@@ -54,6 +54,7 @@ import { createLiveRouteTable, type LiveRouteTable } from './route-table/live.js
 import type { ReloadResult, ReloadTrigger } from './route-table/reload.js';
 import { reloadRoutesFile } from './route-table/reload-file.js';
 import type { RouteTable } from './route-table/types.js';
+import { buildQuotaParts, type QuotaParts } from './gateway-quotas.js';
 
 export type { Storage } from './gateway-parts.js';
 
@@ -73,6 +74,8 @@ export type GatewayDeps = Readonly<{
   routes: RouteTable;
   /** The security notices' retry waits and bounds (notices/delivery.ts); tests shorten them. */
   noticeTuning: Partial<DeliveryTuning>;
+  /** How often usage counts are written (services/usage-recorder.ts USAGE_FLUSH_MS). */
+  usageFlushMs: number;
 }>;
 
 export type Gateway = Readonly<{
@@ -86,6 +89,8 @@ export type Gateway = Readonly<{
   keyUsage: KeyUsageTracker;
   /** Security events, written to the store's audit log in batches. */
   audit: AuditTrail;
+  /** Plans' quotas and usage figures (gateway-quotas.ts): tests flush the usage counts. */
+  quotas: QuotaParts;
   /** The security notices' queue, where AUTHGATE_NOTIFY_WEBHOOK_URL is set. */
   notices: NoticeDelivery | undefined;
   /** The route table the request paths read; a reload swaps it. */
@@ -146,6 +151,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   });
   const audit = notices === undefined ? trail : withNotices(trail, notices, now);
   const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
+  const quotas = await buildQuotaParts({ store, bus, now, logger, metrics, usageFlushMs: deps.usageFlushMs });
 
   // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
   const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
@@ -207,6 +213,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
     rateLimits: { policy: rateLimits, limiter },
+    quota: quotas.quota,
+    noteUsage: quotas.usage.note,
     routeLimits: { check: createRouteLimitCheck(routeLimiter, () => metrics.rateLimitRefusals.inc()), limiter: routeLimiter },
     tracing,
   });
@@ -222,6 +230,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
       rateLimits: { policy: rateLimits, limiter },
       routeLimiter,
       onRateLimited: () => metrics.rateLimitRefusals.inc(),
+      quota: quotas.quota,
+      noteUsage: quotas.usage.note,
       identity: identity?.asserter,
       cacheSeconds: config.authz.cacheSeconds,
       record: edgeRecord,
@@ -266,6 +276,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     storage,
     keyUsage,
     audit,
+    quotas,
     notices,
     routes,
     edge,
@@ -283,6 +294,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         rateLimits.close();
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
         await keyUsage.close();
+        await quotas.close();
         await audit.flush();
         // Before the store closes: each notice reads its organization when it is sent.
         await notices?.close();

@@ -63,6 +63,8 @@ import './request-context.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
 import { trustProxyOption } from './trust-proxy.js';
 import type { Tracing } from '../tracing/tracing.js';
+import type { QuotaGate } from '../limits/quota-check.js';
+import type { UsageNote } from '../services/usage-recorder.js';
 
 export type PublicServerDeps = Readonly<{
   config: Config;
@@ -98,6 +100,10 @@ export type PublicServerDeps = Readonly<{
   publicJwks: Jwks | undefined;
   /** The credential's rate limit on forwarded routes (limits/enforce.ts). */
   rateLimit: RateLimitCheck;
+  /** The organization's plan's quota on forwarded routes (limits/quota-check.ts). */
+  quota: QuotaGate;
+  /** Counts each credentialed forwarded request's outcome (services/usage-recorder.ts). */
+  noteUsage: UsageNote;
   /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The routes' own rate limits (limits/route-limit.ts): the check, and its limiter for the fast lane. */
@@ -235,6 +241,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     authenticate: createAuthenticate(deps.resolver, deps.recordDecision, deps.keyUsage.note),
     rateLimit: deps.rateLimit,
     routeLimit: deps.routeLimits.check,
+    quota: deps.quota,
+    noteUsage: deps.noteUsage,
     varyOrigin: cors.varyOrigin,
     tracing,
   });
@@ -261,6 +269,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     resolver: deps.resolver,
     recordDecision: deps.recordDecision,
     noteKeyUse: deps.keyUsage.note,
+    noteUsage: deps.noteUsage,
+    quota: deps.quota,
     rateLimits: deps.rateLimits,
     identity: deps.identity,
     metrics: deps.metrics,

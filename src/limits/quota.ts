@@ -56,6 +56,8 @@ export const QUOTA_IDLE_RETURN_MS = 5000;
 export type QuotaKeeper = Readonly<{
   /** Spends `cost` of the organization's period: at once while held, else through the store. */
   spend(orgId: string, rule: QuotaRule, cost: number): QuotaVerdict | Promise<QuotaVerdict>;
+  /** Whether spendHeld would admit now; nothing is spent. */
+  holds(orgId: string, rule: QuotaRule, cost: number): boolean;
   /** spend(), only when it can admit at once from what this replica holds; undefined (nothing spent) otherwise. */
   spendHeld(orgId: string, rule: QuotaRule, cost: number): QuotaVerdict | undefined;
   /** Gives back what is held of idle organizations now (the timer calls this). */
@@ -195,6 +197,11 @@ export function createQuotaKeeper(deps: {
 
   return {
     spend: (orgId, rule, cost) => spendHeld(orgId, rule, cost) ?? spendSlow(orgId, rule, cost),
+    holds(orgId, rule, cost) {
+      const budget = budgets.get(orgId);
+      const t = now();
+      return budget !== undefined && budget.held >= cost && budget.limit === rule.requests && t >= budget.period.startsAt && t < budget.period.endsAt;
+    },
     spendHeld,
     returnIdle,
     async close() {

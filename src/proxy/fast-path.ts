@@ -34,6 +34,8 @@ import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import type { Tracing } from '../tracing/tracing.js';
+import type { QuotaGate } from '../limits/quota-check.js';
+import type { UsageNote } from '../services/usage-recorder.js';
 import { createLaneSender, type Lane } from './fast-forward.js';
 import type { ForwardedInfo } from './identity-headers.js';
 import { isAmbiguousPath } from './path-guard.js';
@@ -61,6 +63,10 @@ export function createFastPath(deps: {
   resolver: CredentialResolver;
   recordDecision: DecisionRecorder;
   noteKeyUse: (principal: Principal) => void;
+  /** Usage figures: the lane's requests are all admitted (services/usage-recorder.ts). */
+  noteUsage: UsageNote;
+  /** The plan's quota: spent from what this replica holds only (limits/quota-check.ts). */
+  quota: QuotaGate;
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   identity: IdentityAsserter | undefined;
   metrics: Metrics;
@@ -190,9 +196,15 @@ export function createFastPath(deps: {
       if (limit !== undefined) return false;
       if (routeLimiter.takeHeld(routeLimitKey(route, principal, ''), appliedRouteLimit(route.rateLimit)) === undefined) return false;
     }
+    // The quota, from what this replica holds only: looked at before the rate limit counts (a quota
+    // to lease goes the framework's way, which must not find the request counted already), spent
+    // after it admits (synchronously: nothing runs between the look and the spending).
+    const rule = deps.quota.ruleOf(principal, lane.table);
+    if (rule !== undefined && !deps.quota.holds(principal, rule, route)) return false;
     const verdict = limit === undefined ? undefined : limiter.takeHeld(principal, limit);
     if (limit !== undefined && verdict === undefined) return false;
-    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, startedAt });
+    const quota = rule === undefined ? undefined : deps.quota.spendHeld(principal, rule, route);
+    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, quota, startedAt });
     return true;
   }
 
