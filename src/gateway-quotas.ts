@@ -7,6 +7,8 @@ import type { Logger } from './observability/logging.js';
 import type { Metrics } from './observability/metrics.js';
 import { createOrganizationPlans, type OrganizationPlans } from './plans/organization-plans.js';
 import { createUsageRecorder, type UsageRecorder } from './services/usage-recorder.js';
+import { createUsageReports, type UsageReports } from './services/usage-report.js';
+import type { RouteTableSource } from './route-table/types.js';
 import type { InvalidationBus } from './store/invalidation.js';
 import type { GatewayStore } from './store/store.js';
 
@@ -15,6 +17,8 @@ export type QuotaParts = Readonly<{
   keeper: QuotaKeeper;
   quota: QuotaGate;
   usage: UsageRecorder;
+  /** GET /auth/usage and the admin API's usage. */
+  reports: UsageReports;
   /** Gives back held quota and writes the last usage counts (before the store closes). */
   close(): Promise<void>;
 }>;
@@ -25,6 +29,7 @@ export async function buildQuotaParts(deps: {
   now: () => number;
   logger: Logger;
   metrics: Metrics;
+  routes: RouteTableSource;
   /** How often usage counts are written (USAGE_FLUSH_MS); tests may change it. */
   usageFlushMs?: number;
 }): Promise<QuotaParts> {
@@ -33,8 +38,10 @@ export async function buildQuotaParts(deps: {
   const keeper = createQuotaKeeper({ store, now, onLease: (outcome) => metrics.quotaLeases.inc({ outcome }) });
   const quota = createQuotaGate({ keeper, planOf: plans.planOf, onRefused: (plan) => metrics.quotaRefusals.inc({ plan }) });
   const usage = createUsageRecorder({ store, now, logger, flushIntervalMs: deps.usageFlushMs, onDropped: (requests) => metrics.usageDropped.inc(requests) });
+  const reports = createUsageReports({ store, routes: deps.routes, planOf: plans.planOf, now });
   return {
     plans,
+    reports,
     keeper,
     quota,
     usage,

@@ -151,7 +151,6 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   });
   const audit = notices === undefined ? trail : withNotices(trail, notices, now);
   const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
-  const quotas = await buildQuotaParts({ store, bus, now, logger, metrics, usageFlushMs: deps.usageFlushMs });
 
   // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
   const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
@@ -178,6 +177,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
   const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
+  const quotas = await buildQuotaParts({ store, bus, now, logger, metrics, routes, usageFlushMs: deps.usageFlushMs });
   const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes });
   const routeMetrics = registerRouteMetrics(metrics.registry, routes);
   // A table from a file is kept live: the file is reloaded when it changes, and on SIGHUP.
@@ -215,6 +215,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     rateLimits: { policy: rateLimits, limiter },
     quota: quotas.quota,
     noteUsage: quotas.usage.note,
+    usage: quotas.reports,
     routeLimits: { check: createRouteLimitCheck(routeLimiter, () => metrics.rateLimitRefusals.inc()), limiter: routeLimiter },
     tracing,
   });
@@ -261,6 +262,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     mfa,
     audit,
     auditLog: store,
+    usage: quotas.reports,
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),
     jwks: identity?.keys.jwks,
     routes,

@@ -25,6 +25,8 @@ import type { PasskeyService } from '../services/passkeys.js';
 import { auditRoutes } from '../routes/audit.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import { scopeRoutes } from '../routes/scopes.js';
+import { usageRoutes } from '../routes/usage.js';
+import type { UsageReports } from '../services/usage-report.js';
 import { sessionRoutes } from '../routes/sessions.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { AuditTrail } from '../audit/trail.js';
@@ -104,6 +106,8 @@ export type PublicServerDeps = Readonly<{
   quota: QuotaGate;
   /** Counts each credentialed forwarded request's outcome (services/usage-recorder.ts). */
   noteUsage: UsageNote;
+  /** GET /auth/usage (services/usage-report.ts). */
+  usage: UsageReports;
   /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The routes' own rate limits (limits/route-limit.ts): the check, and its limiter for the fast lane. */
@@ -220,6 +224,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });
     await auth.register(auditRoutes, { auditLog: deps.auditLog });
     await auth.register(scopeRoutes, { routes: deps.routes });
+    await auth.register(usageRoutes, { usage: deps.usage });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
   // The self-service console: static files that call the routes above, like any client.

@@ -166,3 +166,34 @@ t.test('no plans: no quota, no RateLimit fields of one, and usage still counted'
   const [figures] = await gw.gateway.storage.store.readUsage({ orgId: org.orgId, keyId: org.keyId, granularity: 'day', from: dayOf(Date.now()), to: dayOf(Date.now()) });
   t.equal(figures?.counts.admitted, 5);
 });
+
+t.test('GET /auth/usage and GET /admin/organizations/:id/usage: the figures of the requests made and this period\'s quota; every bad query a 400', async (t) => {
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const gw = await injectGateway(t, { env: { AUTHGATE_UPSTREAM_URL: upstream.url }, deps: { routes: compiledTable(fileWithQuota(100), upstream.url) } });
+  const org = await gw.signedUp();
+  for (let i = 0; i < 4; i++) t.equal((await forwarded(gw, org.apiKey)).statusCode, 200);
+  t.equal((await forwarded(gw, org.token)).statusCode, 200);
+  const narrow = (await gw.pub({ method: 'POST', url: '/auth/api-key', headers: bearer(org.token), payload: { scopes: ['organization:read'] } })).json<{ apiKey: string; id: string }>();
+  assertProblem(t, await forwarded(gw, narrow.apiKey), 403, 1106, 'no scope');
+  await gw.gateway.quotas.usage.flush();
+  await gw.gateway.quotas.keeper.close();
+
+  const mine = await gw.pub({ url: '/auth/usage', headers: bearer(org.token) });
+  t.equal(mine.statusCode, 200, mine.body);
+  const report = mine.json<{ buckets: { start: string; admitted: number; scope: number }[]; quota: { used: number; left: number; requests: number; plan: string } }>();
+  t.equal(report.buckets.length, 30, 'the last 30 days');
+  t.strictSame({ admitted: report.buckets[29]!.admitted, scope: report.buckets[29]!.scope }, { admitted: 5, scope: 1 }, 'today: the requests made');
+  t.strictSame({ ...report.quota, periodStart: undefined, periodEnd: undefined }, { plan: 'metered', requests: 100, per: 'day', periodStart: undefined, periodEnd: undefined, used: 5, left: 95 });
+  const byKey = (await gw.pub({ url: `/auth/usage?granularity=hour&keyId=${org.keyId}`, headers: bearer(org.apiKey) })).json<{ buckets: { admitted: number }[] }>();
+  t.equal(byKey.buckets.length, 24);
+  t.equal(byKey.buckets[23]!.admitted, 4, 'the key\'s hour, read with the key itself (keys:read)');
+  assertProblem(t, await gw.pub({ url: '/auth/usage', headers: bearer(narrow.apiKey) }), 403, 1106, 'a key without keys:read');
+  for (const query of ['granularity=week', 'from=yesterday', 'from=2026-12-07&to=2026-12-01', 'from=2000-01-01', 'to=2999-01-01', 'keyId=nope', 'colour=blue', 'granularity=hour&from=2000-01-01T00:00:00Z']) {
+    assertProblem(t, await gw.pub({ url: `/auth/usage?${query}`, headers: bearer(org.token) }), 400, 1200, query);
+  }
+  const admin = await gw.ops({ url: `/admin/organizations/${org.orgId}/usage?granularity=day` });
+  t.equal(admin.statusCode, 200);
+  t.strictSame(admin.json(), report, 'the admin API sees the same');
+  t.equal((await gw.ops({ url: '/admin/organizations/00000000-0000-4000-8000-000000000000/usage' })).statusCode, 404);
+});
