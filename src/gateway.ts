@@ -19,6 +19,8 @@ import { createResetThrottle } from './guards/reset-throttle.js';
 import { createRateLimitCheck } from './limits/enforce.js';
 import { createRateLimiter } from './limits/limiter.js';
 import { createRateLimitPolicy } from './limits/policy.js';
+import { createOrganizationPlans } from './plans/organization-plans.js';
+import { createPlanService } from './services/organization-plans.js';
 import { createRouteLimitCheck } from './limits/route-limit.js';
 import { createForwardedDocs } from './proxy/forwarded-docs.js';
 import { createEdgeDecider } from './edge-authz/decider.js';
@@ -152,8 +154,16 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const audit = notices === undefined ? trail : withNotices(trail, notices, now);
   const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
 
+  // Plans (issue 47): which organizations have a plan of their own, in memory (read again when announced).
+  const plans = await createOrganizationPlans({ store, bus, logger, onFallback: (plan) => metrics.planFallbacks.inc({ plan }) });
   // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
-  const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
+  const rateLimits = await createRateLimitPolicy({
+    store,
+    bus,
+    defaultLimit: config.rateLimit.default,
+    logger,
+    planLimit: (orgId) => plans.planOf(orgId, routes.current())?.rateLimit,
+  });
   const replica = randomUUID();
   // The leases of both limiters are children of the request's span (tracing on only).
   const leaseStore = traced(store, tracing, { leaseRateBudget: 'rate_limit.lease' });
@@ -163,7 +173,19 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
   // Built here, at start: the blocklist is read once, and a missing one stops the start.
   const policy = createPasswordPolicy(config.passwords);
-  const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
+  // The live table is made below; these read it only when asked, after the start.
+  const liveRoutes = { current: () => routes.current() };
+  const planService = createPlanService({ store, plans, routes: liveRoutes });
+  const organizations = createOrganizationService({
+    store,
+    bus,
+    passwords,
+    policy,
+    now,
+    rateLimits: limitOverrides,
+    defaultKeyLimit: config.tenantLimits.maxKeys,
+    plans: { lookup: plans, routes: liveRoutes, forget: planService.forget },
+  });
   const profiles = createProfileService({ store, bus });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
   // The second factor (issue 32). Without a key (production, unset) nothing is sealed: a random
@@ -177,15 +199,15 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
   const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
-  const quotas = await buildQuotaParts({ store, bus, now, logger, metrics, routes, usageFlushMs: deps.usageFlushMs });
-  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes });
+  const quotas = buildQuotaParts({ store, now, logger, metrics, routes, plans, usageFlushMs: deps.usageFlushMs });
+  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes, plans });
   const routeMetrics = registerRouteMetrics(metrics.registry, routes);
   // A table from a file is kept live: the file is reloaded when it changes, and on SIGHUP.
   const reloading =
     config.routesFile === undefined
       ? undefined
       : reloadRoutesFile({ routes, path: config.routesFile.path, context: routeLoadContext(config, upstreamUrl), logger, count: routeMetrics.countReload, watch: true });
-  const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
+  const identity = await buildIdentity(config, upstreamUrl, store, now, routes, plans);
   // A changed name or e-mail (and 'all', after a resubscribe): the kept profiles and assertions go, on every replica.
   if (identity !== undefined) bus.onInvalidation((invalidation) => identity.asserter.invalidate(invalidation));
 
@@ -216,6 +238,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     quota: quotas.quota,
     noteUsage: quotas.usage.note,
     usage: quotas.reports,
+    plans,
     routeLimits: { check: createRouteLimitCheck(routeLimiter, () => metrics.rateLimitRefusals.inc()), limiter: routeLimiter },
     tracing,
   });
@@ -229,6 +252,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
       recordDecision,
       noteKeyUse: keyUsage.note,
       rateLimits: { policy: rateLimits, limiter },
+      plans,
       routeLimiter,
       onRateLimited: () => metrics.rateLimitRefusals.inc(),
       quota: quotas.quota,
@@ -260,6 +284,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     sessions,
     passwords: passwordChanges,
     mfa,
+    plans: planService,
     audit,
     auditLog: store,
     usage: quotas.reports,
@@ -294,6 +319,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         limiter.close();
         routeLimiter.close();
         rateLimits.close();
+        plans.close();
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
         await keyUsage.close();
         await quotas.close();

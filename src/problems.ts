@@ -41,10 +41,14 @@ export const problems = {
   // A passkey registration whose response does not verify (origin, RP ID, challenge, user
   // verification, signature): 403 as 1119, the caller's token is still good; nothing is stored.
   passkeyRejected: { status: 403, code: 1120, title: 'Passkey not accepted' },
+  // Plans (issue 47): a key given (created or narrowed with) a scope its organization's plan does not include.
+  scopesOutsidePlan: { status: 403, code: 1130, title: 'Scope outside the plan' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },
   malformedJson: { status: 400, code: 1201, title: 'Malformed JSON body' },
+  // An organization moved to a plan the routes file does not declare (issue 47).
+  unknownPlan: { status: 400, code: 1250, title: 'Unknown plan' },
   unsupportedMediaType: { status: 415, code: 1202, title: 'Unsupported media type' },
   payloadTooLarge: { status: 413, code: 1203, title: 'Request body too large' },
   notFound: { status: 404, code: 1204, title: 'Not found' },

@@ -19,6 +19,8 @@
  * Refusals are the public port's problems, rendered as it renders them (http/error-handler.ts).
  * Synchronous on a warm cache with budget held and an assertion kept; a promise otherwise.
  */
+import type { PlanLookup } from '../plans/organization-plans.js';
+import { effectiveScopesHeader } from '../plans/effective-scopes.js';
 import { routeRefusal } from '../authz/authorize.js';
 import type { ScopeRule } from '../authz/scopes.js';
 import { bearerProblem, denialProblem } from '../credentials/authenticate.js';
@@ -36,7 +38,7 @@ import type { RateLimitPolicy } from '../limits/policy.js';
 import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import { Problem, problems } from '../problems.js';
 import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../proxy/path-guard.js';
-import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
+import type { CompiledPlan, CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
 import type { EdgeRecorder } from './record.js';
@@ -59,6 +61,8 @@ export type EdgeDeciderDeps = Readonly<{
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The routes' own limits' limiter, the public port's (limits/route-limit.ts). */
   routeLimiter: RateLimiter;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   /** authgate_rate_limit_refusals_total, as the public port counts its 429s. */
   onRateLimited: () => void;
   /** The plan's quota (limits/quota-check.ts), the public port's keeper: one count for both ports. */
@@ -132,20 +136,22 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
    * its kept header block again (fast-front.ts). Keyed weakly by the cached principal: a credential
    * dropped from the cache takes its allow with it.
    */
-  const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; assertion: string | null; decision: EdgeAllow }>();
+  const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; plan: CompiledPlan | undefined; assertion: string | null; decision: EdgeAllow }>();
 
   function allow(ctx: Context, assertion: string | null): EdgeDecision {
     const principal = ctx.principal;
     if (principal !== null) deps.noteUsage(principal, 'admitted');
     const keepable = principal !== null && ctx.rateHeaders === undefined;
+    // The plan is looked up again on every decision: a moved organization's kept allow goes.
+    const plan = principal === null ? undefined : deps.plans.planOf(principal.orgId, ctx.table!);
     if (keepable) {
       const kept = keptAllows.get(principal);
-      if (kept !== undefined && kept.assertion === assertion && kept.route === ctx.route && kept.table === ctx.table) return kept.decision;
+      if (kept !== undefined && kept.assertion === assertion && kept.route === ctx.route && kept.table === ctx.table && kept.plan === plan) return kept.decision;
     }
     const set: Record<string, string> = {};
     if (principal !== null) {
       set['x-organization-id'] = principal.orgId;
-      set['x-organization-scopes'] = principal.scopes.headerIn(ctx.table!.scopes);
+      set['x-organization-scopes'] = effectiveScopesHeader(principal.scopes, ctx.table!.scopes, plan);
     }
     if (assertion !== null) set['x-authgate-identity'] = assertion;
     if (ctx.rateHeaders !== undefined) Object.assign(set, ctx.rateHeaders);
@@ -158,7 +164,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
       cacheSeconds: ctx.rateHeaders === undefined ? deps.cacheSeconds : 0,
       route: ctx.route!.label,
     };
-    if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, assertion, decision });
+    if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, plan, assertion, decision });
     return decision;
   }
 
@@ -253,7 +259,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     ctx.principal = principal;
     decided(ctx, ALLOWED[principal.via]);
     if (principal.via === 'api_key') deps.noteKeyUse(principal);
-    const refusal = routeRefusal(route, rule, principal);
+    const refusal = routeRefusal(route, rule, principal, deps.plans.planOf(principal.orgId, ctx.table!));
     if (refusal !== undefined) {
       const outcome = usageOutcomeOf(refusal);
       if (outcome !== undefined) deps.noteUsage(principal, outcome);

@@ -1,4 +1,5 @@
 // The public port's server: its pipeline, in the order a request meets it (buildPublicServer).
+import type { OrganizationPlans } from '../plans/organization-plans.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
@@ -110,6 +111,8 @@ export type PublicServerDeps = Readonly<{
   usage: UsageReports;
   /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
+  /** The organizations' plans (plans/organization-plans.ts): what each organization's credentials may hold. */
+  plans: OrganizationPlans;
   /** The routes' own rate limits (limits/route-limit.ts): the check, and its limiter for the fast lane. */
   routeLimits: Readonly<{ check: RouteLimitCheck; limiter: RateLimiter }>;
   /** AUTHGATE_TRACING=on (tracing/tracing.ts): a span per request; undefined: off. */
@@ -223,7 +226,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });
     await auth.register(auditRoutes, { auditLog: deps.auditLog });
-    await auth.register(scopeRoutes, { routes: deps.routes });
+    await auth.register(scopeRoutes, { routes: deps.routes, plans: deps.plans });
     await auth.register(usageRoutes, { usage: deps.usage });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
@@ -245,6 +248,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     identity: deps.identity,
     authenticate: createAuthenticate(deps.resolver, deps.recordDecision, deps.keyUsage.note),
     rateLimit: deps.rateLimit,
+    plans: deps.plans,
     routeLimit: deps.routeLimits.check,
     quota: deps.quota,
     noteUsage: deps.noteUsage,
@@ -277,6 +281,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     noteUsage: deps.noteUsage,
     quota: deps.quota,
     rateLimits: deps.rateLimits,
+    plans: deps.plans,
     identity: deps.identity,
     metrics: deps.metrics,
     record: record.record,

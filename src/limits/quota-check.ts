@@ -18,6 +18,8 @@ const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
 export type QuotaGate = Readonly<{
   /** The quota that applies to the principal's request under the table, or undefined (none: no change). */
   ruleOf(principal: Principal, table: RouteTable): QuotaRule | undefined;
+  /** The same, for a plan already looked up (the fast lane's). */
+  ruleOfPlan(plan: CompiledPlan | undefined): QuotaRule | undefined;
   /** Spends the route's cost: the verdict now while held, a promise otherwise (StoreUnavailable when it cannot ask). */
   spend(principal: Principal, rule: QuotaRule, route: CompiledRoute): QuotaVerdict | Promise<QuotaVerdict>;
   /** Whether spendHeld would admit now (nothing spent): the fast lane looks before the rate limit counts. */
@@ -37,15 +39,17 @@ export function createQuotaGate(deps: {
   const { keeper, planOf } = deps;
   /** One rule object per plan object: the keeper compares by value, the metrics by name. */
   const rules = new WeakMap<CompiledPlan, QuotaRule>();
+  const ruleOfPlan = (plan: CompiledPlan | undefined): QuotaRule | undefined => {
+    if (plan === undefined || plan.quota === undefined) return undefined;
+    let rule = rules.get(plan);
+    if (rule === undefined) rules.set(plan, (rule = Object.freeze({ requests: plan.quota.requests, per: plan.quota.per, plan: plan.name })));
+    return rule;
+  };
   return {
     ruleOf(principal, table) {
-      if (table.plans.size === 0) return undefined;
-      const plan = planOf(principal.orgId, table);
-      if (plan === undefined || plan.quota === undefined) return undefined;
-      let rule = rules.get(plan);
-      if (rule === undefined) rules.set(plan, (rule = Object.freeze({ requests: plan.quota.requests, per: plan.quota.per, plan: plan.name })));
-      return rule;
+      return table.plans.size === 0 ? undefined : ruleOfPlan(planOf(principal.orgId, table));
     },
+    ruleOfPlan,
     spend: (principal, rule, route) => keeper.spend(principal.orgId, rule, route.cost),
     holds: (principal, rule, route) => keeper.holds(principal.orgId, rule, route.cost),
     spendHeld: (principal, rule, route) => keeper.spendHeld(principal.orgId, rule, route.cost),

@@ -16,6 +16,8 @@ export const NOTICED_TYPES: ReadonlySet<string> = new Set([
   'organization.name_changed',
   'organization.email_changed',
   'api_key.leaked',
+  // What the organization's credentials may do (issue 47): a move to another plan.
+  'organization.plan_changed',
 ]);
 
 /** An event to notify, as the trail took it: without the organization, which is read at send time. */

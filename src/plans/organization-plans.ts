@@ -38,6 +38,9 @@ export type OrganizationPlans = Readonly<{
   close(): void;
 }>;
 
+/** What the request paths need of it. */
+export type PlanLookup = Pick<OrganizationPlans, 'planOf'>;
+
 export async function createOrganizationPlans(deps: {
   store: Pick<OrganizationPlanStore, 'readOrganizationPlans'>;
   bus: Pick<InvalidationBus, 'onInvalidation'>;

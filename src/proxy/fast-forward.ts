@@ -5,6 +5,7 @@
  * answer back, each with backpressure. The headers, the problems of a failed upstream, the
  * metrics and the access line are the framework's path's, by calling the same functions.
  */
+import type { CompiledPlan } from '../route-table/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ALLOWED, type DecisionRecorder } from '../credentials/decisions.js';
@@ -43,6 +44,8 @@ export type Taken = Readonly<{
   /** The plan's quota's verdict, when one applies: its members go on the same headers. */
   quota?: QuotaVerdict | undefined;
   startedAt: number;
+  /** The organization's plan under the lane's table (undefined: none, or a public route). */
+  plan: CompiledPlan | undefined;
 }>;
 
 /**
@@ -67,7 +70,7 @@ export function createLaneSender(deps: {
 }): (request: IncomingMessage, response: ServerResponse, taken: Taken) => void {
   const varyOrigin = deps.varyOrigin;
   const tracing = deps.tracing;
-  return function send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, quota, startedAt }) {
+  return function send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, quota, startedAt, plan }) {
     const headers = request.headers;
     const route = lane.route;
     const upstream = route.upstream;
@@ -102,7 +105,7 @@ export function createLaneSender(deps: {
       deps.record(requestId, method, route.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, decision, request);
     });
 
-    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, deps.forwardedInfo(request), assertion, lane.table.scopes);
+    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, deps.forwardedInfo(request), assertion, lane.table.scopes, plan);
     outgoing['host'] = upstream.host;
     if (tracing !== undefined) tracing.upstream(request, outgoing, upstream.host);
     const fail = (error: Error & { code?: string }) => {

@@ -19,6 +19,8 @@
  * again (credentials/settled-resolution.ts). So every refusal and every slower path keeps one
  * implementation, and this one is the happy path only.
  */
+import type { PlanLookup } from '../plans/organization-plans.js';
+import { planAllows } from '../route-table/plans.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBearer } from '../credentials/bearer.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
@@ -68,6 +70,8 @@ export function createFastPath(deps: {
   /** The plan's quota: spent from what this replica holds only (limits/quota-check.ts). */
   quota: QuotaGate;
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   identity: IdentityAsserter | undefined;
   metrics: Metrics;
   record: RecordAnswer;
@@ -128,7 +132,7 @@ export function createFastPath(deps: {
     if (rule === null) {
       // A public route: no credential is read; its own limit (per client address) goes the framework's way.
       if (route.rateLimit !== undefined) return framework(request, response);
-      return send(request, response, { lane, method, url, hasBody, principal: null, assertion: null, verdict: undefined, startedAt: performance.now() });
+      return send(request, response, { lane, method, url, hasBody, principal: null, assertion: null, verdict: undefined, startedAt: performance.now(), plan: undefined });
     }
     const bearer = readBearer(headers.authorization, request.rawHeaders);
     if (!bearer.ok) return framework(request, response);
@@ -181,13 +185,21 @@ export function createFastPath(deps: {
     const route = lane.route;
     const credentials = route.credentials;
     if (credentials.kind !== 'bearer' || (principal.via === 'jwt' ? !credentials.loginToken : !credentials.apiKey)) return false;
-    if (!principal.scopes.holds(route.methods.get(method)!)) return false;
+    const rule = route.methods.get(method)!;
+    if (!principal.scopes.holds(rule)) return false;
+    const plan = deps.plans.planOf(principal.orgId, lane.table);
+    if (!planAllows(plan, rule)) return false;
     let assertion: string | null = null;
     if (deps.identity !== undefined) {
       const kept = deps.identity.current(principal, route.upstream.audience);
       if (kept === undefined) return false;
       assertion = kept;
     }
+    // The quota, from what this replica holds only: looked at before either rate limit counts (a
+    // quota to lease goes the framework's way, which must not find the request counted already),
+    // spent after they admit (synchronously: nothing runs between the look and the spending).
+    const quotaRule = deps.quota.ruleOfPlan(plan);
+    if (quotaRule !== undefined && !deps.quota.holds(principal, quotaRule, route)) return false;
     const limit = policy.limitFor(principal);
     // The route's own limit, with budget held here, on a credential without a limit of its own:
     // with two windows to count in, one could refuse after the other had counted, so the
@@ -196,15 +208,10 @@ export function createFastPath(deps: {
       if (limit !== undefined) return false;
       if (routeLimiter.takeHeld(routeLimitKey(route, principal, ''), appliedRouteLimit(route.rateLimit)) === undefined) return false;
     }
-    // The quota, from what this replica holds only: looked at before the rate limit counts (a quota
-    // to lease goes the framework's way, which must not find the request counted already), spent
-    // after it admits (synchronously: nothing runs between the look and the spending).
-    const rule = deps.quota.ruleOf(principal, lane.table);
-    if (rule !== undefined && !deps.quota.holds(principal, rule, route)) return false;
     const verdict = limit === undefined ? undefined : limiter.takeHeld(principal, limit);
     if (limit !== undefined && verdict === undefined) return false;
-    const quota = rule === undefined ? undefined : deps.quota.spendHeld(principal, rule, route);
-    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, quota, startedAt });
+    const quota = quotaRule === undefined ? undefined : deps.quota.spendHeld(principal, quotaRule, route);
+    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, quota, startedAt, plan });
     return true;
   }
 

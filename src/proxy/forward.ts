@@ -1,3 +1,4 @@
+import type { PlanLookup } from '../plans/organization-plans.js';
 import type { IncomingMessage } from 'node:http';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -37,6 +38,8 @@ export type ForwardOptions = Readonly<{
   authenticate: (request: FastifyRequest) => Promise<void>;
   /** The credential's rate limit (limits/enforce.ts), before anything else a forwarded request does. */
   rateLimit: RateLimitCheck;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   /** The route's own rate limit (limits/route-limit.ts), after the credential's. */
   routeLimit: RouteLimitCheck;
   /** The organization's plan's quota (limits/quota-check.ts), after both rate limits. */
@@ -76,7 +79,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   const tracing = opts.tracing;
   const rewriteRequestHeaders = (request: FastifyRequest, headers: OutgoingHeaders) => {
     request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
-    const outgoing = rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, request.routeTable!.scopes);
+    const outgoing = rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, request.routeTable!.scopes, request.principal === null ? undefined : opts.plans.planOf(request.principal.orgId, request.routeTable!));
     if (tracing !== undefined) tracing.upstream(request.raw, outgoing, request.forwardedRoute!.upstream.host);
     return outgoing;
   };
@@ -227,9 +230,10 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   const authorizeRoute = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const route = request.forwardedRoute!;
     if (route.credentials.kind === 'none') return done();
-    const refusal = routeRefusal(route, route.methods.get(request.method)!, request.principal!);
+    const principal = request.principal!;
+    const refusal = routeRefusal(route, route.methods.get(request.method)!, principal, opts.plans.planOf(principal.orgId, request.routeTable!));
     const outcome = refusal === undefined ? undefined : usageOutcomeOf(refusal);
-    if (outcome !== undefined) noteUsage(request.principal!, outcome);
+    if (outcome !== undefined) noteUsage(principal, outcome);
     done(refusal);
   };
   // The catch-all never takes the gateway's own paths (/auth, /.well-known, /console and below,

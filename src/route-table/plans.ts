@@ -65,6 +65,12 @@ export function planAllowsName(plan: CompiledPlan | undefined, name: string): bo
   return plan === undefined || (BUILTIN_SCOPES as readonly string[]).includes(name) || plan.scopeNames.includes(name);
 }
 
+/** The names a plan does not include (built-in ones are in every plan); none without a plan. */
+export function scopesOutsidePlan(names: readonly string[], plan: CompiledPlan | undefined): string[] {
+  if (plan === undefined) return [];
+  return [...new Set(names)].filter((name) => !planAllowsName(plan, name));
+}
+
 function escape(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

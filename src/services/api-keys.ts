@@ -10,6 +10,8 @@ import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf } from '../store/shard-tag.js';
 import type { RateLimitService } from './rate-limits.js';
 import type { RouteTableSource } from '../route-table/types.js';
+import type { PlanLookup } from '../plans/organization-plans.js';
+import { scopesOutsidePlan } from '../route-table/plans.js';
 import { storedScopes, type ApiKeyChangeRefusal, type ApiKeySummary, type ScopeNames, type Store } from '../store/store.js';
 
 export * from './api-key-shapes.js';
@@ -78,9 +80,21 @@ export function createApiKeyService(deps: {
   growth?: Pick<TenantGrowth, 'admitKeyCreation' | 'maxKeys'>;
   /** The live route table: its scopes are what keys may be given, and the order they are shown in. */
   routes: RouteTableSource;
+  /** The organizations' plans (issue 47): a key is given only scopes its organization's plan includes, and its maxKeys holds. */
+  plans?: PlanLookup;
 }) {
   const { store, bus, environment, now, rateLimits, growth, routes } = deps;
   const table = () => routes.current().scopes;
+  const planOf = (orgId: string) => deps.plans?.planOf(orgId, routes.current());
+  /** Names given to a key, checked against the table and then against the organization's plan (403 1130). */
+  const grantable = (orgId: string, names: readonly string[]): readonly string[] => {
+    const declared = declaredScopes(names, table());
+    const outside = scopesOutsidePlan(declared, planOf(orgId));
+    if (outside.length > 0) {
+      throw new Problem('scopesOutsidePlan', `The organization's plan does not include ${outside.join(', ')} (GET /auth/scopes lists those it does).`, 'scope_outside_plan');
+    }
+    return declared;
+  };
   const pendingUse = deps.pendingUse ?? (() => undefined);
   const view = (key: ApiKeySummary): ApiKeyView => {
     const pending = pendingUse(key.id);
@@ -119,7 +133,7 @@ export function createApiKeyService(deps: {
     async create(orgId: string, options: NewApiKeyOptions = {}): Promise<CreatedApiKey> {
       const t = now();
       const expiresAt = expiryOf(options, t);
-      const scopes = storedScopes(options.scopes === undefined ? undefined : declaredScopes(options.scopes, table()));
+      const scopes = storedScopes(options.scopes === undefined ? undefined : grantable(orgId, options.scopes));
       const rateLimit = options.rateLimit === undefined ? undefined : rateLimits.keyLimitFor(orgId, options.rateLimit);
       const key = generateApiKey(environment, shardTagOf(orgId));
       const createdAt = new Date(t).toISOString();
@@ -136,7 +150,7 @@ export function createApiKeyService(deps: {
         ...(options.name !== undefined && { name: options.name }),
         ...(expiresAt !== undefined && { expiresAt }),
         ...(scopes !== undefined && { scopes }),
-      }, growth?.maxKeys);
+      }, planOf(orgId)?.maxKeys ?? growth?.maxKeys);
       if (created !== 'created' && rateLimit !== undefined) await rateLimits.forgetKey(orgId, key.id);
       if (created === 'no-organization') throw new Problem('credentialInvalid', undefined, 'revoked_token');
       if (created === 'limit-reached') {
@@ -190,7 +204,7 @@ export function createApiKeyService(deps: {
       const rateLimit = options.rateLimit == null ? options.rateLimit : rateLimits.keyLimitFor(orgId, options.rateLimit);
       const changed = await store.changeApiKey(orgId, keyId, {
         ...(options.name !== undefined && { name: options.name }),
-        ...(options.scopes !== undefined && { scopes: declaredScopes(options.scopes, table()) }),
+        ...(options.scopes !== undefined && { scopes: grantable(orgId, options.scopes) }),
         ...(expiresAt !== undefined && { expiresAt }),
       });
       if (changed === 'not-found') throw new Problem('apiKeyNotFound');

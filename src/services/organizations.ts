@@ -9,6 +9,8 @@ import type { Organization, Store } from '../store/store.js';
 import type { TenantLimitStore } from '../store/tenant-limits.js';
 import type { RateLimitService } from './rate-limits.js';
 import { NO_PASSWORD_HASH } from './password-changes.js';
+import type { OrganizationPlans } from '../plans/organization-plans.js';
+import type { RouteTableSource } from '../route-table/types.js';
 
 export type OrganizationView = Readonly<{
   id: string;
@@ -23,6 +25,10 @@ export type OrganizationView = Readonly<{
   keyLimit: number | null;
   /** How many API keys it may hold. */
   effectiveKeyLimit: number | null;
+  /** With plans in the routes file only (issue 47): its own plan; null: the file's defaultPlan. */
+  plan?: string | null;
+  /** With plans only: the plan its requests are decided by (null: none, every scope). */
+  effectivePlan?: string | null;
 }>;
 
 /** An e-mail as stored and compared: normalizeEmail's output, so nothing normalizes twice. */
@@ -43,10 +49,18 @@ export function createOrganizationService(deps: {
   rateLimits: RateLimitService;
   /** AUTHGATE_MAX_KEYS_PER_ORGANIZATION; undefined: no default limit. */
   defaultKeyLimit?: number;
+  /** The organizations' plans and the live table that declares them (issue 47). */
+  plans?: Readonly<{ lookup: Pick<OrganizationPlans, 'planOf' | 'ownPlan'>; routes: RouteTableSource; forget: (orgId: string) => Promise<void> }>;
 }) {
   const { store, bus, passwords, policy, now, rateLimits } = deps;
   const view = async (org: Organization): Promise<OrganizationView> => {
     const keyLimit = (await store.readKeyLimit(org.id)) ?? null;
+    const table = deps.plans?.routes.current();
+    const plan = table === undefined || table.plans.size === 0 ? undefined : deps.plans!.lookup.planOf(org.id, table);
+    const planned = table !== undefined && table.plans.size > 0 && {
+      plan: deps.plans!.lookup.ownPlan(org.id) ?? null,
+      effectivePlan: plan?.name ?? null,
+    };
     return {
       id: org.id,
       name: org.name,
@@ -54,7 +68,8 @@ export function createOrganizationService(deps: {
       createdAt: org.createdAt,
       ...rateLimits.organizationView(org.id),
       keyLimit,
-      effectiveKeyLimit: keyLimit ?? deps.defaultKeyLimit ?? null,
+      effectiveKeyLimit: keyLimit ?? plan?.maxKeys ?? deps.defaultKeyLimit ?? null,
+      ...planned,
     };
   };
 
@@ -121,6 +136,7 @@ export function createOrganizationService(deps: {
       bus.applyLocally(revoked);
       // Its limits go after it: left behind (the store failing now), they name credentials that no longer exist.
       await rateLimits.dropOrganization(orgId).catch(() => {});
+      await deps.plans?.forget(orgId);
       return { revoked: revoked.length };
     },
   };

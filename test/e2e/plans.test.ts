@@ -1,0 +1,193 @@
+import t, { type Test } from 'tap';
+import { BUILTIN_ROUTES_FILE } from '../../src/route-table/builtin.js';
+import type { RoutesFile } from '../../src/route-table/types.js';
+import { listenAuthz } from '../helpers/authz.js';
+import { ADMIN_TOKEN, eventually, send, startGateway, UA, type StartedGateway } from '../helpers/gateway.js';
+import { startRedis } from '../helpers/redis.js';
+import { compiledTable } from '../helpers/route-tables.js';
+import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
+
+/**
+ * Plans (issue 47): what an organization's credentials may hold is their own scopes within its
+ * plan's, on every request, on both ways of the public port (the fast lane and the framework's)
+ * and on the authorization port; a key is never given a scope outside the plan (403, 1130); a
+ * move to another plan holds on every replica within a second without rewriting a key; a plan
+ * removed from the file falls back to defaultPlan. On the memory store and on a real Redis.
+ */
+
+/** The built-in file with two plans: `basic` reads accounts, `full` may do everything. */
+export const PLANS_FILE: RoutesFile = {
+  ...BUILTIN_ROUTES_FILE,
+  plans: {
+    basic: { description: 'Reads only', scopes: ['accounts:read'] },
+    full: { scopes: 'all' },
+  },
+  defaultPlan: 'basic',
+};
+
+const bearer = (credential: string) => ({ ...UA, authorization: `Bearer ${credential}` });
+const json = (credential: string) => ({ ...bearer(credential), 'content-type': 'application/json' });
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+
+async function gatewayOn(t: Test, store: 'memory' | 'redis', file: RoutesFile, extra: { redisUrl?: string; upstream?: RecordingUpstream } = {}): Promise<StartedGateway> {
+  const upstream = extra.upstream ?? (await startRecordingUpstream());
+  if (extra.upstream === undefined) t.teardown(() => upstream.close());
+  let env: Record<string, string> = { AUTHGATE_AUTHZ_PORT: '0' };
+  if (store === 'redis') {
+    let url = extra.redisUrl;
+    if (url === undefined) {
+      const redis = await startRedis();
+      t.teardown(() => redis.stop());
+      url = redis.url;
+    }
+    env = { ...env, AUTHGATE_REDIS_URL: url, AUTHGATE_REDIS_TIMEOUT_MS: '1000' };
+  }
+  const gw = await startGateway(t, { env, upstream, deps: { routes: compiledTable(file, upstream.url) } });
+  t.ok(await eventually(async () => (await send(`${gw.opsUrl}/readyz`)).status === 200, 15_000, 50), 'ready');
+  return gw;
+}
+
+const movePlan = (gw: StartedGateway, orgId: string, plan: string | null) =>
+  send(`${gw.opsUrl}/admin/organizations/${orgId}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ plan }) });
+
+/** A POST /accounts (accounts:write) by the framework's way (an Origin sends it there) or the fast lane's (a cached credential). */
+const write = (gw: StartedGateway, credential: string, way: 'lane' | 'framework') =>
+  send(`${gw.publicUrl}/accounts`, { method: 'POST', headers: { ...bearer(credential), ...(way === 'framework' && { origin: 'http://app.example.test' }) } });
+
+const authzWrite = (authz: { url: string }, credential: string) =>
+  send(`${authz.url}/authz/auth-request`, { headers: { 'x-original-method': 'POST', 'x-original-uri': '/accounts', authorization: `Bearer ${credential}` } });
+
+for (const store of ['memory', 'redis'] as const) {
+  t.test(`${store} store: a key is given only its plan's scopes; a key without scopes and a login token hold the plan's; a move to another plan holds at once`, async (t) => {
+    const gw = await gatewayOn(t, store, PLANS_FILE);
+    const authz = await listenAuthz(gw);
+    const org = await gw.createOrganization();
+    const token = await gw.login(org.email, org.password);
+
+    const outside = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: JSON.stringify({ scopes: ['accounts:read', 'accounts:write', 'organization:read'] }) });
+    t.equal(outside.status, 403, 'a scope outside the plan: refused');
+    t.equal(outside.json().code, 1130);
+    t.match(outside.json().detail, /accounts:write, organization:read/, 'naming the scopes outside it');
+    t.notMatch(outside.json().detail, /accounts:read/, 'only those');
+
+    const scopes = (await send(`${gw.publicUrl}/auth/scopes`, { headers: bearer(token) })).json();
+    t.strictSame(scopes.scopes.map((s: { name: string }) => s.name), ['accounts:read', 'keys:read', 'keys:write'], "GET /auth/scopes: the plan's (the built-in ones in every plan)");
+    t.equal(scopes.plan, 'basic');
+
+    const reader = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: JSON.stringify({ scopes: ['accounts:read'] }) });
+    t.equal(reader.status, 201, 'within the plan: made');
+    const every = (await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: "{}" })).json() as { id: string; apiKey: string };
+    for (const way of ['framework', 'lane', 'lane'] as const) {
+      const refused = await write(gw, every.apiKey, way);
+      t.equal(refused.status, 403, `a key without scopes holds the plan's only (${way})`);
+      t.equal(refused.json().code, 1106);
+      t.match(refused.json().detail, /plan \(basic\)/);
+      t.equal((await write(gw, token, way)).status, 403, `a login token too (${way})`);
+    }
+    t.equal((await authzWrite(authz, every.apiKey)).status, 403, 'and on the authorization port');
+    const read = await gw.get('/accounts', { authorization: `Bearer ${every.apiKey}` });
+    t.equal(read.status, 200);
+    t.equal(gw.upstream.requests.at(-1)?.headers['x-organization-scopes'], 'accounts:read keys:read keys:write', "what upstream is told: the plan's");
+
+    const narrowed = await send(`${gw.publicUrl}/auth/api-key/${every.id}`, { method: 'PATCH', headers: json(token), body: JSON.stringify({ scopes: ['accounts:write'] }) });
+    t.equal(narrowed.status, 403, 'narrowed to a scope outside the plan: refused');
+    t.equal(narrowed.json().code, 1130);
+
+    const unknown = await movePlan(gw, org.id, 'gold');
+    t.equal(unknown.status, 400, 'an unknown plan');
+    t.equal(unknown.json().code, 1250);
+    t.match(unknown.json().detail, /basic, full/);
+    t.equal((await movePlan(gw, 'org_nobody', 'full')).status, 404);
+
+    const moved = await movePlan(gw, org.id, 'full');
+    t.equal(moved.status, 200);
+    t.match(moved.json(), { id: org.id, plan: 'full', effectivePlan: 'full' }, 'the answer shows the plan');
+    for (const way of ['framework', 'lane', 'lane'] as const) {
+      t.equal((await write(gw, every.apiKey, way)).status, 200, `upgraded: the same key may write at once (${way})`);
+      t.equal((await write(gw, token, way)).status, 200, `and the login token (${way})`);
+    }
+    t.equal((await authzWrite(authz, every.apiKey)).status, 200, 'on the authorization port too');
+    const made = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: JSON.stringify({ scopes: ['accounts:write'] }) });
+    t.equal(made.status, 201, 'a key for accounts:write may be made now');
+
+    const back = await movePlan(gw, org.id, null);
+    t.match(back.json(), { plan: null, effectivePlan: 'basic' }, 'null: the default again');
+    t.equal((await write(gw, made.json().apiKey, 'lane')).status, 403, 'downgraded: the key made for it is refused, never rewritten');
+    t.equal((await authzWrite(authz, made.json().apiKey)).status, 403);
+
+    // The trail is written off the request path: waited for, bounded.
+    let changes: unknown[] = [];
+    await eventually(async () => {
+      const page = (await send(`${gw.opsUrl}/admin/audit?org=${org.id}&type=organization.plan_changed`, { headers: admin })).json();
+      changes = (page.events as { details: unknown }[]).map((e) => e.details).reverse();
+      return changes.length >= 2;
+    }, 10_000, 20);
+    t.strictSame(changes, [{ from: null, to: 'full' }, { from: 'full', to: null }], 'each move audited as organization.plan_changed');
+  });
+}
+
+t.test('no plans in the file: every scope as before; no plan in the answers', async (t) => {
+  const gw = await gatewayOn(t, 'memory', BUILTIN_ROUTES_FILE);
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  const key = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: JSON.stringify({ scopes: ['accounts:write'] }) });
+  t.equal(key.status, 201);
+  t.equal((await write(gw, key.json().apiKey, 'lane')).status, 200);
+  t.equal((await write(gw, key.json().apiKey, 'lane')).status, 200);
+  t.notOk('plan' in (await send(`${gw.publicUrl}/auth/scopes`, { headers: bearer(token) })).json());
+  const view = (await send(`${gw.opsUrl}/admin/organizations/${org.id}`, { headers: admin })).json();
+  t.notOk('plan' in view || 'effectivePlan' in view);
+  const moved = await movePlan(gw, org.id, 'full');
+  t.equal(moved.status, 400, 'no plan to move to');
+  t.equal(moved.json().code, 1250);
+});
+
+t.test('a plan removed from the file: its organizations fall back to defaultPlan, logged and counted; back when it returns', async (t) => {
+  const gw = await gatewayOn(t, 'memory', PLANS_FILE);
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  t.equal((await movePlan(gw, org.id, 'full')).status, 200);
+  t.equal((await write(gw, token, 'lane')).status, 200);
+  const { full: _removed, ...kept } = PLANS_FILE.plans!;
+  gw.gateway.routes.swap(compiledTable({ ...PLANS_FILE, plans: kept }, gw.upstream.url));
+  for (const way of ['framework', 'lane'] as const) t.equal((await write(gw, token, way)).status, 403, `on basic now (${way})`);
+  t.match((await send(`${gw.opsUrl}/admin/organizations/${org.id}`, { headers: admin })).json(), { plan: 'full', effectivePlan: 'basic' }, 'its own plan kept, the default applied');
+  t.match((await send(`${gw.opsUrl}/metrics`)).body, /authgate_plan_fallbacks_total\{[^}]*plan="full"[^}]*\} [1-9]/, 'counted');
+  t.equal(gw.logs.records().filter((line) => line.event === 'plan.fallback').length, 1, 'logged once for the table');
+  gw.gateway.routes.swap(compiledTable(PLANS_FILE, gw.upstream.url));
+  t.equal((await write(gw, token, 'lane')).status, 200, 'the plan back in the file: its own again');
+});
+
+t.test('two replicas on one Redis: a downgrade on A refuses an existing key on A and B within a second, an upgrade gives it back; both ports', async (t) => {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const a = await gatewayOn(t, 'redis', PLANS_FILE, { redisUrl: redis.url, upstream });
+  const b = await gatewayOn(t, 'redis', PLANS_FILE, { redisUrl: redis.url, upstream });
+  const [authzA, authzB] = [await listenAuthz(a), await listenAuthz(b)];
+  const org = await a.createOrganization();
+  t.equal((await movePlan(a, org.id, 'full')).status, 200);
+  const token = await a.login(org.email, org.password);
+  const key = await send(`${a.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: JSON.stringify({ scopes: ['accounts:read', 'accounts:write'] }) });
+  t.equal(key.status, 201);
+  const apiKey = key.json().apiKey as string;
+  const statuses = async () => [
+    (await write(a, apiKey, 'lane')).status,
+    (await write(b, apiKey, 'lane')).status,
+    (await write(b, apiKey, 'framework')).status,
+    (await authzWrite(authzA, apiKey)).status,
+    (await authzWrite(authzB, apiKey)).status,
+  ];
+  // B may not have read A's move yet when the key is first used there: the message, then the read.
+  t.ok(await eventually(async () => (await statuses()).every((s) => s === 200), 10_000, 10), 'on full: allowed everywhere (and cached on both replicas)');
+
+  t.equal((await movePlan(a, org.id, 'basic')).status, 200);
+  // Bounded far below the credential cache's TTL: only the bus can explain it.
+  t.ok(await eventually(async () => (await statuses()).every((s) => s === 403), 10_000, 10), 'downgraded on A: refused on both replicas and both ports');
+  t.equal((await b.get('/accounts', { authorization: `Bearer ${apiKey}` })).status, 200, 'what basic allows still allowed');
+  t.equal(upstream.requests.at(-1)?.headers['x-organization-scopes'], 'accounts:read', 'and upstream told the narrowed scopes (the key never held keys:*)');
+
+  t.equal((await movePlan(b, org.id, 'full')).status, 200);
+  t.ok(await eventually(async () => (await statuses()).every((s) => s === 200), 10_000, 10), 'upgraded on B: allowed again on both');
+});
