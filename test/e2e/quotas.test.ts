@@ -7,6 +7,7 @@ import { assertProblem, injectGateway, type InjectedGateway } from '../helpers/i
 import { startRedis } from '../helpers/redis.js';
 import { compiledTable } from '../helpers/route-tables.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
+import { startGateway } from '../helpers/gateway.js';
 
 /**
  * Plans' quotas and usage figures (issue 47) on real replicas sharing a real Redis: a parallel
@@ -196,4 +197,23 @@ t.test('GET /auth/usage and GET /admin/organizations/:id/usage: the figures of t
   t.equal(admin.statusCode, 200);
   t.strictSame(admin.json(), report, 'the admin API sees the same');
   t.equal((await gw.ops({ url: '/admin/organizations/00000000-0000-4000-8000-000000000000/usage' })).statusCode, 404);
+});
+
+t.test('the fast lane spends what the replica holds, hands the rest to the framework, and never admits past the quota', async (t) => {
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  // 5000 a day: a slice of 50 leased ahead while far from the end, so most requests take the lane.
+  const gw = await startGateway(t, { upstream, deps: { routes: compiledTable(fileWithQuota(5000), upstream.url) } });
+  const org = await gw.createOrganization();
+  const token = await gw.login(org.email, org.password);
+  const { apiKey } = await gw.createApiKey(token);
+  const answers = [];
+  for (let i = 0; i < 120; i++) answers.push(await gw.get('/accounts', bearer(apiKey)));
+  t.ok(answers.every((res) => res.status === 200), 'all admitted');
+  t.ok(answers.every((res) => /^"quota";q=5000;w=86400$/.test(String(res.headers['ratelimit-policy']))), 'the quota\'s policy on every answer, either way');
+  const lane = await gw.gateway.metrics.registry.getSingleMetricAsString('authgate_fast_lane_requests_total');
+  const taken = [...lane.matchAll(/authgate_fast_lane_requests_total\{[^}]*\} (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+  t.ok(taken >= 60, `the lane took most of them (${taken} of 120)`);
+  await gw.gateway.quotas.keeper.close();
+  t.equal(await gw.gateway.storage.store.readQuotaUsed(org.id, periodOf(Date.now(), 'day').name, null), 120, 'each spent once, whichever way it went');
 });
