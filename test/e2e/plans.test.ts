@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { BUILTIN_ROUTES_FILE } from '../../src/route-table/builtin.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
+import { PLANS_FILE } from '../helpers/plans.js';
 import { ADMIN_TOKEN, eventually, send, startGateway, UA, type StartedGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
 import { compiledTable } from '../helpers/route-tables.js';
@@ -15,24 +16,15 @@ import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstr
  * removed from the file falls back to defaultPlan. On the memory store and on a real Redis.
  */
 
-/** The built-in file with two plans: `basic` reads accounts, `full` may do everything. */
-export const PLANS_FILE: RoutesFile = {
-  ...BUILTIN_ROUTES_FILE,
-  plans: {
-    basic: { description: 'Reads only', scopes: ['accounts:read'] },
-    full: { scopes: 'all' },
-  },
-  defaultPlan: 'basic',
-};
-
 const bearer = (credential: string) => ({ ...UA, authorization: `Bearer ${credential}` });
 const json = (credential: string) => ({ ...bearer(credential), 'content-type': 'application/json' });
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 
-async function gatewayOn(t: Test, store: 'memory' | 'redis', file: RoutesFile, extra: { redisUrl?: string; upstream?: RecordingUpstream } = {}): Promise<StartedGateway> {
+async function gatewayOn(t: Test, store: 'memory' | 'redis', file: RoutesFile, extra: { redisUrl?: string; upstream?: RecordingUpstream; identity?: 'on' | 'off' } = {}): Promise<StartedGateway> {
   const upstream = extra.upstream ?? (await startRecordingUpstream());
   if (extra.upstream === undefined) t.teardown(() => upstream.close());
-  let env: Record<string, string> = { AUTHGATE_AUTHZ_PORT: '0' };
+  // With the identity assertion off, nothing but the plan check keeps a kept credential off the fast lane.
+  let env: Record<string, string> = { AUTHGATE_AUTHZ_PORT: '0', AUTHGATE_IDENTITY_ASSERTION: extra.identity ?? 'on' };
   if (store === 'redis') {
     let url = extra.redisUrl;
     if (url === undefined) {
@@ -57,9 +49,9 @@ const write = (gw: StartedGateway, credential: string, way: 'lane' | 'framework'
 const authzWrite = (authz: { url: string }, credential: string) =>
   send(`${authz.url}/authz/auth-request`, { headers: { 'x-original-method': 'POST', 'x-original-uri': '/accounts', authorization: `Bearer ${credential}` } });
 
-for (const store of ['memory', 'redis'] as const) {
-  t.test(`${store} store: a key is given only its plan's scopes; a key without scopes and a login token hold the plan's; a move to another plan holds at once`, async (t) => {
-    const gw = await gatewayOn(t, store, PLANS_FILE);
+for (const [store, identity] of [['memory', 'off'], ['redis', 'on']] as const) {
+  t.test(`${store} store, identity assertion ${identity}: a key is given only its plan's scopes; a key without scopes and a login token hold the plan's; a move to another plan holds at once`, async (t) => {
+    const gw = await gatewayOn(t, store, PLANS_FILE, { identity });
     const authz = await listenAuthz(gw);
     const org = await gw.createOrganization();
     const token = await gw.login(org.email, org.password);
@@ -107,6 +99,7 @@ for (const store of ['memory', 'redis'] as const) {
       t.equal((await write(gw, token, way)).status, 200, `and the login token (${way})`);
     }
     t.equal((await authzWrite(authz, every.apiKey)).status, 200, 'on the authorization port too');
+    if (identity === 'off') t.match((await send(`${gw.opsUrl}/metrics`)).body, /authgate_fast_lane_requests_total\{[^}]*route="\/accounts\/\*"[^}]*\} [1-9]/, 'the lane took some');
     const made = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(token), body: JSON.stringify({ scopes: ['accounts:write'] }) });
     t.equal(made.status, 201, 'a key for accounts:write may be made now');
 
@@ -164,7 +157,7 @@ t.test('two replicas on one Redis: a downgrade on A refuses an existing key on A
   const upstream = await startRecordingUpstream();
   t.teardown(() => upstream.close());
   const a = await gatewayOn(t, 'redis', PLANS_FILE, { redisUrl: redis.url, upstream });
-  const b = await gatewayOn(t, 'redis', PLANS_FILE, { redisUrl: redis.url, upstream });
+  const b = await gatewayOn(t, 'redis', PLANS_FILE, { redisUrl: redis.url, upstream, identity: 'off' });
   const [authzA, authzB] = [await listenAuthz(a), await listenAuthz(b)];
   const org = await a.createOrganization();
   t.equal((await movePlan(a, org.id, 'full')).status, 200);

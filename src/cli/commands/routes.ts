@@ -8,6 +8,8 @@
  * guard), 2 a usage error or a file that does not load. Nothing is sent anywhere; no setting's
  * value is printed but the upstream URLs the file (or AUTHGATE_UPSTREAM_URL) names.
  */
+import type { ScopeRule } from '../../authz/scopes.js';
+import { planAllows } from '../../route-table/plans.js';
 import { parseArgs } from 'node:util';
 import { parseKind } from '../../config/setting-kinds.js';
 import { settingSpec, type SettingName } from '../../config/settings.js';
@@ -60,7 +62,9 @@ function check(args: readonly string[], io: RoutesIo): number {
   }
   const { table } = loaded;
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  io.stdout(`authgate: ${file} is valid: ${count(table.routes.length, 'route')}, ${count(table.upstreams.size, 'upstream')}, ${count(table.scopes.names.length, 'scope')}, hash ${table.hash}`);
+  // Plans only when the file has them: a file without is summed up as it always was.
+  const plans = table.plans.size === 0 ? '' : `, ${count(table.plans.size, 'plan')}${table.defaultPlan === undefined ? ' (no defaultPlan: organizations without a plan hold every scope)' : ` (default ${table.defaultPlan.name})`}`;
+  io.stdout(`authgate: ${file} is valid: ${count(table.routes.length, 'route')}, ${count(table.upstreams.size, 'upstream')}, ${count(table.scopes.names.length, 'scope')}${plans}, hash ${table.hash}`);
   return 0;
 }
 
@@ -116,11 +120,20 @@ function explain(args: readonly string[], io: RoutesIo): number {
   io.stdout(`  credentials  ${credentialsOf(route)}`);
   io.stdout(`  scope        ${scope === null ? 'none (public route)' : scope.name}`);
   io.stdout(`  upstream     ${upstream.name}: ${upstreamUrl}, as ${upstream.basePath}${path} (timeout ${upstream.timeoutMs} ms)`);
+  if (scope !== null && table.plans.size > 0) io.stdout(`  plans        ${plansAllowing(table, scope)}`);
+  if (route.cost !== 1) io.stdout(`  cost         ${route.cost} quota units a request`);
   if (route.rateLimit !== undefined) {
     io.stdout(`  rate limit   ${route.rateLimit.count}/${route.rateLimit.windowSeconds}s per ${route.credentials.kind === 'none' ? 'client address' : 'credential'} on this route, on top of the credential's own`);
   }
   io.stdout(`  table        ${source}`);
   return 0;
+}
+
+/** Which plans may call a route's method (issue 47): those whose scopes include its scope. */
+function plansAllowing(table: RouteTable, rule: ScopeRule): string {
+  const allowing = [...table.plans.values()].filter((plan) => planAllows(plan, rule)).map((plan) => (plan === table.defaultPlan ? `${plan.name} (default)` : plan.name));
+  const none = table.defaultPlan === undefined ? '; organizations without a plan: every scope' : '';
+  return allowing.length === 0 ? `none of the file's plans include ${rule.name}${none}` : `${allowing.join(', ')}${none}`;
 }
 
 function credentialsOf(route: CompiledRoute): string {
