@@ -34,6 +34,7 @@ const fileWithQuota = (requests: number): RoutesFile => ({
   routes: [
     ...BUILTIN_ROUTES_FILE.routes,
     { id: 'export', path: '/export', match: 'exact', credentials: ['login_token', 'api_key'], methods: { POST: 'accounts:write' }, cost: 10 },
+    { id: 'people-only', path: '/people-only', match: 'exact', credentials: ['login_token'], methods: { GET: 'accounts:read' } },
   ],
 });
 
@@ -99,7 +100,8 @@ t.test('refused requests spend nothing; a route\'s cost; the day\'s end starts a
   t.equal(narrow.statusCode, 201);
   const narrowKey = narrow.json<{ apiKey: string; id: string }>();
   assertProblem(t, await forwarded(b, narrowKey.apiKey), 403, 1106, 'no scope');
-  t.equal(await spent(a, b, org.orgId, day), 0, 'a scope refusal spends nothing');
+  assertProblem(t, await a.pub({ url: '/people-only', headers: bearer(org.apiKey) }), 403, 1103, 'a route for login tokens only');
+  t.equal(await spent(a, b, org.orgId, day), 0, 'a scope or credential refusal spends nothing');
   // The key's rate limit (3 an hour): the fourth is refused by it, and spends nothing.
   for (let i = 0; i < 3; i++) t.equal((await forwarded(a, org.apiKey)).statusCode, 200);
   assertProblem(t, await forwarded(a, org.apiKey), 429, 1110, 'rate limited');
@@ -111,9 +113,9 @@ t.test('refused requests spend nothing; a route\'s cost; the day\'s end starts a
 
   await Promise.all([a.gateway.quotas.usage.flush(), b.gateway.quotas.usage.flush()]);
   const [figures] = await a.gateway.storage.store.readUsage({ orgId: org.orgId, granularity: 'day', from: dayOf(day), to: dayOf(day) });
-  t.strictSame(figures?.counts, { admitted: 5, credential: 0, scope: 1, rate_limit: 1, quota: 1 }, 'the day\'s figures: the requests made');
+  t.strictSame(figures?.counts, { admitted: 5, credential: 1, scope: 1, rate_limit: 1, quota: 1 }, 'the day\'s figures: the requests made');
   const [keyFigures] = await a.gateway.storage.store.readUsage({ orgId: org.orgId, keyId: org.keyId, granularity: 'hour', from: day, to: day });
-  t.strictSame(keyFigures?.counts, { admitted: 3, credential: 0, scope: 0, rate_limit: 1, quota: 0 }, 'the key\'s hour');
+  t.strictSame(keyFigures?.counts, { admitted: 3, credential: 1, scope: 0, rate_limit: 1, quota: 0 }, 'the key\'s hour');
 
   // The day ends: a new quota, on both replicas (the clock moved, nothing else). A key of its
   // own: the login token would have expired, the first key's rate limit is spent.
