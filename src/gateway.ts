@@ -57,6 +57,7 @@ import { createLiveRouteTable, type LiveRouteTable } from './route-table/live.js
 import type { ReloadResult, ReloadTrigger } from './route-table/reload.js';
 import { reloadRoutesFile } from './route-table/reload-file.js';
 import type { RouteTable } from './route-table/types.js';
+import { buildQuotaParts, type QuotaParts } from './gateway-quotas.js';
 
 export type { Storage } from './gateway-parts.js';
 
@@ -78,6 +79,8 @@ export type GatewayDeps = Readonly<{
   noticeTuning: Partial<DeliveryTuning>;
   /** How a table's routes are documented (proxy/forwarded-docs.ts describeTable); a test hands in one that fails. */
   openApiPaths: ForwardedDocsOptions['describe'];
+  /** How often usage counts are written (services/usage-recorder.ts USAGE_FLUSH_MS). */
+  usageFlushMs: number;
 }>;
 
 export type Gateway = Readonly<{
@@ -91,6 +94,8 @@ export type Gateway = Readonly<{
   keyUsage: KeyUsageTracker;
   /** Security events, written to the store's audit log in batches. */
   audit: AuditTrail;
+  /** Plans' quotas and usage figures (gateway-quotas.ts): tests flush the usage counts. */
+  quotas: QuotaParts;
   /** The security notices' queue, where AUTHGATE_NOTIFY_WEBHOOK_URL is set. */
   notices: NoticeDelivery | undefined;
   /** The route table the request paths read; a reload swaps it. */
@@ -197,6 +202,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
   const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
+  const quotas = buildQuotaParts({ store, now, logger, metrics, routes, plans, usageFlushMs: deps.usageFlushMs });
   const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes, plans });
   const routeMetrics = registerRouteMetrics(metrics.registry, routes);
   // A table from a file is kept live: the file is reloaded when it changes, and on SIGHUP.
@@ -232,6 +238,9 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
     rateLimits: { policy: rateLimits, limiter },
+    quota: quotas.quota,
+    noteUsage: quotas.usage.note,
+    usage: quotas.reports,
     plans,
     routeLimits: { check: createRouteLimitCheck(routeLimiter, () => metrics.rateLimitRefusals.inc()), limiter: routeLimiter },
     tracing,
@@ -249,6 +258,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
       plans,
       routeLimiter,
       onRateLimited: () => metrics.rateLimitRefusals.inc(),
+      quota: quotas.quota,
+      noteUsage: quotas.usage.note,
       identity: identity?.asserter,
       cacheSeconds: config.authz.cacheSeconds,
       record: edgeRecord,
@@ -282,6 +293,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     plans: planService,
     audit,
     auditLog: store,
+    usage: quotas.reports,
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),
     jwks: identity?.keys.jwks,
     routes,
@@ -298,6 +310,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     storage,
     keyUsage,
     audit,
+    quotas,
     notices,
     routes,
     edge,
@@ -316,6 +329,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         plans.close();
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
         await keyUsage.close();
+        await quotas.close();
         await audit.flush();
         // Before the store closes: each notice reads its organization when it is sent.
         await notices?.close();

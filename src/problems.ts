@@ -22,6 +22,8 @@ export const problems = {
   tooManyLeakReports: { status: 429, code: 1109, title: 'Too many leak reports' },
   // The credential's rate limit on forwarded routes (limits/).
   rateLimited: { status: 429, code: 1110, title: 'Rate limit exceeded' },
+  // The organization's (or the key's own) quota for this period (issue 47, limits/quota.ts).
+  quotaExceeded: { status: 429, code: 1125, title: 'Quota exceeded' },
   // One organization's growth (issue 26): keys and sessions made per window, across replicas.
   tooManyKeyCreations: { status: 429, code: 1111, title: 'Too many API keys created' },
   tooManyLogins: { status: 429, code: 1112, title: 'Too many logins' },

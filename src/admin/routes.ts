@@ -20,6 +20,8 @@ import { adminMfaRoutes } from './mfa.js';
 import type { MfaService } from '../services/mfa.js';
 import type { PlanService } from '../services/organization-plans.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
+import type { UsageReports } from '../services/usage-report.js';
+import { adminUsageRoute } from '../routes/usage.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
 export async function adminRoutes(
@@ -45,6 +47,8 @@ export async function adminRoutes(
     /** authgate_admin_refusals_total. */
     countRefusal: (reason: string) => void;
     audit: Logger;
+    /** Usage figures and quota (services/usage-report.ts): GET /admin/organizations/:id/usage. */
+    usage: UsageReports;
   },
 ) {
   const { organizations, apiKeys, sessions, trail, audit } = opts;
@@ -53,6 +57,7 @@ export async function adminRoutes(
   organizationListRoute(app, organizations);
   passwordResetRoute(app, { passwords: opts.passwords, trail, audit, admin });
   adminMfaRoutes(app, { mfa: opts.mfa, trail, audit, admin });
+  adminUsageRoute(app, { usage: opts.usage, organizations });
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {

@@ -47,6 +47,9 @@ import { StoreUnavailable } from '../store/store.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
 import type { EdgeRecorder } from './record.js';
 import { allowOf } from './route-allow.js';
+import { withQuotaHeaders, type QuotaGate } from '../limits/quota-check.js';
+import type { QuotaVerdict } from '../limits/quota.js';
+import { usageOutcomeOf, type UsageNote } from '../services/usage-recorder.js';
 
 /** The identity headers a decision sets, or tells the proxy to remove when it sets none. */
 export const EDGE_IDENTITY_HEADERS = ['x-organization-id', 'x-organization-scopes', 'x-authgate-identity'] as const;
@@ -67,6 +70,10 @@ export type EdgeDeciderDeps = Readonly<{
   plans: PlanLookup;
   /** authgate_rate_limit_refusals_total, as the public port counts its 429s. */
   onRateLimited: () => void;
+  /** The plan's quota (limits/quota-check.ts), the public port's keeper: one count for both ports. */
+  quota: QuotaGate;
+  /** Usage figures (services/usage-recorder.ts): each credentialed decision's outcome. */
+  noteUsage: UsageNote;
   /** Signs x-authgate-identity; undefined when AUTHGATE_IDENTITY_ASSERTION=off. */
   identity: IdentityAsserter | undefined;
   /** AUTHGATE_AUTHZ_CACHE_SECONDS: how long a proxy may keep an allow (0: no-store). */
@@ -126,6 +133,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
 
   function allow(ctx: Context, assertion: string | null): EdgeDecision {
     const principal = ctx.principal;
+    if (principal !== null) deps.noteUsage(principal, 'admitted');
     const keepable = principal !== null && ctx.rateHeaders === undefined;
     // The plan is looked up again on every decision: a moved organization's kept allow goes.
     const plan = principal === null ? undefined : deps.plans.planOf(principal.orgId, ctx.table!);
@@ -156,7 +164,12 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
 
   /** Anything thrown or rejected on the way: a problem as it is, the store's absence a 503, else a fault (500). */
   function failure(ctx: Context, error: unknown): EdgeDecision {
-    if (error instanceof Problem) return deny(ctx, error);
+    if (error instanceof Problem) {
+      // A limit's or the quota's refusal of a known credential: the organization's usage.
+      const outcome = ctx.principal === null ? undefined : usageOutcomeOf(error);
+      if (outcome !== undefined) deps.noteUsage(ctx.principal!, outcome);
+      return deny(ctx, error);
+    }
     if (error instanceof StoreUnavailable) return deny(ctx, new Problem('storeUnavailable', 'The credential store did not answer; try again shortly.', 'store_unavailable'));
     deps.onFault(error);
     return deny(ctx, new Problem('internalError'));
@@ -258,16 +271,35 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     if (principal.via === 'api_key') deps.noteKeyUse(principal);
     const plan = deps.plans.planOf(principal.orgId, ctx.table!);
     const refusal = routeRefusal(route, rule, principal, plan);
-    if (refusal !== undefined) return deny(ctx, refusal);
-    const overridden = methodOverrideRefusal(route, ctx.request.clientHeaders, principal, plan);
-    if (overridden !== undefined) return overrideDenied(ctx, overridden);
+    const overridden = refusal === undefined ? methodOverrideRefusal(route, ctx.request.clientHeaders, principal, plan) : undefined;
+    const refused = refusal ?? overridden;
+    if (refused !== undefined) {
+      const outcome = usageOutcomeOf(refused);
+      if (outcome !== undefined) deps.noteUsage(principal, outcome);
+      return refusal !== undefined ? deny(ctx, refusal) : overrideDenied(ctx, refused);
+    }
     // Most decisions have neither limit to wait for: no closure is made for them.
     const credentialLimited = credentialLimit(ctx, principal);
     if (credentialLimited === undefined) {
       const routeLimited = routeLimit(ctx, route);
-      return routeLimited === undefined ? asserted(ctx, route, principal) : routeLimited.then(() => asserted(ctx, route, principal));
+      return routeLimited === undefined ? quotaSpent(ctx, route, principal) : routeLimited.then(() => quotaSpent(ctx, route, principal));
     }
-    return credentialLimited.then(() => then(routeLimit(ctx, route), () => asserted(ctx, route, principal)));
+    return credentialLimited.then(() => then(routeLimit(ctx, route), () => quotaSpent(ctx, route, principal)));
+  }
+
+  /** The plan's quota, once both limits admitted (the public port's order): its RateLimit members, or a 429. */
+  function quotaSpent(ctx: Context, route: CompiledRoute, principal: Principal): Step {
+    const rule = deps.quota.ruleOf(principal, ctx.table!);
+    if (rule === undefined) return asserted(ctx, route, principal);
+    const settle = (verdict: QuotaVerdict): Step => {
+      const headers: Record<string, string | undefined> = { ...ctx.rateHeaders };
+      withQuotaHeaders(headers, verdict);
+      ctx.rateHeaders = headers as Record<string, string>;
+      if (!verdict.allowed) throw deps.quota.refusal(verdict);
+      return asserted(ctx, route, principal);
+    };
+    const verdict = deps.quota.spend(principal, rule, route);
+    return verdict instanceof Promise ? verdict.then(settle) : settle(verdict);
   }
 
   /** The credential's own limit (limits/enforce.ts's rule): its RateLimit headers, or a 429. */

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import swagger from '@fastify/swagger';
 import { adminOutcomeOf } from '../admin/admin-token.js';
 import { adminRoutes } from '../admin/routes.js';
+import type { UsageReports } from '../services/usage-report.js';
 import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import type { AccessLog } from '../observability/access-log.js';
 import type { AuditTrail } from '../audit/trail.js';
@@ -51,6 +52,8 @@ export type OpsServerDeps = Readonly<{
   /** The audit trail: admin actions are recorded in it, GET /admin/audit reads it. */
   audit: AuditTrail;
   auditLog: Pick<AuditStore, 'readAuditEvents'>;
+  /** GET /admin/organizations/:id/usage (services/usage-report.ts). */
+  usage: UsageReports;
   /** The public API's OpenAPI document, served here so the public port carries only the API. */
   publicOpenApi: () => unknown;
   /** The identity assertion's public keys; undefined when the assertion is off. */
@@ -140,6 +143,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/routes.schema.json', hidden, async (_request, reply) => reply.type('application/schema+json').send(routesSchema));
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, mfa: deps.mfa, plans: deps.plans, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, mfa: deps.mfa, plans: deps.plans, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger, usage: deps.usage });
   return app;
 }

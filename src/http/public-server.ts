@@ -26,6 +26,8 @@ import type { PasskeyService } from '../services/passkeys.js';
 import { auditRoutes } from '../routes/audit.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import { scopeRoutes } from '../routes/scopes.js';
+import { usageRoutes } from '../routes/usage.js';
+import type { UsageReports } from '../services/usage-report.js';
 import { sessionRoutes } from '../routes/sessions.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { AuditTrail } from '../audit/trail.js';
@@ -64,6 +66,8 @@ import './request-context.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
 import { trustProxyOption } from './trust-proxy.js';
 import type { Tracing } from '../tracing/tracing.js';
+import type { QuotaGate } from '../limits/quota-check.js';
+import type { UsageNote } from '../services/usage-recorder.js';
 
 export type PublicServerDeps = Readonly<{
   config: Config;
@@ -99,6 +103,12 @@ export type PublicServerDeps = Readonly<{
   publicJwks: Jwks | undefined;
   /** The credential's rate limit on forwarded routes (limits/enforce.ts). */
   rateLimit: RateLimitCheck;
+  /** The organization's plan's quota on forwarded routes (limits/quota-check.ts). */
+  quota: QuotaGate;
+  /** Counts each credentialed forwarded request's outcome (services/usage-recorder.ts). */
+  noteUsage: UsageNote;
+  /** GET /auth/usage (services/usage-report.ts). */
+  usage: UsageReports;
   /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The organizations' plans (plans/organization-plans.ts): what each organization's credentials may hold. */
@@ -217,6 +227,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });
     await auth.register(auditRoutes, { auditLog: deps.auditLog });
     await auth.register(scopeRoutes, { routes: deps.routes, plans: deps.plans });
+    await auth.register(usageRoutes, { usage: deps.usage });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
   // The self-service console: static files that call the routes above, like any client.
@@ -239,6 +250,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     rateLimit: deps.rateLimit,
     plans: deps.plans,
     routeLimit: deps.routeLimits.check,
+    quota: deps.quota,
+    noteUsage: deps.noteUsage,
     varyOrigin: cors.varyOrigin,
     tracing,
   });
@@ -265,6 +278,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     resolver: deps.resolver,
     recordDecision: deps.recordDecision,
     noteKeyUse: deps.keyUsage.note,
+    noteUsage: deps.noteUsage,
+    quota: deps.quota,
     rateLimits: deps.rateLimits,
     plans: deps.plans,
     identity: deps.identity,

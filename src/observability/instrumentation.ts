@@ -106,6 +106,11 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     removePasskey: timed('remove_passkey', store.removePasskey.bind(store)),
     usePasskey: timed('use_passkey', store.usePasskey.bind(store)),
     removeSecondFactors: timed('remove_second_factors', store.removeSecondFactors.bind(store)),
+    recordUsage: timed('record_usage', store.recordUsage.bind(store)),
+    readUsage: timed('read_usage', store.readUsage.bind(store)),
+    leaseQuota: timed('lease_quota', store.leaseQuota.bind(store)),
+    returnQuota: timed('return_quota', store.returnQuota.bind(store)),
+    readQuotaUsed: timed('read_quota_used', store.readQuotaUsed.bind(store)),
     // The health ping is timed by nothing: authgate_store_up is its metric.
     ping: store.ping.bind(store),
     close: store.close.bind(store),

@@ -137,6 +137,23 @@ export function createMetrics(environment: string) {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    quotaRefusals: new Counter({
+      name: 'authgate_quota_refusals_total',
+      help: 'Forwarded requests refused with 429 because their organization\'s quota for the period was spent, by the organization\'s plan (a name the routes file declares: bounded; never the organization).',
+      labelNames: ['plan'] as const,
+      registers: [registry],
+    }),
+    quotaLeases: new Counter({
+      name: 'authgate_quota_leases_total',
+      help: 'Quota asked of the store, by outcome: granted, exhausted (the period had not enough left) or store_unavailable (the request was refused with 503).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    usageDropped: new Counter({
+      name: 'authgate_usage_dropped_total',
+      help: 'Requests left out of the usage figures because this replica\'s unwritten counts were at their bound (the store was unreachable for long).',
+      registers: [registry],
+    }),
     planFallbacks: new Counter({
       name: 'authgate_plan_fallbacks_total',
       help: 'Decisions made under the routes file\'s defaultPlan because the organization\'s own plan is no longer in the file, by that plan (its name, once set by an operator: bounded).',

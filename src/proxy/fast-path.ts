@@ -37,6 +37,8 @@ import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import type { Tracing } from '../tracing/tracing.js';
+import type { QuotaGate } from '../limits/quota-check.js';
+import type { UsageNote } from '../services/usage-recorder.js';
 import { createLaneSender, type Lane } from './fast-forward.js';
 import type { ForwardedInfo } from './identity-headers.js';
 import { isAmbiguousPath } from './path-guard.js';
@@ -64,6 +66,10 @@ export function createFastPath(deps: {
   resolver: CredentialResolver;
   recordDecision: DecisionRecorder;
   noteKeyUse: (principal: Principal) => void;
+  /** Usage figures: the lane's requests are all admitted (services/usage-recorder.ts). */
+  noteUsage: UsageNote;
+  /** The plan's quota: spent from what this replica holds only (limits/quota-check.ts). */
+  quota: QuotaGate;
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
   plans: PlanLookup;
@@ -193,6 +199,11 @@ export function createFastPath(deps: {
       if (kept === undefined) return false;
       assertion = kept;
     }
+    // The quota, from what this replica holds only: looked at before either rate limit counts (a
+    // quota to lease goes the framework's way, which must not find the request counted already),
+    // spent after they admit (synchronously: nothing runs between the look and the spending).
+    const quotaRule = deps.quota.ruleOfPlan(plan);
+    if (quotaRule !== undefined && !deps.quota.holds(principal, quotaRule, route)) return false;
     const limit = policy.limitFor(principal);
     // The route's own limit, with budget held here, on a credential without a limit of its own:
     // with two windows to count in, one could refuse after the other had counted, so the
@@ -203,7 +214,8 @@ export function createFastPath(deps: {
     }
     const verdict = limit === undefined ? undefined : limiter.takeHeld(principal, limit);
     if (limit !== undefined && verdict === undefined) return false;
-    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, startedAt, plan });
+    const quota = quotaRule === undefined ? undefined : deps.quota.spendHeld(principal, quotaRule, route);
+    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, quota, startedAt, plan });
     return true;
   }
 

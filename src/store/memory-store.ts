@@ -17,6 +17,8 @@ import { memoryOrganizationPlans } from './memory/organization-plans.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
 import { memoryTenantLimits } from './memory/tenant-limits.js';
+import { memoryUsage } from './memory/usage.js';
+import { memoryQuotas } from './memory/quotas.js';
 
 export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number };
 
@@ -34,9 +36,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryOrganizationProfiles(state),
     memoryMfa(state),
     memoryPasskeys(state),
+    memoryUsage(now),
+    memoryQuotas(),
     memoryOrganizationPlans(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, plans] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -58,6 +62,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...profiles.methods,
     ...mfa.methods,
     ...passkeys.methods,
+    ...usage.methods,
+    ...quotas.methods,
     ...plans.methods,
 
     async ping() {},

@@ -5,7 +5,7 @@
  * return what they revoked, so the caller can invalidate caches on every replica.
  *
  * The contract is split by concern: organizations here, api-keys.ts, sessions.ts, counters.ts,
- * audit.ts, rate-limits.ts, tenant-limits.ts, organization-listing.ts, password-resets.ts, mfa.ts, passkeys.ts; each store implements
+ * audit.ts, rate-limits.ts, tenant-limits.ts, organization-listing.ts, password-resets.ts, mfa.ts, passkeys.ts, usage.ts, quotas.ts; each store implements
  * each part in a module of its own (memory/*.ts, redis/*.ts).
  */
 import type { ApiKeyStore } from './api-keys.js';
@@ -19,6 +19,8 @@ import type { PasswordResetStore } from './password-resets.js';
 import type { OrganizationProfileStore } from './organization-profiles.js';
 import type { MfaStore } from './mfa.js';
 import type { PasskeyStore } from './passkeys.js';
+import type { UsageStore } from './usage.js';
+import type { QuotaStore } from './quotas.js';
 import type { OrganizationPlanStore } from './organization-plans.js';
 
 export type Organization = Readonly<{
@@ -84,4 +86,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & OrganizationPlanStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore;

@@ -14,6 +14,7 @@ import { passwordResetContract } from './password-reset-contract.js';
 import { organizationProfileContract } from './organization-profile-contract.js';
 import { mfaContract } from './mfa-contract.js';
 import { passkeyContract } from './passkey-contract.js';
+import { usageContract } from './usage-contract.js';
 import { organizationPlanContract } from './organization-plan-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
@@ -36,6 +37,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   organizationPlanContract(t, open, { newOrganization: () => newOrganization() });
   mfaContract(t, open, { newOrganization: () => newOrganization() });
   passkeyContract(t, open, { newOrganization: () => newOrganization() });
+  usageContract(t, open);
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

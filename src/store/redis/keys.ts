@@ -83,6 +83,17 @@ export type ShardKeys = Readonly<{
   organizationPasskeyRegistration(packedOrgId: string): string;
   /** Hash with a PX TTL: a login's second-factor challenge by its token's digest, `o` `p` `e` `f`. */
   mfaChallenge(digest: string): string;
+  /**
+   * Hash expiring 7 (`h`) or 90 (`d`) days after its start: the organization's usage in one UTC
+   * hour or day (store/usage.ts), `<outcome index>` its own counts, `k<key id>:<outcome index>` a key's;
+   * named by the bucket's start in hours, base 36.
+   */
+  organizationUsage(packedOrgId: string, granularity: 'h' | 'd', start: number): string;
+  /**
+   * Hash expiring a day after its period: what the organization's quota period (store/quotas.ts)
+   * counted, `o` the organization's, `k<key id>` a key's own; named by the period (`d2026-12-07`, `m2026-12`).
+   */
+  organizationQuota(packedOrgId: string, period: string): string;
 }>;
 
 export type RedisKeys = Readonly<{
@@ -144,6 +155,8 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       organizationPasskeys: (packedOrgId) => `${organizationStem}${packedOrgId}:w`,
       organizationPasskeyRegistration: (packedOrgId) => `${organizationStem}${packedOrgId}:wr`,
       mfaChallenge: (digest) => `${base}m:${digest}`,
+      organizationUsage: (packedOrgId, granularity, start) => `${organizationStem}${packedOrgId}:u${granularity}:${Math.floor(start / 3_600_000).toString(36)}`,
+      organizationQuota: (packedOrgId, period) => `${organizationStem}${packedOrgId}:q:${period}`,
     };
   };
   return Object.freeze({

@@ -57,6 +57,10 @@ export const SCRIPT_NAMES = [
   'removePasskey',
   'usePasskey',
   'removeSecondFactors',
+  'recordUsage',
+  'readUsage',
+  'leaseQuota',
+  'returnQuota',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

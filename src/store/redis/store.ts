@@ -28,6 +28,8 @@ import { redisOrganizationPlans } from './organization-plans.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
 import { redisTenantLimits } from './tenant-limits.js';
+import { redisUsage } from './usage.js';
+import { redisQuotas } from './quotas.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
 export type { RedisConnectionOptions };
@@ -122,6 +124,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisOrganizationProfiles(context),
     ...redisMfa(context),
     ...redisPasskeys(context),
+    ...redisUsage(context),
+    ...redisQuotas(context),
 
     ping: () =>
       guard('ping', async () => {
