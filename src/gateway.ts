@@ -202,8 +202,8 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
   if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
   const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
-  const quotas = buildQuotaParts({ store, now, logger, metrics, routes, plans, usageFlushMs: deps.usageFlushMs });
-  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes, plans });
+  const quotas = await buildQuotaParts({ store, bus, now, logger, metrics, routes, plans, usageFlushMs: deps.usageFlushMs });
+  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes, plans, keyQuotas: quotas.keyQuotas });
   const routeMetrics = registerRouteMetrics(metrics.registry, routes);
   // A table from a file is kept live: the file is reloaded when it changes, and on SIGHUP.
   const reloading =

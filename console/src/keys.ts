@@ -6,7 +6,7 @@ import { run, showDone, statusArea } from './feedback.js';
 import { scopePicker } from './scope-picker.js';
 import { secretPanel } from './secret.js';
 
-type Key = Readonly<{ id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null; rateLimit: string | null }>;
+type Key = Readonly<{ id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null; rateLimit: string | null; quota: { requests: number; per: 'day' | 'month' } | null }>;
 type Page = Readonly<{ keys: Key[]; nextCursor: string | null }>;
 type Created = Readonly<{ id: string; apiKey: string }>;
 
@@ -87,6 +87,7 @@ export function keysPage(): HTMLElement {
       h('td', {}, key.lastUsedAt === null ? 'Never' : when(key.lastUsedAt)),
       h('td', {}, key.expiresAt === null ? 'Never' : when(key.expiresAt)),
       h('td', {}, key.rateLimit ?? 'Organization’s'),
+      h('td', {}, key.quota === null ? 'Organization’s' : `${key.quota.requests}/${key.quota.per}`),
       actions,
     );
   }
@@ -96,6 +97,8 @@ export function keysPage(): HTMLElement {
   const name = h('input', { id: 'key-name', name: 'name', maxlength: 100, autocomplete: 'off' });
   const lifetime = h('select', { id: 'key-lifetime' }, ...LIFETIMES.map(([value, label]) => h('option', { value, selected: value === DEFAULT_LIFETIME }, label)));
   const rateLimit = h('input', { id: 'key-rate-limit', placeholder: 'e.g. 100/1m', pattern: '[1-9][0-9]{0,9}/[1-9][0-9]{0,5}[smh]', autocomplete: 'off' });
+  // A key's own quota, as `<requests>/<day|month>`: the plan's period, at most the plan's (the gateway says so otherwise).
+  const quota = h('input', { id: 'key-quota', placeholder: 'e.g. 1000/day', pattern: '[1-9][0-9]{0,12}/(day|month)', autocomplete: 'off' });
   const scopes = scopePicker();
   const fields = h(
     'fieldset',
@@ -108,6 +111,8 @@ export function keysPage(): HTMLElement {
     lifetime,
     h('label', { for: rateLimit.id }, 'Rate limit (optional; at most the organization’s)'),
     rateLimit,
+    h('label', { for: quota.id }, 'Quota (optional; at most the plan’s, per its day or month)'),
+    quota,
     h('button', { type: 'submit' }, 'Create key'),
   );
   const form = h('form', { novalidate: true }, fields, createStatus);
@@ -121,6 +126,7 @@ export function keysPage(): HTMLElement {
       ...(!chosen.all && { scopes: chosen.scopes }),
       ...(lifetime.value !== '' && { expiresIn: Number(lifetime.value) }),
       ...(rateLimit.value.trim() !== '' && { rateLimit: rateLimit.value.trim() }),
+      ...(quota.value.trim() !== '' && { quota: quotaOf(quota.value.trim()) }),
     };
     const created = await run(fields, createStatus, () => call<Created>('POST', '/auth/api-key', body));
     if (created === undefined) return;
@@ -141,10 +147,16 @@ export function keysPage(): HTMLElement {
       'table',
       {},
       h('caption', {}, 'Your organization’s keys, newest first. Secrets are never shown again after creation.'),
-      h('thead', {}, h('tr', {}, ...['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', 'Rate limit', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
+      h('thead', {}, h('tr', {}, ...['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', 'Rate limit', 'Quota', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
       tableBody,
     ),
     listStatus,
     more,
   );
+}
+
+/** `1000/day` as the API takes it; anything else is sent as given, for the gateway's 400 to explain. */
+function quotaOf(text: string): { requests: number; per: string } | string {
+  const match = /^(\d+)\/(day|month)$/.exec(text);
+  return match === null ? text : { requests: Number(match[1]), per: match[2]! };
 }

@@ -8,10 +8,13 @@
 import type { Principal } from '../credentials/principal.js';
 import { Problem } from '../problems.js';
 import type { CompiledPlan, CompiledRoute, RouteTable } from '../route-table/types.js';
+import type { KeyQuota } from './key-quotas.js';
 import type { QuotaKeeper, QuotaRule, QuotaVerdict } from './quota.js';
 
 /** The quota's name in RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers). */
 export const QUOTA_POLICY_NAME = 'quota';
+/** An API key's own quota's name there, when it is the tighter (limits/key-quotas.ts). */
+export const KEY_QUOTA_POLICY_NAME = 'key-quota';
 
 const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
 
@@ -35,8 +38,17 @@ export function createQuotaGate(deps: {
   planOf: (orgId: string, table: RouteTable) => CompiledPlan | undefined;
   /** authgate_quota_refusals_total{plan}. */
   onRefused: (plan: string) => void;
+  /** An API key's own quota (limits/key-quotas.ts), spent beside its organization's; none: only the organization's. */
+  keyQuotaOf?: (keyId: string) => KeyQuota | undefined;
 }): QuotaGate {
   const { keeper, planOf } = deps;
+  const keyQuotaOf = deps.keyQuotaOf ?? (() => undefined);
+  /** The key's own rule beside the organization's (its plan's name for the metric), or undefined. */
+  const keyRuleOf = (principal: Principal, rule: QuotaRule): QuotaRule | undefined => {
+    if (principal.via !== 'api_key') return undefined;
+    const own = keyQuotaOf(principal.credentialId);
+    return own === undefined ? undefined : { requests: own.requests, per: rule.per, plan: rule.plan, key: true };
+  };
   /** One rule object per plan object: the keeper compares by value, the metrics by name. */
   const rules = new WeakMap<CompiledPlan, QuotaRule>();
   const ruleOfPlan = (plan: CompiledPlan | undefined): QuotaRule | undefined => {
@@ -50,25 +62,34 @@ export function createQuotaGate(deps: {
       return table.plans.size === 0 ? undefined : ruleOfPlan(planOf(principal.orgId, table));
     },
     ruleOfPlan,
-    spend: (principal, rule, route) => keeper.spend(principal.orgId, rule, route.cost),
-    holds: (principal, rule, route) => keeper.holds(principal.orgId, rule, route.cost),
-    spendHeld: (principal, rule, route) => keeper.spendHeld(principal.orgId, rule, route.cost),
+    spend(principal, rule, route) {
+      const keyRule = keyRuleOf(principal, rule);
+      return keyRule === undefined ? keeper.spend(principal.orgId, rule, route.cost) : keeper.spendWithKey(principal.orgId, rule, principal.credentialId, keyRule, route.cost);
+    },
+    // A key with its own quota is counted in the store on each request: never from what is held alone.
+    holds: (principal, rule, route) => keyRuleOf(principal, rule) === undefined && keeper.holds(principal.orgId, rule, route.cost),
+    spendHeld: (principal, rule, route) => (keyRuleOf(principal, rule) === undefined ? keeper.spendHeld(principal.orgId, rule, route.cost) : undefined),
     refusal(verdict) {
       deps.onRefused(verdict.rule.plan);
       const { requests, per } = verdict.rule;
+      if (verdict.rule.key === true) {
+        return new Problem('quotaExceeded', `This API key's own quota allows ${requests} requests per ${per} (UTC); it is spent until the ${per} ends, in ${verdict.resetSeconds} s.`, 'key_quota_exceeded', verdict.resetSeconds);
+      }
       return new Problem('quotaExceeded', `This organization's plan allows ${requests} requests per ${per} (UTC); the quota is spent until the ${per} ends, in ${verdict.resetSeconds} s.`, 'quota_exceeded', verdict.resetSeconds);
     },
   };
 }
 
+const policyNameOf = (rule: QuotaRule) => (rule.key === true ? KEY_QUOTA_POLICY_NAME : QUOTA_POLICY_NAME);
+
 /** The quota's RateLimit-Policy member: its quota and its period's length (a month as 30 days). */
 export function quotaPolicyMember(rule: QuotaRule): string {
-  return `"${QUOTA_POLICY_NAME}";q=${rule.requests};w=${PERIOD_SECONDS[rule.per]}`;
+  return `"${policyNameOf(rule)}";q=${rule.requests};w=${PERIOD_SECONDS[rule.per]}`;
 }
 
 /** The quota's RateLimit member: what is left and when the period ends. */
 export function quotaMember(verdict: QuotaVerdict): string {
-  return `"${QUOTA_POLICY_NAME}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
+  return `"${policyNameOf(verdict.rule)}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
 }
 
 /** Adds the quota's members to RateLimit-Policy and RateLimit (after the rate limit's, when set). */

@@ -17,8 +17,11 @@ import type { QuotaGrant, QuotaStore } from '../store/quotas.js';
 
 export type QuotaPeriod = 'day' | 'month';
 
-/** A quota as a plan declares it; `plan` names it in metrics and problems. */
-export type QuotaRule = Readonly<{ requests: number; per: QuotaPeriod; plan: string }>;
+/**
+ * A quota as a plan declares it; `plan` names it in metrics and problems. `key` marks an API
+ * key's own quota (limits/key-quotas.ts), counted beside its organization's.
+ */
+export type QuotaRule = Readonly<{ requests: number; per: QuotaPeriod; plan: string; key?: true }>;
 
 export type QuotaVerdict = Readonly<{
   allowed: boolean;
@@ -56,6 +59,12 @@ export const QUOTA_IDLE_RETURN_MS = 5000;
 export type QuotaKeeper = Readonly<{
   /** Spends `cost` of the organization's period: at once while held, else through the store. */
   spend(orgId: string, rule: QuotaRule, cost: number): QuotaVerdict | Promise<QuotaVerdict>;
+  /**
+   * Spends `cost` of both the organization's period and the key's own count in it, all or nothing,
+   * exactly in the store (a key's quota is never leased ahead): the verdict names the key's rule
+   * when the key's count is the tighter.
+   */
+  spendWithKey(orgId: string, rule: QuotaRule, keyId: string, keyRule: QuotaRule, cost: number): Promise<QuotaVerdict>;
   /** Whether spendHeld would admit now; nothing is spent. */
   holds(orgId: string, rule: QuotaRule, cost: number): boolean;
   /** spend(), only when it can admit at once from what this replica holds; undefined (nothing spent) otherwise. */
@@ -167,6 +176,34 @@ export function createQuotaKeeper(deps: {
     return verdict(budget, rule, grant.granted === cost, now());
   }
 
+  async function spendWithKey(orgId: string, rule: QuotaRule, keyId: string, keyRule: QuotaRule, cost: number): Promise<QuotaVerdict> {
+    const budget = budgetOf(orgId, rule, now());
+    // The organization's share from what this replica holds when it can (the store counted it when
+    // leased: only the key's count is asked), else from the store with the key's, in one step.
+    const fromHeld = budget.held >= cost;
+    if (fromHeld) budget.held -= cost;
+    const keyCounter = { keyId, limit: keyRule.requests };
+    let grant: QuotaGrant;
+    try {
+      grant = await store.leaseQuota({ orgId, period: budget.period.name, endsAt: budget.period.endsAt, counters: fromHeld ? [keyCounter] : [{ keyId: null, limit: budget.limit }, keyCounter], want: cost, whole: true });
+    } catch (error) {
+      if (fromHeld) budget.held += cost;
+      onLease('store_unavailable');
+      throw error;
+    }
+    onLease(grant.granted > 0 ? 'granted' : 'exhausted');
+    const allowed = grant.granted === cost;
+    if (fromHeld && !allowed) budget.held += cost;
+    if (!fromHeld) budget.left = grant.left;
+    const t = now();
+    if (allowed) budget.lastSpentAt = t;
+    const orgVerdict = verdict(budget, rule, allowed, t);
+    const keyLeft = fromHeld ? grant.left : grant.leastLeft;
+    // The key's when it is what refused (the organization had the cost) or what has less left.
+    const keyBinds = allowed ? keyLeft < orgVerdict.remaining : fromHeld || grant.left >= cost;
+    return keyBinds ? { ...orgVerdict, rule: keyRule, remaining: Math.min(keyRule.requests, keyLeft) } : orgVerdict;
+  }
+
   async function giveBack(orgId: string, budget: Budget): Promise<void> {
     const held = budget.held;
     if (held <= 0) return;
@@ -197,6 +234,7 @@ export function createQuotaKeeper(deps: {
 
   return {
     spend: (orgId, rule, cost) => spendHeld(orgId, rule, cost) ?? spendSlow(orgId, rule, cost),
+    spendWithKey,
     holds(orgId, rule, cost) {
       const budget = budgets.get(orgId);
       const t = now();

@@ -77,6 +77,8 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     setRateLimit: timed('set_rate_limit', store.setRateLimit.bind(store)),
     readOrganizationPlans: timed('read_organization_plans', store.readOrganizationPlans.bind(store)),
     setOrganizationPlan: timed('set_organization_plan', store.setOrganizationPlan.bind(store)),
+    readKeyQuotas: timed('read_key_quotas', store.readKeyQuotas.bind(store)),
+    setKeyQuota: timed('set_key_quota', store.setKeyQuota.bind(store)),
     dropRateLimits: timed('drop_rate_limits', store.dropRateLimits.bind(store)),
     leaseRateBudget: timed('lease_rate_budget', store.leaseRateBudget.bind(store)),
     readKeyLimit: timed('read_key_limit', store.readKeyLimit.bind(store)),
@@ -131,7 +133,7 @@ export function instrumentBus(bus: InvalidationBus, metrics: Metrics): Invalidat
     // A rate-limit or profile change is no credential: counted apart, and not a revocation's propagation.
     const credentials = countCredentials(invalidation);
     if (credentials > 0) metrics.invalidationsReceived.inc({ kind: 'credential' }, credentials);
-    for (const item of invalidation) if (item.kind === 'rate_limits' || item.kind === 'profile' || item.kind === 'plan') metrics.invalidationsReceived.inc({ kind: item.kind });
+    for (const item of invalidation) if (item.kind === 'rate_limits' || item.kind === 'profile' || item.kind === 'plan' || item.kind === 'key_quota') metrics.invalidationsReceived.inc({ kind: item.kind });
     // Measured as the message is applied: the cache's listener runs in this same synchronous
     // turn. A clock behind the sender's would make it negative: counted as 0.
     if (publishedAt !== undefined && credentials > 0) metrics.revocationPropagation.observe(Math.max(0, Date.now() - publishedAt) / 1000);

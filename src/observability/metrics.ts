@@ -133,7 +133,7 @@ export function createMetrics(environment: string) {
     }),
     invalidationsReceived: new Counter({
       name: 'authgate_invalidations_received_total',
-      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, profile for a change of an organization\'s name or e-mail, plan for a change of an organization\'s plan, or all after a resubscribe).',
+      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, profile for a change of an organization\'s name or e-mail, plan for a change of an organization\'s plan, key_quota for a change of a key\'s own quota, or all after a resubscribe).',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),

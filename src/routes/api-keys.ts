@@ -44,7 +44,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       refuseSpoofingName('name', request.body?.name);
       const created = await apiKeys.create(orgId, request.body ?? {});
       request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
-      audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt, rateLimit: created.rateLimit } });
+      audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt, rateLimit: created.rateLimit, quota: created.quota === null ? null : `${created.quota.requests}/${created.quota.per}` } });
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },
   });
@@ -96,7 +96,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       refuseSpoofingName('name', request.body.name);
       const changed = await apiKeys.change(orgId, request.params.id, request.body);
       request.log.info({ event: 'api_key.changed', orgId, keyId: changed.id, changed: Object.keys(request.body), scopes: changed.scopes, expiresAt: changed.expiresAt }, 'API key changed');
-      audit.record({ type: 'api_key.changed', orgId, ...actorOf(request), details: { keyId: changed.id, changed: Object.keys(request.body), name: changed.name, scopes: changed.scopes, expiresAt: changed.expiresAt, rateLimit: changed.rateLimit } });
+      audit.record({ type: 'api_key.changed', orgId, ...actorOf(request), details: { keyId: changed.id, changed: Object.keys(request.body), name: changed.name, scopes: changed.scopes, expiresAt: changed.expiresAt, rateLimit: changed.rateLimit, quota: changed.quota === null ? null : `${changed.quota.requests}/${changed.quota.per}` } });
       return reply.header('cache-control', 'no-store').send(changed);
     },
   });

@@ -3,6 +3,7 @@ import { MAX_SCOPE_NAME_LENGTH, SCOPE_NAME_PATTERN } from '../authz/scopes.js';
 import { MAX_ROLL_GRACE_SECONDS } from '../services/api-keys.js';
 import { MAX_PASSWORD_LENGTH } from '../credentials/passwords.js';
 import { problems, type ProblemName } from '../problems.js';
+import { KeyQuotaChange, KeyQuotaInput, KeyQuotaShown } from './key-quota-schemas.js';
 
 /**
  * Shapes of bodies and responses: one definition validates the request, types the handler and
@@ -81,6 +82,7 @@ export const NewApiKeyBody = Type.Object(
     expiresAt: Type.Optional(ExpiresAtInput),
     expiresIn: Type.Optional(ExpiresInInput),
     rateLimit: Type.Optional(KeyRateLimitInput),
+    quota: Type.Optional(KeyQuotaInput),
   },
   { additionalProperties: false, description: "Optional: without a body the key has no name, every scope, does not expire, and has its organization's rate limit." },
 );
@@ -94,7 +96,7 @@ const KeyExpiry = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]
 const KeyRateLimit = Type.Union([Type.String(), Type.Null()], { description: "Its own rate limit (`600/60s`); null when its organization's applies." });
 
 export const ApiKeyCreated = Type.Object(
-  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry, rateLimit: KeyRateLimit },
+  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry, rateLimit: KeyRateLimit, quota: KeyQuotaShown },
   { description: 'The new key: `apiKey` is its secret, shown this once.' },
 );
 export const ApiKeyListed = Type.Object({
@@ -108,6 +110,7 @@ export const ApiKeyListed = Type.Object({
     description: 'When it was last used, to within a minute (each replica writes uses once a minute); null when never.',
   }),
   rateLimit: KeyRateLimit,
+  quota: KeyQuotaShown,
 });
 /** One key, as GET and PATCH /auth/api-key/:id answer it (ApiKeyListed with its own description). */
 export const ApiKeyShown: typeof ApiKeyListed = { ...ApiKeyListed, description: 'The key, without its secret.' };
@@ -136,6 +139,7 @@ export const ApiKeyChangeBody = Type.Object(
     expiresAt: Type.Optional({ ...ExpiresAtInput, description: 'An earlier end than the key has (any, for a key without one), in the future. Not with expiresIn.' }),
     expiresIn: Type.Optional({ ...ExpiresInInput, description: 'An earlier end, in seconds from now. Not with expiresAt.' }),
     rateLimit: Type.Optional(Type.Union([KeyRateLimitInput, Type.Null()], { description: `${KeyRateLimitInput.description} null removes it.` })),
+    quota: Type.Optional(KeyQuotaChange),
   },
   { additionalProperties: false, minProperties: 1, description: "What changes; what is left out stays. Scopes and end can only narrow: fewer scopes, an earlier end; the key's rate limit may be anything up to its organization's." },
 );

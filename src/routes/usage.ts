@@ -38,6 +38,15 @@ export const UsageReportSchema = Type.Object(
       }),
       Type.Null(),
     ], { description: 'This period\'s quota under the organization\'s plan; null without one.' }),
+    keyQuota: Type.Union([
+      Type.Object({
+        requests: Type.Integer(),
+        per: Type.Union([Type.Literal('day'), Type.Literal('month')]),
+        used: count('Counted on the key this period (exact: a key\'s quota is never leased ahead).'),
+        left: count('What the key has left this period.'),
+      }),
+      Type.Null(),
+    ], { description: 'With keyId: the key\'s own quota this period (the plan\'s period), used and left; null without one.' }),
   },
   { description: 'Usage figures and quota.' },
 );

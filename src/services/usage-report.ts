@@ -3,6 +3,7 @@
  * 47): a range of hours or days of one organization (or one of its keys), by outcome, and this
  * period's quota used and left under its plan. Every bad query is a 400 problem (1200).
  */
+import type { KeyQuota } from '../limits/key-quotas.js';
 import { periodOf } from '../limits/quota.js';
 import { Problem } from '../problems.js';
 import type { CompiledPlan, RouteTable, RouteTableSource } from '../route-table/types.js';
@@ -20,6 +21,8 @@ export type UsageReport = Readonly<{
   buckets: readonly (Readonly<{ start: string }> & UsageCounts)[];
   /** This period's quota under the organization's plan; null without one. */
   quota: Readonly<{ plan: string; requests: number; per: 'day' | 'month'; periodStart: string; periodEnd: string; used: number; left: number }> | null;
+  /** With keyId: the key's own quota this period (counted in the plan's period), used and left; null without one. */
+  keyQuota: Readonly<{ requests: number; per: 'day' | 'month'; used: number; left: number }> | null;
 }>;
 
 export type UsageReports = Readonly<{ report(orgId: string, query: UsageQueryText): Promise<UsageReport> }>;
@@ -42,6 +45,8 @@ export function createUsageReports(deps: {
   store: Pick<UsageStore, 'readUsage'> & Pick<QuotaStore, 'readQuotaUsed'> & Pick<ApiKeyStore, 'findApiKeySummary'>;
   routes: RouteTableSource;
   planOf: (orgId: string, table: RouteTable) => CompiledPlan | undefined;
+  /** An API key's own quota (limits/key-quotas.ts). */
+  keyQuotaOf?: (keyId: string) => KeyQuota | undefined;
   now: () => number;
 }): UsageReports {
   return {
@@ -63,10 +68,16 @@ export function createUsageReports(deps: {
       const buckets = await deps.store.readUsage({ orgId, granularity, from, to, ...(keyId !== undefined && { keyId }) });
       const plan = deps.planOf(orgId, deps.routes.current());
       let quota: UsageReport['quota'] = null;
+      let keyQuota: UsageReport['keyQuota'] = null;
       if (plan?.quota !== undefined) {
         const period = periodOf(now, plan.quota.per);
         const used = Math.min(plan.quota.requests, await deps.store.readQuotaUsed(orgId, period.name, null));
         quota = { plan: plan.name, ...plan.quota, periodStart: new Date(period.startsAt).toISOString(), periodEnd: new Date(period.endsAt).toISOString(), used, left: plan.quota.requests - used };
+        const own = keyId === undefined ? undefined : deps.keyQuotaOf?.(keyId);
+        if (keyId !== undefined && own !== undefined) {
+          const keyUsed = Math.min(own.requests, await deps.store.readQuotaUsed(orgId, period.name, keyId));
+          keyQuota = { requests: own.requests, per: own.per, used: keyUsed, left: own.requests - keyUsed };
+        }
       }
       return {
         granularity,
@@ -75,6 +86,7 @@ export function createUsageReports(deps: {
         keyId: keyId ?? null,
         buckets: buckets.map(({ start, counts }) => ({ start: new Date(start).toISOString(), ...counts })),
         quota,
+        keyQuota,
       };
     },
   };

@@ -19,6 +19,7 @@ import { createMemoryState } from './memory/state.js';
 import { memoryTenantLimits } from './memory/tenant-limits.js';
 import { memoryUsage } from './memory/usage.js';
 import { memoryQuotas } from './memory/quotas.js';
+import { memoryKeyQuotas } from './memory/key-quotas.js';
 
 export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number };
 
@@ -39,8 +40,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryUsage(now),
     memoryQuotas(),
     memoryOrganizationPlans(state),
+    memoryKeyQuotas(),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans, keyQuotas] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -65,6 +67,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...usage.methods,
     ...quotas.methods,
     ...plans.methods,
+    ...keyQuotas.methods,
 
     async ping() {},
 

@@ -27,6 +27,8 @@ export type QuotaGrant = Readonly<{
   granted: number;
   /** What the first counter (the organization's) has left after this grant. */
   left: number;
+  /** What the counter with the least left has left after this grant (a key's, when it is the tighter). */
+  leastLeft: number;
 }>;
 
 export interface QuotaStore {

@@ -22,6 +22,7 @@ import type { PasskeyStore } from './passkeys.js';
 import type { UsageStore } from './usage.js';
 import type { QuotaStore } from './quotas.js';
 import type { OrganizationPlanStore } from './organization-plans.js';
+import type { KeyQuotaStore } from './key-quotas.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -51,7 +52,7 @@ export * from './counters.js';
  * build reads as a revocation of a key it holds nothing of. `plan` is the organization cacheKey's
  * plan (store/organization-plans.ts): every replica reads the plans again.
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan'; cacheKey: string; created?: true }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan' | 'key_quota'; cacheKey: string; created?: true }>;
 
 export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */
@@ -86,4 +87,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore & KeyQuotaStore;

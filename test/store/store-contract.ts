@@ -16,6 +16,7 @@ import { mfaContract } from './mfa-contract.js';
 import { passkeyContract } from './passkey-contract.js';
 import { usageContract } from './usage-contract.js';
 import { organizationPlanContract } from './organization-plan-contract.js';
+import { keyQuotaContract } from './key-quota-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -35,6 +36,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   passwordResetContract(t, open, { newOrganization: () => newOrganization(), newSession: (orgId) => newSession(orgId), pollUntil });
   organizationProfileContract(t, open, { newOrganization: (overrides) => newOrganization(overrides), newSession: (orgId) => newSession(orgId) });
   organizationPlanContract(t, open, { newOrganization: () => newOrganization() });
+  keyQuotaContract(t, open);
   mfaContract(t, open, { newOrganization: () => newOrganization() });
   passkeyContract(t, open, { newOrganization: () => newOrganization() });
   usageContract(t, open);

@@ -54,11 +54,11 @@ export function usageContract(t: Test, open: (t: Test) => Promise<GatewayStore>)
     const period = 'd2026-12-07';
     const endsAt = Date.now() + DAY_MS;
     const org = { keyId: null, limit: 10 };
-    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org], want: 4, whole: false }), { granted: 4, left: 6 });
-    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org, { keyId, limit: 3 }], want: 5, whole: false }), { granted: 3, left: 3 }, 'the key has 3');
-    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org, { keyId, limit: 3 }], want: 1, whole: true }), { granted: 0, left: 3 }, 'the key has none left');
-    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org], want: 5, whole: true }), { granted: 0, left: 3 }, 'a cost above what is left: nothing');
-    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org], want: 5, whole: false }), { granted: 3, left: 0 });
+    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org], want: 4, whole: false }), { granted: 4, left: 6, leastLeft: 6 });
+    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org, { keyId, limit: 3 }], want: 5, whole: false }), { granted: 3, left: 3, leastLeft: 0 }, 'the key has 3; the least left is the key\'s');
+    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org, { keyId, limit: 3 }], want: 1, whole: true }), { granted: 0, left: 3, leastLeft: 0 }, 'the key has none left');
+    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org], want: 5, whole: true }), { granted: 0, left: 3, leastLeft: 3 }, 'a cost above what is left: nothing');
+    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org], want: 5, whole: false }), { granted: 3, left: 0, leastLeft: 0 });
     t.equal(await store.readQuotaUsed(orgId, period, null), 10);
     t.equal(await store.readQuotaUsed(orgId, period, keyId), 3);
     t.equal(await store.readQuotaUsed(orgId, 'd2026-12-08', null), 0, 'another period starts at zero');
@@ -67,7 +67,7 @@ export function usageContract(t: Test, open: (t: Test) => Promise<GatewayStore>)
     t.equal(await store.readQuotaUsed(orgId, period, keyId), 1);
     await store.returnQuota(orgId, period, [keyId], 5);
     t.equal(await store.readQuotaUsed(orgId, period, keyId), 0, 'never below zero');
-    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org], want: 2, whole: true }), { granted: 2, left: 0 });
+    t.strictSame(await store.leaseQuota({ orgId, period, endsAt, counters: [org], want: 2, whole: true }), { granted: 2, left: 0, leastLeft: 0 });
   });
 
   t.test('quotas: a parallel burst of whole leases grants exactly the limit', async (t) => {

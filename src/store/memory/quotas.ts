@@ -28,7 +28,7 @@ export function memoryQuotas(): MemoryPart<QuotaStore> {
             else count.used += granted;
           }
         }
-        return { granted, left: Math.max(0, lefts[0]! - granted) };
+        return { granted, left: Math.max(0, lefts[0]! - granted), leastLeft: Math.max(0, Math.min(...lefts) - granted) };
       },
 
       async returnQuota(orgId, period, keyIds, amount) {

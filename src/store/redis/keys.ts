@@ -122,6 +122,8 @@ export type RedisKeys = Readonly<{
   rateLimits: string;
   /** Hash beside rateLimits: organization id → its own plan's name (issue 47). Small, read whole by every replica. */
   organizationPlans: string;
+  /** Hash beside rateLimits: API key id → `<org id> <quota>`, its own quota (issue 47). Small, read whole by every replica. */
+  keyQuotas: string;
   shard(tag: string): ShardKeys;
 }>;
 
@@ -167,6 +169,7 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
     auditSequence: `${shard(shardTagOf('audit')).base}aq`,
     rateLimits: `${shard(shardTagOf('limits')).base}l`,
     organizationPlans: `${shard(shardTagOf('limits')).base}pl`,
+    keyQuotas: `${shard(shardTagOf('limits')).base}kq`,
     shard,
   });
 }

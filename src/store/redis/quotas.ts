@@ -25,10 +25,10 @@ export function redisQuotas(context: RedisStoreContext): QuotaStore {
         const args: (string | number)[] = [Math.floor(endsAt + KEPT_AFTER_END_MS), wanted, whole ? 1 : 0];
         for (const { keyId, limit } of counters) args.push(fieldOf(keyId), Math.max(0, Math.floor(limit)));
         const reply = await run.leaseQuota([quotaKey(orgId, period)], args);
-        if (!Array.isArray(reply) || reply.length !== 2) throw unexpected('leaseQuota');
-        const [granted, left] = reply as unknown[];
-        if (typeof granted !== 'number' || typeof left !== 'number' || granted < 0 || granted > wanted || left < 0) throw unexpected('leaseQuota');
-        return { granted, left };
+        if (!Array.isArray(reply) || reply.length !== 3) throw unexpected('leaseQuota');
+        const [granted, left, leastLeft] = reply as unknown[];
+        if (typeof granted !== 'number' || typeof left !== 'number' || typeof leastLeft !== 'number' || granted < 0 || granted > wanted || left < 0 || leastLeft < 0) throw unexpected('leaseQuota');
+        return { granted, left, leastLeft };
       }),
 
     returnQuota: (orgId, period, keyIds, amount) =>

@@ -34,6 +34,7 @@ export const SCRIPT_NAMES = [
   'appendAuditEvents',
   'setRateLimit',
   'setOrganizationPlan',
+  'setKeyQuota',
   'dropRateLimits',
   'leaseRateBudget',
   'countAttempt',

@@ -25,6 +25,7 @@ import { redisMfa } from './mfa.js';
 import { redisPasskeys } from './passkeys.js';
 import { redisRateLimits } from './rate-limits.js';
 import { redisOrganizationPlans } from './organization-plans.js';
+import { redisKeyQuotas } from './key-quotas.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
 import { redisTenantLimits } from './tenant-limits.js';
@@ -120,6 +121,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisTenantLimits(context),
     ...redisRateLimits(context),
     ...redisOrganizationPlans(context),
+    ...redisKeyQuotas(context),
     ...redisPasswordResets(context),
     ...redisOrganizationProfiles(context),
     ...redisMfa(context),

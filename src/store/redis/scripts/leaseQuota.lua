@@ -7,7 +7,7 @@
 -- ARGV[2]  want
 -- ARGV[3]  1: whole (all or nothing), 0: as much as is left
 -- ARGV[4..]  pairs: field (`o` the organization's, `k<key id>` a key's), limit
--- Reply: {granted, what the first counter has left after it}.
+-- Reply: {granted, what the first counter has left after it, what the least has left after it}.
 local want, whole = tonumber(ARGV[2]), ARGV[3] == '1'
 local least, first = nil, nil
 for i = 4, #ARGV, 2 do
@@ -24,4 +24,4 @@ if granted > 0 then
   for i = 4, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], granted) end
   redis.call('PEXPIREAT', KEYS[1], ARGV[1])
 end
-return {granted, first - granted}
+return {granted, first - granted, least - granted}
