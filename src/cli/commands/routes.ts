@@ -126,7 +126,7 @@ function explain(args: readonly string[], io: RoutesIo): number {
 function credentialsOf(route: CompiledRoute): string {
   const { credentials } = route;
   if (credentials.kind === 'none') return 'none: public (no credential; Authorization and identity headers stripped)';
-  return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key'].filter(Boolean).join(', ');
+  return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key', ...[...credentials.issuers].map((name) => `issuer:${name}`)].filter(Boolean).join(', ');
 }
 
 function parse(args: readonly string[], io: RoutesIo): { positionals: string[]; file: string | undefined } | undefined {
