@@ -9,6 +9,7 @@ import { createTokenService } from './credentials/jwt.js';
 import { createPasswordPolicy } from './credentials/password-policy.js';
 import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
+import { buildIssuers } from './issuers/build.js';
 import { createAuditTrail, type AuditTrail } from './audit/trail.js';
 import { createNoticeDelivery, type DeliveryTuning, type NoticeDelivery } from './notices/delivery.js';
 import { withNotices } from './notices/noticing-trail.js';
@@ -127,7 +128,12 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const tracing = await buildTracing(config, metrics);
 
   const tokens = await createTokenService({ ...config.jwt, environment: config.environment });
-  const resolver = createResolver({ store: traced(store, tracing, { findApiKeyByHash: 'store.find_api_key', findSession: 'store.find_session' }), cache, tokens, environment: config.environment, now });
+  const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
+  if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
+  const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
+  // Trusted issuers (issue 49): their keys fetched now, in the background; nothing waits on them.
+  const issuers = buildIssuers({ routes, store, bus, cache: config.cache, metrics, now });
+  const resolver = createResolver({ store: traced(store, tracing, { findApiKeyByHash: 'store.find_api_key', findSession: 'store.find_session' }), cache, tokens, environment: config.environment, now, issuerTokens: issuers.tokens });
   // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
   const passwords = traced(createPasswordHasher(), tracing, { hash: 'argon2.hash', verify: 'argon2.verify' });
   const growth = createTenantGrowth(store, config.tenantLimits);
@@ -158,7 +164,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
   // Built here, at start: the blocklist is read once, and a missing one stops the start.
   const policy = createPasswordPolicy(config.passwords);
-  const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
+  const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys, issuerNames: () => routes.current().issuers });
   const profiles = createProfileService({ store, bus });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
   // The second factor (issue 32). Without a key (production, unset) nothing is sealed: a random
@@ -169,9 +175,6 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, now, issuer: config.jwt.issuer, passkeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
-  const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
-  if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
-  const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
   const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes });
   const routeMetrics = registerRouteMetrics(metrics.registry, routes);
   // A table from a file is kept live: the file is reloaded when it changes, and on SIGHUP.
@@ -278,6 +281,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         await Promise.all([publicServer.close(), opsServer.close(), authzServer?.close()]);
         health.stop();
         reloading?.close();
+        issuers.registry.close();
         limiter.close();
         routeLimiter.close();
         rateLimits.close();

@@ -1,6 +1,7 @@
 // The audit trail's writer: security events recorded off the request path, in batches.
 import type { Logger } from '../observability/logging.js';
 import { sha256Base64url } from '../credentials/digest.js';
+import type { CredentialKind } from '../credentials/decisions.js';
 import { addressPrefix } from '../services/client-description.js';
 import type { AuditEvent, AuditRetention, AuditStore } from '../store/audit.js';
 
@@ -75,7 +76,7 @@ export function createAuditTrail(deps: {
 }
 
 /** Who acted, as the audit entry names them: the request's credential and its network, never a secret. */
-export function actorOf(request: { principal: { via: 'jwt' | 'api_key'; credentialId: string } | null; ip?: string | undefined }): Pick<AuditEvent, 'actor' | 'credential' | 'network'> {
+export function actorOf(request: { principal: { via: CredentialKind; credentialId: string } | null; ip?: string | undefined }): Pick<AuditEvent, 'actor' | 'credential' | 'network'> {
   const network = addressPrefix(request.ip);
   if (request.principal === null) return { actor: 'anonymous', network };
   return { actor: 'organization', credential: { kind: request.principal.via, id: request.principal.credentialId }, network };

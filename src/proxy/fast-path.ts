@@ -21,6 +21,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { methodOverrideRefusal } from '../authz/method-override.js';
+import { takesCredential } from '../authz/authorize.js';
 import { readBearer } from '../credentials/bearer.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
@@ -176,7 +177,7 @@ export function createFastPath(deps: {
     const principal = resolved.principal;
     const route = lane.route;
     const credentials = route.credentials;
-    if (credentials.kind !== 'bearer' || (principal.via === 'jwt' ? !credentials.loginToken : !credentials.apiKey)) return false;
+    if (credentials.kind !== 'bearer' || !takesCredential(credentials, principal)) return false;
     if (!principal.scopes.holds(route.methods.get(method)!)) return false;
     // A method-override header names a method whose scope must be held too: the framework refuses it.
     if (methodOverrideRefusal(route, request.headers, principal) !== undefined) return false;

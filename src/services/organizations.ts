@@ -9,6 +9,7 @@ import type { Organization, Store } from '../store/store.js';
 import type { TenantLimitStore } from '../store/tenant-limits.js';
 import type { RateLimitService } from './rate-limits.js';
 import { NO_PASSWORD_HASH } from './password-changes.js';
+import type { ExternalIdChange, ExternalIds, ExternalIdStore } from '../store/external-ids.js';
 
 export type OrganizationView = Readonly<{
   id: string;
@@ -21,6 +22,8 @@ export type OrganizationView = Readonly<{
   effectiveRateLimit: string | null;
   /** Its own API-key limit; null: AUTHGATE_MAX_KEYS_PER_ORGANIZATION applies. */
   keyLimit: number | null;
+  /** Its id at each trusted issuer (issue 49), only when it has one. */
+  externalIds?: ExternalIds;
   /** How many API keys it may hold. */
   effectiveKeyLimit: number | null;
 }>;
@@ -34,7 +37,7 @@ export function normalizeEmail(email: string): NormalizedEmail {
 }
 
 export function createOrganizationService(deps: {
-  store: Store & TenantLimitStore & OrganizationListing;
+  store: Store & TenantLimitStore & OrganizationListing & ExternalIdStore;
   bus: Pick<InvalidationBus, 'applyLocally'>;
   passwords: PasswordHasher;
   /** Applied to every password set here (credentials/password-policy.ts); login never applies it. */
@@ -43,10 +46,13 @@ export function createOrganizationService(deps: {
   rateLimits: RateLimitService;
   /** AUTHGATE_MAX_KEYS_PER_ORGANIZATION; undefined: no default limit. */
   defaultKeyLimit?: number;
+  /** The names of the live table's trusted issuers (issue 49): an external id is only set at one of them. */
+  issuerNames?: () => ReadonlySet<string> | ReadonlyMap<string, unknown>;
 }) {
   const { store, bus, passwords, policy, now, rateLimits } = deps;
   const view = async (org: Organization): Promise<OrganizationView> => {
     const keyLimit = (await store.readKeyLimit(org.id)) ?? null;
+    const externalIds = await store.readExternalIds(org.id);
     return {
       id: org.id,
       name: org.name,
@@ -55,6 +61,7 @@ export function createOrganizationService(deps: {
       ...rateLimits.organizationView(org.id),
       keyLimit,
       effectiveKeyLimit: keyLimit ?? deps.defaultKeyLimit ?? null,
+      ...(Object.keys(externalIds).length > 0 && { externalIds }),
     };
   };
 
@@ -114,6 +121,22 @@ export function createOrganizationService(deps: {
       return this.get(orgId);
     },
 
+    /**
+     * Its external id at each issuer named (null removes it): unique per issuer across the store
+     * (409). Its provider tokens map by the new ids at once here, on other replicas within the
+     * credential cache's TTL (a deletion is announced to every replica at once).
+     */
+    async setExternalIds(orgId: string, change: ExternalIdChange): Promise<OrganizationView> {
+      const declared = deps.issuerNames?.() ?? new Set<string>();
+      const unknown = Object.keys(change).find((name) => !declared.has(name));
+      if (unknown !== undefined) throw new Problem('unknownIssuer', `No issuer ${unknown} is declared under issuers in the routes file.`);
+      const outcome = await store.setExternalIds(orgId, change);
+      if (outcome === 'not-found') throw new Problem('organizationNotFound');
+      if (typeof outcome.takenAt === 'string') throw new Problem('externalIdTaken', `Another organization has this id at issuer ${outcome.takenAt}.`);
+      bus.applyLocally([{ kind: 'organization', cacheKey: orgId }]);
+      return this.get(orgId);
+    },
+
     /** Deletes it with every key and session; the store announces them to every replica in the same step. */
     async delete(orgId: string): Promise<{ revoked: number }> {
       const revoked = await store.deleteOrganization(orgId);
@@ -121,7 +144,8 @@ export function createOrganizationService(deps: {
       bus.applyLocally(revoked);
       // Its limits go after it: left behind (the store failing now), they name credentials that no longer exist.
       await rateLimits.dropOrganization(orgId).catch(() => {});
-      return { revoked: revoked.length };
+      // The count is of credentials (keys and sessions), as ever: the organization's own entry is none.
+      return { revoked: revoked.filter((r) => r.kind === 'api_key' || r.kind === 'session').length };
     },
   };
 }

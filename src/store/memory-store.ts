@@ -16,6 +16,7 @@ import { memoryRateLimits } from './memory/rate-limits.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
 import { memoryTenantLimits } from './memory/tenant-limits.js';
+import { memoryExternalIds } from './memory/external-ids.js';
 
 export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number };
 
@@ -33,8 +34,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryOrganizationProfiles(state),
     memoryMfa(state),
     memoryPasskeys(state),
+    memoryExternalIds(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, externalIds] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -56,6 +58,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...profiles.methods,
     ...mfa.methods,
     ...passkeys.methods,
+    ...externalIds.methods,
 
     async ping() {},
 

@@ -19,6 +19,7 @@ import type { PasswordResetStore } from './password-resets.js';
 import type { OrganizationProfileStore } from './organization-profiles.js';
 import type { MfaStore } from './mfa.js';
 import type { PasskeyStore } from './passkeys.js';
+import type { ExternalIdStore } from './external-ids.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -42,9 +43,11 @@ export * from './counters.js';
  * the rate-limit overrides changed (its cacheKey is the organization's id), and every replica
  * reads them again (store/rate-limits.ts); credential caches pass it by. `profile` is no credential
  * either: the organization cacheKey's name or e-mail changed (store/organization-profiles.ts), and
- * every replica forgets what it kept of them (the identity assertion's profiles).
+ * every replica forgets what it kept of them (the identity assertion's profiles). `organization`:
+ * the organization cacheKey is deleted, and the provider tokens resolved to it (issue 49,
+ * credentials/issuer-tokens.ts) are refused at once.
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile'; cacheKey: string }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'organization'; cacheKey: string }>;
 
 export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */
@@ -79,4 +82,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & ExternalIdStore;

@@ -302,7 +302,8 @@ function parseMessage(text: string): Message | undefined {
     const { kind, cacheKey } = item;
     // rate_limits: the overrides of the organization cacheKey changed (store/rate-limits.ts);
     // profile: its name or e-mail (store/organization-profiles.ts).
-    if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits' && kind !== 'profile') return undefined;
+    // organization: it was deleted, and its provider tokens with it (issue 49).
+    if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits' && kind !== 'profile' && kind !== 'organization') return undefined;
     if (typeof cacheKey !== 'string' || cacheKey.length === 0) return undefined;
     items.push({ kind, cacheKey });
   }

@@ -27,6 +27,7 @@ import { redisRateLimits } from './rate-limits.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
 import { redisTenantLimits } from './tenant-limits.js';
+import { redisExternalIds } from './external-ids.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
 export type { RedisConnectionOptions };
@@ -120,6 +121,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisOrganizationProfiles(context),
     ...redisMfa(context),
     ...redisPasskeys(context),
+    ...redisExternalIds(context),
 
     ping: () =>
       guard('ping', async () => {
