@@ -48,8 +48,8 @@ async function metric(gw: StartedGateway, line: string): Promise<number> {
 }
 
 async function sign(key: JWK & { kid: string }, claims: Record<string, unknown>, header: Record<string, unknown> = {}): Promise<string> {
-  const alg = key.alg as string;
-  return new SignJWT(claims).setProtectedHeader({ alg, typ: 'at+jwt', kid: key.kid, ...header }).sign(await importJWK(key, alg));
+  const alg = (header.alg ?? key.alg) as string;
+  return new SignJWT(claims).setProtectedHeader({ alg, typ: 'at+jwt', kid: key.kid, ...header }).sign(await importJWK({ ...key, alg }, alg));
 }
 
 t.test('provider tokens of two issuers on both ports', async (t) => {
@@ -108,6 +108,8 @@ t.test('provider tokens of two issuers on both ports', async (t) => {
     const claims = { iss: corp.issuer, aud: API, sub: 'svc', org_id: externalId, scope: 'orders:read', iat: now, exp: now + 300 };
     const good = await sign(key, claims);
     t.equal((await get('/orders/ok', good)).status, 200, 'a token signed by hand with the provider key passes: the refusals below are each one change');
+    t.equal((await get('/orders/ok', await sign(key, { ...claims, jti: 'no-kid' }, { kid: undefined }))).status, 200, 'a token without kid: tried against the keys of its type');
+    t.equal((await get('/orders/ok', await sign(key, claims, { alg: 'RS384' }))).status, 401, 'an alg the issuer does not allow (RS384 with the same RSA key)');
     const cases: [string, string, number, number][] = [
       ['wrong iss', await sign(key, { ...claims, iss: 'http://127.0.0.1:1' }), 401, 1102],
       ['wrong aud (a real token for another resource)', await corp.token({ org: externalId, resource: 'https://other.example.test' }), 401, 1102],
