@@ -19,7 +19,7 @@ function routesFile(corp: TestProvider, partner: TestProvider, fixedOrg: string)
     version: 1,
     scopes: { 'orders:read': 'Read orders', 'orders:write': 'Place orders' },
     issuers: {
-      corp: { issuer: corp.issuer, audiences: [API], organization: { claim: 'org_id' }, requireType: 'at+jwt', keys: { cooldownSeconds: 1 } },
+      corp: { issuer: corp.issuer, audiences: [API], organization: { claim: 'org_id' }, requireType: 'at+jwt', scopeMap: { 'read:orders': 'orders:read' }, keys: { cooldownSeconds: 1 } },
       partner: { issuer: partner.issuer, jwksUri: `${partner.issuer}/jwks`, audiences: [API], algorithms: ['ES256'], organization: { fixed: fixedOrg }, keys: { cooldownSeconds: 1 } },
     },
     routes: [
@@ -110,6 +110,9 @@ t.test('provider tokens of two issuers on both ports', async (t) => {
     t.equal((await get('/orders/ok', good)).status, 200, 'a token signed by hand with the provider key passes: the refusals below are each one change');
     t.equal((await get('/orders/ok', await sign(key, { ...claims, jti: 'no-kid' }, { kid: undefined }))).status, 200, 'a token without kid: tried against the keys of its type');
     t.equal((await get('/orders/ok', await sign(key, claims, { alg: 'RS384' }))).status, 401, 'an alg the issuer does not allow (RS384 with the same RSA key)');
+    t.equal((await get('/orders/ok', await sign(key, { ...claims, scope: undefined, scp: ['read:orders'] }))).status, 200, 'scp as an array, renamed by scopeMap');
+    const own = await gw.get('/auth/api-key', bearer(await sign(key, { ...claims, scope: 'keys:read keys:write orders:read' })));
+    t.equal(own.status, 403, "the gateway's own API: a provider never grants keys:*");
     const cases: [string, string, number, number][] = [
       ['wrong iss', await sign(key, { ...claims, iss: 'http://127.0.0.1:1' }), 401, 1102],
       ['wrong aud (a real token for another resource)', await corp.token({ org: externalId, resource: 'https://other.example.test' }), 401, 1102],
