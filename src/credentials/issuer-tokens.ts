@@ -17,7 +17,6 @@ import type { ExternalIdStore } from '../store/external-ids.js';
 import type { Invalidation, InvalidationBus } from '../store/invalidation.js';
 import type { Store } from '../store/store.js';
 import type { DenialReason } from './decisions.js';
-import { sha256Base64url } from './digest.js';
 import { growingLru } from './growing-lru.js';
 import type { Principal } from './principal.js';
 import type { Resolution } from './resolver.js';
@@ -26,7 +25,8 @@ import type { Resolution } from './resolver.js';
 export const NOT_ISSUED = Symbol('not a provider token');
 
 export type IssuerTokenResolver = Readonly<{
-  resolve(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined | typeof NOT_ISSUED;
+  /** `digest`: the token's sha256 (digest.ts), which the caller has computed already. */
+  resolve(token: string, digest: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined | typeof NOT_ISSUED;
 }>;
 
 type Memo = Readonly<{ issuer: string; orgKey: string; verified: VerifiedIssuerToken; principal: Principal | undefined }>;
@@ -138,9 +138,8 @@ export function createIssuerTokenResolver(deps: {
   }
 
   return {
-    resolve(token, cachedOnly) {
+    resolve(token, digest, cachedOnly) {
       if (!registry.any()) return NOT_ISSUED;
-      const digest = sha256Base64url(token);
       const memo = memos.get(digest);
       if (memo !== undefined && memo.verified.expiresAtMs > now()) return principalOf(digest, memo, cachedOnly);
       const iss = issuerOf(token);

@@ -51,9 +51,20 @@ export function createResolver(deps: {
 }): CredentialResolver {
   const { store, cache, tokens, environment, now, issuerTokens } = deps;
 
+  /**
+   * A bearer token that is no API key: a warm login token is answered by its memo before a
+   * provider token is looked for (no payload decoded for it); the digest is computed once for both.
+   */
   function resolveToken(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
-    const issued = issuerTokens?.resolve(token, cachedOnly) ?? NOT_ISSUED;
-    return issued === NOT_ISSUED ? resolveJwt(token, cachedOnly) : issued;
+    const digest = sha256Base64url(token);
+    if (issuerTokens !== undefined) {
+      const memo = cache.verifiedToken(digest);
+      if (memo === undefined || memo.expiresAtMs <= now()) {
+        const issued = issuerTokens.resolve(token, digest, cachedOnly);
+        if (issued !== NOT_ISSUED) return issued;
+      }
+    }
+    return resolveJwt(token, cachedOnly, digest);
   }
 
   function resolveApiKey(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
@@ -95,9 +106,8 @@ export function createResolver(deps: {
     return principal ? keyPrincipal(principal) : UNKNOWN_KEY;
   }
 
-  function resolveJwt(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
+  function resolveJwt(token: string, cachedOnly: boolean, digest: string): Resolution | Promise<Resolution> | undefined {
     const t = now();
-    const digest = sha256Base64url(token);
     const memo = cache.verifiedToken(digest);
     if (memo === undefined || memo.expiresAtMs <= t) return cachedOnly ? undefined : verifyJwt(token, digest, t);
     return sessionPrincipal(memo.sessionId, cachedOnly);
