@@ -6,6 +6,7 @@
  *   node dist-bench/bench/run.js [--quick] [--json FILE] [--rounds N] [--slice SECONDS]
  *                                [--connections N] [--cpu-prof DIR] [--profile-gateway NAME] [--only apikey,jwt,...] [--env KEY=VALUE]
  *                                [--gateway FILE] [--compare FILE] [--node-flag FLAG] [--scale-max N]
+ *                                [--only flood] [--only scale]
  *
  * One process tree on loopback: a keep-alive upstream, the baseline proxy, the authgate
  * processes the selected scenarios need (production build, Redis store) on a redis-server of our
@@ -26,6 +27,7 @@ import { parseOptions } from './options.js';
 import { finish, type ReportParts } from './report/format.js';
 import { loadReport } from './report/summary.js';
 import { extraPhases, measureMemory } from './runner/extras.js';
+import { floodPhase } from './runner/flood-phase.js';
 import { GENERATOR_CORE, machine, removeTemporary } from './runner/processes.js';
 import { runRounds } from './runner/rounds.js';
 import { scalePhase } from './runner/scale-phase.js';
@@ -49,9 +51,10 @@ async function main(): Promise<number> {
   log(`${host.nproc} cores, ${host.cpuModel}, node ${host.node}; ${options.rounds} rounds × ${options.sliceS} s slices, ${options.connections} connections`);
 
   if (!options.load) {
-    // `--only scale`: no gateways, no load.
+    // `--only scale`, `--only flood`: no load scenarios, only these phases (each starts what it needs).
     const parts: ReportParts = { rows: [], notes: [], report: { machine: host, options } };
-    await scalePhase(options, redisBinary, log, parts);
+    if (options.flood) await floodPhase(options, redisBinary, log, parts);
+    if (options.scale) await scalePhase(options, redisBinary, log, parts);
     return finish(options, host, startedAt, log, parts);
   }
 
@@ -65,6 +68,8 @@ async function main(): Promise<number> {
   const slices = await runRounds(run.load, run.redis, run.scenarios, options, log);
   const { baselineRps, ...parts } = loadReport(host, options, { ...run, slices });
   if (options.extras) await extraPhases(options, run, slices, baselineRps, memoryMeasured!, log, parts);
+  // Issue 45: a gateway, Redis and generator of its own, so the flood's memory is its alone.
+  if (options.flood) await floodPhase(options, redisBinary, log, parts);
   // Scale last: its fills load Redis and the generator's core for a few minutes.
   if (options.scale) await scalePhase(options, redisBinary, log, parts);
   return finish(options, host, startedAt, log, parts);

@@ -109,6 +109,16 @@ const ROUTES_50 = routesTwin('authgate-routes-50', 50);
 const ROUTES_50_B = routesTwin('authgate-routes-50-b', 50);
 const ROUTES_2_B = routesTwin('authgate-routes-2-b', 2);
 /**
+ * Issue 47: the twin of authgate-routes-2 whose file also puts every organization on a plan with a
+ * quota never reached: the quota's cost on the hot path (a build without plans is skipped, as a
+ * build without a routes file is).
+ */
+const QUOTA_2: GatewaySpec = {
+  name: 'authgate-quota-2',
+  env: (c, file) => ({ ...c, AUTHGATE_ROUTES_FILE: file('routes-2-quota.yaml', routesFile(2, true)) }),
+  unsupported: (main) => routesFileUnsupported(main) ?? (existsSync(join(dirname(main), 'limits', 'quota.js')) ? undefined : 'this build has no plans\' quotas (issue 47)'),
+};
+/**
  * Issue 30: authgate as nginx's auth service. Its own process with the run's settings and the
  * authz listener on, so its CPU time per decision is its own; nginx in front of it is started as
  * a reference (bench/runner/references.ts) and the scenarios name that reference as their server.
@@ -156,7 +166,7 @@ const TRACING_100 = tracingTwin('authgate-tracing-100', '1');
 const TRACING_100_B = tracingTwin('authgate-tracing-100-b', '1');
 const TRACING_0_B = tracingTwin('authgate-tracing-0-b', '0');
 const TRACING_OFF_B = tracingTwin('authgate-tracing-off-b', 'off');
-export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, TRACING_OFF, TRACING_0, TRACING_100, TRACING_100_B, TRACING_0_B, TRACING_OFF_B, AUTHZ_GRPC, AUTHZ, AUTHZ_NOIDENT, AUTHZ_COMPARE];
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, QUOTA_2, TRACING_OFF, TRACING_0, TRACING_100, TRACING_100_B, TRACING_0_B, TRACING_OFF_B, AUTHZ_GRPC, AUTHZ, AUTHZ_NOIDENT, AUTHZ_COMPARE];
 /** The scenarios that need the bench's OTLP sink (bench/runner/setup.ts starts it for them). */
 export const TRACING_SCENARIOS: readonly string[] = ['tracing-off', 'tracing-0', 'tracing-100', 'tracing-off-b', 'tracing-0-b', 'tracing-100-b'];
 
@@ -164,6 +174,7 @@ const identityCost = '(reference: the identity assertion’s cost)';
 const secondPair = '(reference: the identity assertion’s cost, second pair)';
 const routesSize = '(reference: the routes table’s size)';
 const routesSecondPair = '(reference: the routes table’s size, second pair)';
+const quotaCost = '(issue 47: within 0.05 of routes-2, the same file without plans)';
 
 /** In this order in the table and in the first round. */
 export const SCENARIOS = [
@@ -193,6 +204,7 @@ export const SCENARIOS = [
   // Issue 28: a request to the last route of a 50-route table against today's two routes spelled out in a file.
   { id: 'routes-2', title: 'authgate twin, API key, warm cache, routes file of today’s 2 routes', server: ROUTES_2, credential: 'apiKey', target: routesSize, bringsAlong: ['routes-2-b'], check: 'authgate twin (routes file, 2 routes)' },
   { id: 'routes-50', title: `authgate twin, API key, warm cache, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSize, showP99: true, bringsAlong: ['routes-2', 'routes-50-b', 'routes-2-b'], check: 'authgate twin (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
+  { id: 'quota', title: 'authgate twin, API key, warm cache, routes file of 2 routes, a plan with a quota never reached', server: QUOTA_2, credential: 'apiKey', target: quotaCost, showP99: true, bringsAlong: ['routes-2'], check: 'authgate twin (a quota never reached)' },
   { id: 'routes-2-b', title: 'authgate twin B, API key, routes file of 2 routes', server: ROUTES_2_B, credential: 'apiKey', target: routesSecondPair, unlisted: true, check: 'authgate twin B (routes file, 2 routes)' },
   { id: 'routes-50-b', title: `authgate twin B, API key, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50_B, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSecondPair, unlisted: true, bringsAlong: ['routes-2-b'], check: 'authgate twin B (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
   // Issue 33: tracing's cost, each twin against the one with tracing off.

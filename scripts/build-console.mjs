@@ -16,8 +16,12 @@ const VENDORED = [
   { from: 'uqr/dist/index.mjs', to: 'uqr.js', notice: '/* uqr (https://github.com/unjs/uqr), MIT License: Copyright (c) Project Nayuki, Copyright (c) 2023 Anthony Fu */\n' },
   // @simplewebauthn/browser's single-file bundle (its ESM build is twenty files in folders); it carries its own banner.
   { from: '@simplewebauthn/browser/dist/bundle/index.umd.min.js', to: 'simplewebauthn-browser.js', notice: '' },
+  // uPlot's minified build (22 KiB gzipped; its ESM build is the unminified source): it declares
+  // `var uPlot`, made a module's default export here. It carries its own banner. Its style sheet beside it.
+  { from: 'uplot/dist/uPlot.iife.min.js', to: 'uplot.js', notice: '/* uPlot, MIT License: Copyright (c) 2022 Leon Sorokin */\n', append: '\nexport default uPlot;\n' },
+  { from: 'uplot/dist/uPlot.min.css', to: 'uplot.css', notice: '/* uPlot, MIT License: Copyright (c) 2022 Leon Sorokin */\n' },
 ];
-for (const { from, to, notice } of VENDORED) writeFileSync(new URL(to, target), notice + readFileSync(new URL(from, modules), 'utf8'));
+for (const { from, to, notice, append = '' } of VENDORED) writeFileSync(new URL(to, target), notice + readFileSync(new URL(from, modules), 'utf8') + append);
 
 const LIMIT = 100 * 1024;
 let gzipped = 0;

@@ -10,6 +10,7 @@ import { BUILTIN_ROUTES_FILE } from './route-table/builtin.js';
 import { compileRoutes } from './route-table/compile.js';
 import { routeLoadContext } from './route-table/context.js';
 import type { LiveRouteTable } from './route-table/live.js';
+import type { PlanLookup } from './plans/organization-plans.js';
 import type { RouteTable } from './route-table/types.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
@@ -33,7 +34,7 @@ export async function buildTracing(config: Config, metrics: Metrics): Promise<Tr
  * origin, `iss` is the login tokens' issuer, and the organization's name and e-mail come from the
  * (instrumented) store.
  */
-export async function buildIdentity(config: Config, upstreamUrl: string, store: Store, now: () => number, routes: LiveRouteTable) {
+export async function buildIdentity(config: Config, upstreamUrl: string, store: Store, now: () => number, routes: LiveRouteTable, plans: PlanLookup) {
   if (config.identity.mode === 'off') return undefined;
   const keys = await loadIdentityKeys(config.identity.signingKey, config.identity.publishedKeys);
   const asserter = createIdentityAsserter({
@@ -49,6 +50,7 @@ export async function buildIdentity(config: Config, upstreamUrl: string, store: 
     },
     max: config.cache.max,
     scopes: () => routes.current().scopes,
+    plan: (orgId) => plans.planOf(orgId, routes.current()),
   });
   return { keys, asserter };
 }

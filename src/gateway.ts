@@ -17,11 +17,14 @@ import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { createResetThrottle } from './guards/reset-throttle.js';
+import { createSecondFactorBound } from './guards/second-factor-bound.js';
 import { createRateLimitCheck } from './limits/enforce.js';
 import { createRateLimiter } from './limits/limiter.js';
 import { createRateLimitPolicy } from './limits/policy.js';
+import { createOrganizationPlans } from './plans/organization-plans.js';
+import { createPlanService } from './services/organization-plans.js';
 import { createRouteLimitCheck } from './limits/route-limit.js';
-import { createForwardedDocs } from './proxy/forwarded-docs.js';
+import { createForwardedDocs, type ForwardedDocsOptions } from './proxy/forwarded-docs.js';
 import { createEdgeDecider } from './edge-authz/decider.js';
 import type { EdgeDecider } from './edge-authz/decision.js';
 import { trustedPeers, type PeerTrust } from './edge-authz/peers.js';
@@ -34,7 +37,7 @@ import { createHealth, type Health } from './observability/health.js';
 import { instrument } from './observability/instrumentation.js';
 import { createLogSink } from './observability/log-sink.js';
 import { createLogger, type Logger } from './observability/logging.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createMetrics, registerOpenApiMetric, type Metrics } from './observability/metrics.js';
 import { traced } from './tracing/tracing.js';
 import { registerRouteMetrics } from './observability/route-metrics.js';
 import { LEAK_REPORTS } from './routes/leaked-keys.js';
@@ -55,6 +58,7 @@ import { createLiveRouteTable, type LiveRouteTable } from './route-table/live.js
 import type { ReloadResult, ReloadTrigger } from './route-table/reload.js';
 import { reloadRoutesFile } from './route-table/reload-file.js';
 import type { RouteTable } from './route-table/types.js';
+import { buildQuotaParts, type QuotaParts } from './gateway-quotas.js';
 
 export type { Storage } from './gateway-parts.js';
 
@@ -74,6 +78,10 @@ export type GatewayDeps = Readonly<{
   routes: RouteTable;
   /** The security notices' retry waits and bounds (notices/delivery.ts); tests shorten them. */
   noticeTuning: Partial<DeliveryTuning>;
+  /** How a table's routes are documented (proxy/forwarded-docs.ts describeTable); a test hands in one that fails. */
+  openApiPaths: ForwardedDocsOptions['describe'];
+  /** How often usage counts are written (services/usage-recorder.ts USAGE_FLUSH_MS). */
+  usageFlushMs: number;
 }>;
 
 export type Gateway = Readonly<{
@@ -87,6 +95,8 @@ export type Gateway = Readonly<{
   keyUsage: KeyUsageTracker;
   /** Security events, written to the store's audit log in batches. */
   audit: AuditTrail;
+  /** Plans' quotas and usage figures (gateway-quotas.ts): tests flush the usage counts. */
+  quotas: QuotaParts;
   /** The security notices' queue, where AUTHGATE_NOTIFY_WEBHOOK_URL is set. */
   notices: NoticeDelivery | undefined;
   /** The route table the request paths read; a reload swaps it. */
@@ -153,8 +163,16 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const audit = notices === undefined ? trail : withNotices(trail, notices, now);
   const keyUsage = createKeyUsageTracker({ store, now, logger, flushIntervalMs: deps.keyUseFlushMs });
 
+  // Plans (issue 47): which organizations have a plan of their own, in memory (read again when announced).
+  const plans = await createOrganizationPlans({ store, bus, logger, onFallback: (plan) => metrics.planFallbacks.inc({ plan }) });
   // Rate limits: the overrides in memory (read again when announced), budget leased per credential.
-  const rateLimits = await createRateLimitPolicy({ store, bus, defaultLimit: config.rateLimit.default, logger });
+  const rateLimits = await createRateLimitPolicy({
+    store,
+    bus,
+    defaultLimit: config.rateLimit.default,
+    logger,
+    planLimit: (orgId) => plans.planOf(orgId, routes.current())?.rateLimit,
+  });
   const replica = randomUUID();
   // The leases of both limiters are children of the request's span (tracing on only).
   const leaseStore = traced(store, tracing, { leaseRateBudget: 'rate_limit.lease' });
@@ -164,7 +182,20 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const limitOverrides = createRateLimitService({ store, policy: rateLimits });
   // Built here, at start: the blocklist is read once, and a missing one stops the start.
   const policy = createPasswordPolicy(config.passwords);
-  const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys, issuerNames: () => routes.current().issuers });
+  // The live table is made below; these read it only when asked, after the start.
+  const liveRoutes = { current: () => routes.current() };
+  const planService = createPlanService({ store, plans, routes: liveRoutes });
+  const organizations = createOrganizationService({
+    store,
+    bus,
+    passwords,
+    policy,
+    now,
+    rateLimits: limitOverrides,
+    defaultKeyLimit: config.tenantLimits.maxKeys,
+    plans: { lookup: plans, routes: liveRoutes, forget: planService.forget },
+    issuerNames: () => routes.current().issuers,
+  });
   const profiles = createProfileService({ store, bus });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
   // The second factor (issue 32). Without a key (production, unset) nothing is sealed: a random
@@ -172,17 +203,18 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const mfaKey = config.mfa.encryptionKey;
   // Passkeys: offered when the relying party is configured (config/webauthn.ts).
   const passkeys = createPasskeyService({ store, rp: config.webauthn === undefined ? undefined : { ...config.webauthn, name: config.jwt.issuer }, now, logger });
-  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, now, issuer: config.jwt.issuer, passkeys });
+  const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, bound: createSecondFactorBound(store, config.mfa.failureLimit), now, issuer: config.jwt.issuer, passkeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
-  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes });
+  const quotas = await buildQuotaParts({ store, bus, now, logger, metrics, routes, plans, usageFlushMs: deps.usageFlushMs });
+  const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes, plans, keyQuotas: quotas.keyQuotas });
   const routeMetrics = registerRouteMetrics(metrics.registry, routes);
   // A table from a file is kept live: the file is reloaded when it changes, and on SIGHUP.
   const reloading =
     config.routesFile === undefined
       ? undefined
       : reloadRoutesFile({ routes, path: config.routesFile.path, context: routeLoadContext(config, upstreamUrl), logger, count: routeMetrics.countReload, watch: true });
-  const identity = await buildIdentity(config, upstreamUrl, store, now, routes);
+  const identity = await buildIdentity(config, upstreamUrl, store, now, routes, plans);
   // A changed name or e-mail (and 'all', after a resubscribe): the kept profiles and assertions go, on every replica.
   if (identity !== undefined) bus.onInvalidation((invalidation) => identity.asserter.invalidate(invalidation));
 
@@ -210,6 +242,10 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
     rateLimits: { policy: rateLimits, limiter },
+    quota: quotas.quota,
+    noteUsage: quotas.usage.note,
+    usage: quotas.reports,
+    plans,
     routeLimits: { check: createRouteLimitCheck(routeLimiter, () => metrics.rateLimitRefusals.inc()), limiter: routeLimiter },
     tracing,
   });
@@ -223,8 +259,11 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
       recordDecision,
       noteKeyUse: keyUsage.note,
       rateLimits: { policy: rateLimits, limiter },
+      plans,
       routeLimiter,
       onRateLimited: () => metrics.rateLimitRefusals.inc(),
+      quota: quotas.quota,
+      noteUsage: quotas.usage.note,
       identity: identity?.asserter,
       cacheSeconds: config.authz.cacheSeconds,
       record: edgeRecord,
@@ -237,8 +276,11 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const authzServer = config.authz.port === undefined ? undefined : createAuthzHttpServer({ ...edge, tracing, onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization answer failed') });
 
   // The table's routes in the public OpenAPI document (the catch-all itself is hidden from it).
-  const forwardedDocs = createForwardedDocs(routes, (error) => logger.error({ event: 'routes.openapi_failed', err: error }, 'the route table could not be documented'));
-  await forwardedDocs.ready();
+  const forwardedDocs = createForwardedDocs(routes, {
+    onError: (error, table) => logger.error({ event: 'routes.openapi_failed', err: error, hash: table.hash, source: table.source }, `the route table ${table.hash} could not be documented: /openapi.json lists none of its routes`),
+    describe: deps.openApiPaths,
+  });
+  registerOpenApiMetric(metrics, () => forwardedDocs.status().documented);
   const opsServer = await buildOpsServer({
     adminToken: config.admin.token,
     adminRefusals: createAdminRefusalThrottle(store),
@@ -252,11 +294,14 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     sessions,
     passwords: passwordChanges,
     mfa,
+    plans: planService,
     audit,
     auditLog: store,
+    usage: quotas.reports,
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),
     jwks: identity?.keys.jwks,
     routes,
+    routesDocumented: () => forwardedDocs.status().documented,
   });
 
   let closing: Promise<void> | undefined;
@@ -269,6 +314,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     storage,
     keyUsage,
     audit,
+    quotas,
     notices,
     routes,
     edge,
@@ -285,8 +331,10 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         limiter.close();
         routeLimiter.close();
         rateLimits.close();
+        plans.close();
         // The uses noted since the last flush, before the store closes (failures are logged, not thrown).
         await keyUsage.close();
+        await quotas.close();
         await audit.flush();
         // Before the store closes: each notice reads its organization when it is sent.
         await notices?.close();

@@ -22,6 +22,8 @@ export const problems = {
   tooManyLeakReports: { status: 429, code: 1109, title: 'Too many leak reports' },
   // The credential's rate limit on forwarded routes (limits/).
   rateLimited: { status: 429, code: 1110, title: 'Rate limit exceeded' },
+  // The organization's (or the key's own) quota for this period (issue 47, limits/quota.ts).
+  quotaExceeded: { status: 429, code: 1125, title: 'Quota exceeded' },
   // One organization's growth (issue 26): keys and sessions made per window, across replicas.
   tooManyKeyCreations: { status: 429, code: 1111, title: 'Too many API keys created' },
   tooManyLogins: { status: 429, code: 1112, title: 'Too many logins' },
@@ -43,10 +45,20 @@ export const problems = {
   // organization here, and a token of an issuer the route does not list.
   issuerOrganizationUnknown: { status: 401, code: 1140, title: 'No organization for this token' },
   issuerNotAccepted: { status: 403, code: 1141, title: 'Issuer not accepted on this route' },
+  // Issue 45 (guards/second-factor-bound.ts): an organization's consecutive wrong second-factor
+  // proofs reached their bound (every replica, every address), and the mfaTokens issued to it.
+  tooManySecondFactorFailures: { status: 429, code: 1121, title: 'Too many wrong second-factor codes' },
+  tooManyMfaTokens: { status: 429, code: 1122, title: 'Too many second-factor challenges' },
+  // A change to the authenticators while a second factor is enrolled, without proving it.
+  secondFactorRequired: { status: 403, code: 1123, title: 'Second factor required for this change' },
+  // Plans (issue 47): a key given (created or narrowed with) a scope its organization's plan does not include.
+  scopesOutsidePlan: { status: 403, code: 1130, title: 'Scope outside the plan' },
 
   // Requests
   badRequest: { status: 400, code: 1200, title: 'Invalid request' },
   malformedJson: { status: 400, code: 1201, title: 'Malformed JSON body' },
+  // An organization moved to a plan the routes file does not declare (issue 47).
+  unknownPlan: { status: 400, code: 1250, title: 'Unknown plan' },
   unsupportedMediaType: { status: 415, code: 1202, title: 'Unsupported media type' },
   payloadTooLarge: { status: 413, code: 1203, title: 'Request body too large' },
   notFound: { status: 404, code: 1204, title: 'Not found' },
@@ -97,6 +109,9 @@ export const problems = {
   methodOverrideRefused: { status: 400, code: 1235, title: 'Method override refused' },
   // An external id (issue 49) set at an issuer the routes file does not declare.
   unknownIssuer: { status: 400, code: 1260, title: 'Unknown issuer' },
+  // A path some servers read as another route's (issue 45, route-table/path-reading.ts): a `;`
+  // parameter, an empty segment, or a spelling whose route asks less than the path's own.
+  ambiguousPath: { status: 400, code: 1240, title: 'Ambiguous path' },
 
   // Resources
   apiKeyNotFound: { status: 404, code: 1301, title: 'API key not found' },

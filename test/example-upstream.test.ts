@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { calculateJwkThumbprint, exportJWK, SignJWT } from 'jose';
-import { startExampleUpstream } from '../src/example-upstream.js';
+import { startWarnings } from '../src/config/check.js';
+import { EXAMPLE_UPSTREAM, startExampleUpstream } from '../src/example-upstream.js';
 import { buildGateway } from '../src/gateway.js';
 import { ADMIN_TOKEN, send, testConfig, UA } from './helpers/gateway.js';
+import { startGatewayProcess } from './helpers/gateway-process.js';
 import { captureLogs } from './helpers/log-capture.js';
 import { freePort } from './helpers/redis.js';
 
@@ -135,4 +137,71 @@ t.test('straight to the example: nothing but a valid assertion from this gateway
       if (token !== undefined) t.notOk(res.body.includes(token), `${what}: the assertion is not echoed`);
     }
   }
+});
+
+t.test('its refusals say what it is: authgate\'s bundled example upstream, and how to point routes at your service', async (t) => {
+  const notFound = await direct('/api/v2/orders', await assertion(gatewayKey));
+  t.equal(notFound.status, 404);
+  t.match(notFound.json(), { error: 'not found', upstream: EXAMPLE_UPSTREAM, detail: /bundled example upstream.*not from authgate and not from your service.*set AUTHGATE_UPSTREAM_URL/ });
+  t.match(notFound.json().detail, /only \/accounts and \/organization\/me/);
+  const unauthorized = await direct('/api/v2/orders');
+  t.equal(unauthorized.status, 401);
+  t.match(unauthorized.json(), { error: 'missing or invalid identity assertion', upstream: EXAMPLE_UPSTREAM, detail: /x-authgate-identity.*bundled example upstream.*set AUTHGATE_UPSTREAM_URL/ });
+});
+
+t.test('a routes file without AUTHGATE_UPSTREAM_URL in development: a warning at start naming it, and the example says what it is', async (t) => {
+  const routes = join(dir, 'orders.yaml');
+  await writeFile(routes, [
+    'version: 1',
+    'scopes:',
+    '  orders:read: Read orders',
+    'routes:',
+    '  - { id: orders, path: /api/v2/orders, match: subtree, methods: { GET: orders:read } }',
+    '  - { id: status, path: /status, match: exact, credentials: none, methods: { GET: public } }',
+    '',
+  ].join('\n'));
+  const gw = await startGatewayProcess({ AUTHGATE_ROUTES_FILE: routes });
+  t.teardown(async () => {
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+  });
+  const warning = gw.output().split('\n').find((line) => line.includes('"event":"routes_to_example_upstream"'));
+  t.ok(warning, 'the start warns');
+  t.match(warning, /"level":40/, 'as a warning');
+  t.match(warning, /AUTHGATE_UPSTREAM_URL is not set.*bundled example upstream.*set AUTHGATE_UPSTREAM_URL/, 'naming the setting, and what to do');
+
+  // Through the gateway, as the operator tried it: the answers say who answered.
+  const org = await send(`${gw.opsUrl}/admin/organizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Orders Inc', email: `orders-${process.pid}@example.test`, password: 'long-enough-password' }),
+  });
+  t.equal(org.status, 201);
+  const login = await send(`${gw.publicUrl}/auth/login`, { method: 'POST', headers: { ...UA, 'content-type': 'application/json' }, body: JSON.stringify({ email: `orders-${process.pid}@example.test`, password: 'long-enough-password' }) });
+  const orders = await send(`${gw.publicUrl}/api/v2/orders`, { headers: { ...UA, authorization: `Bearer ${login.json().token as string}` } });
+  t.equal(orders.status, 404, 'the example has no /api/v2/orders');
+  t.match(orders.json(), { upstream: EXAMPLE_UPSTREAM, detail: /set AUTHGATE_UPSTREAM_URL/ });
+  const status = await send(`${gw.publicUrl}/status`, { headers: UA });
+  t.equal(status.status, 401, 'a public route carries no assertion');
+  t.match(status.json(), { upstream: EXAMPLE_UPSTREAM, detail: /bundled example upstream/ });
+});
+
+t.test('the warning is given only when the routes file\'s default upstream has no url of its own', async (t) => {
+  const warned = async (env: Record<string, string>, file?: string) => {
+    const env2 = { ...env };
+    if (file !== undefined) {
+      const path = join(dir, `routes-${Object.keys(env).length}-${file.length}.yaml`);
+      await writeFile(path, file);
+      env2['AUTHGATE_ROUTES_FILE'] = path;
+    }
+    const config = testConfig(env2);
+    return startWarnings(config, {}).some((warning) => warning.event === 'routes_to_example_upstream');
+  };
+  const route = (upstream?: string) => `routes:\n  - { id: a, path: /a, match: exact, methods: { GET: a:read }${upstream === undefined ? '' : `, upstream: ${upstream}`} }\n`;
+  const scopes = 'version: 1\nscopes:\n  a:read: A\n';
+  t.ok(await warned({}, `${scopes}${route()}`), 'a file, no AUTHGATE_UPSTREAM_URL');
+  t.notOk(await warned({ AUTHGATE_UPSTREAM_URL: 'http://127.0.0.1:9' }, `${scopes}${route()}`), 'AUTHGATE_UPSTREAM_URL set');
+  t.notOk(await warned({}, `${scopes}upstreams:\n  default: { url: "http://orders.internal:8080" }\n${route()}`), 'the file gives default its url');
+  t.notOk(await warned({}, `${scopes}upstreams:\n  orders: { url: "http://orders.internal:8080" }\n${route('orders')}`), 'no route on the default upstream');
+  t.notOk(await warned({}), 'no routes file: the built-in table is the example\'s');
 });

@@ -24,9 +24,10 @@ t.test('uses the storage it is handed, and tells its bus of revocations', async 
   const gw = await injectGateway(t, { deps: { storage } });
   const { orgId, keyId } = await gw.signedUp();
   t.ok(await store.findOrganizationById(orgId), 'the organization is in the store handed in');
+  const me = await gw.signedUp();
+  // Listening only now: a key's creation is announced on the bus too (issue 45, unknown keys).
   const heard: string[] = [];
   bus.onInvalidation((invalidation) => heard.push(invalidation === 'all' ? 'all' : invalidation.map((r) => r.kind).join()));
-  const me = await gw.signedUp();
   t.equal((await gw.pub({ method: 'DELETE', url: `/auth/api-key/${me.keyId}`, headers: { authorization: `Bearer ${me.token}` } })).statusCode, 204);
   t.same(heard, ['api_key'], 'the revocation went through the bus handed in');
   t.not(keyId, me.keyId);

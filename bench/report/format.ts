@@ -42,7 +42,7 @@ export function finish(options: Options, host: Machine, startedAt: number, log: 
   process.stdout.write(`\n${table(rows)}\n\n`);
   process.stdout.write(`machine: nproc ${host.nproc}, ${host.cpuModel}, node ${host.node}, ${host.memGiB} GiB; ${host.taskset ? 'servers pinned to core 0, generator to core 1' : 'not pinned (no taskset)'}\n`);
   if (options.load) process.stdout.write(`run: ${options.rounds} rounds × ${options.sliceS} s per scenario, ${options.connections} connections; ratios are medians of same-round ratios; ${elapsedS.toFixed(0)} s in all\n`);
-  else process.stdout.write(`run: scale phase only; ${elapsedS.toFixed(0)} s in all\n`);
+  else process.stdout.write(`run: ${[options.flood ? 'flood' : '', options.scale ? 'scale' : ''].filter((p) => p !== '').join(' and ')} phase only; ${elapsedS.toFixed(0)} s in all\n`);
   for (const note of notes) process.stdout.write(`${note}\n`);
   if (options.json !== undefined) {
     writeFileSync(options.json, `${JSON.stringify({ ...report, elapsedS, rows, notes }, null, 2)}\n`);

@@ -1,5 +1,5 @@
 // The console's shell: sign-in until there is a token, then the pages by the URL's fragment
-// (#keys, #sessions, #audit, #organization, #security), with sign-out. Everything it does is a call of the
+// (#keys, #sessions, #usage, #audit, #organization, #security), with sign-out. Everything it does is a call of the
 // public API (api.ts); the token lives in this page's memory only.
 import { forgetToken, onSessionEnded, signedIn, signOut } from './api.js';
 import { auditPage } from './audit.js';
@@ -9,10 +9,12 @@ import { organizationPage } from './organization.js';
 import { securityPage } from './security.js';
 import { sessionsPage } from './sessions.js';
 import { signInPage } from './sign-in.js';
+import { usagePage } from './usage.js';
 
 const PAGES = {
   keys: { title: 'API keys', render: keysPage },
   sessions: { title: 'Sessions', render: () => sessionsPage(() => showSignIn('You signed out this session.')) },
+  usage: { title: 'Usage', render: usagePage },
   audit: { title: 'Audit trail', render: auditPage },
   organization: { title: 'Organization', render: organizationPage },
   security: { title: 'Security', render: securityPage },

@@ -3,15 +3,21 @@
 import { call } from './api.js';
 import { h, replaceChildren, when } from './dom.js';
 import { run, showDone, statusArea } from './feedback.js';
+import { scopePicker } from './scope-picker.js';
 import { secretPanel } from './secret.js';
 
-type Key = Readonly<{ id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null; rateLimit: string | null }>;
+type Key = Readonly<{ id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null; rateLimit: string | null; quota: { requests: number; per: 'day' | 'month' } | null }>;
 type Page = Readonly<{ keys: Key[]; nextCursor: string | null }>;
 type Created = Readonly<{ id: string; apiKey: string }>;
 
-/** The scopes a key may hold, as GET /auth/scopes lists them: the route table's, in its order. */
-type Scopes = Readonly<{ scopes: ReadonlyArray<Readonly<{ name: string; description: string }>> }>;
-const LIFETIMES: readonly (readonly [string, string])[] = [['', 'Never'], ['604800', '7 days'], ['2592000', '30 days'], ['7776000', '90 days'], ['31536000', '365 days']];
+/**
+ * How long a new key lives. 90 days unless chosen otherwise (issue 46: a key that never expires
+ * was the default): a common rotation period (a quarter), long enough that a CI key is not a
+ * monthly chore, short enough that a forgotten or leaked-unnoticed key ends by itself; rolling a
+ * key (with its grace period) renews it. "Never" stays, chosen on purpose.
+ */
+const DEFAULT_LIFETIME = '7776000';
+const LIFETIMES: readonly (readonly [string, string])[] = [['604800', '7 days'], ['2592000', '30 days'], [DEFAULT_LIFETIME, '90 days'], ['31536000', '365 days'], ['', 'Never']];
 const GRACES: readonly (readonly [string, string])[] = [['86400', '24 hours (default)'], ['3600', '1 hour'], ['604800', '7 days'], ['0', 'None: revoke it now']];
 
 const options = (choices: readonly (readonly [string, string])[]) => choices.map(([value, label]) => h('option', { value }, label));
@@ -81,6 +87,7 @@ export function keysPage(): HTMLElement {
       h('td', {}, key.lastUsedAt === null ? 'Never' : when(key.lastUsedAt)),
       h('td', {}, key.expiresAt === null ? 'Never' : when(key.expiresAt)),
       h('td', {}, key.rateLimit ?? 'Organization’s'),
+      h('td', {}, key.quota === null ? 'Organization’s' : `${key.quota.requests}/${key.quota.per}`),
       actions,
     );
   }
@@ -88,54 +95,47 @@ export function keysPage(): HTMLElement {
   // Create.
   const createStatus = statusArea();
   const name = h('input', { id: 'key-name', name: 'name', maxlength: 100, autocomplete: 'off' });
-  const lifetime = h('select', { id: 'key-lifetime' }, ...options(LIFETIMES));
+  const lifetime = h('select', { id: 'key-lifetime' }, ...LIFETIMES.map(([value, label]) => h('option', { value, selected: value === DEFAULT_LIFETIME }, label)));
   const rateLimit = h('input', { id: 'key-rate-limit', placeholder: 'e.g. 100/1m', pattern: '[1-9][0-9]{0,9}/[1-9][0-9]{0,5}[smh]', autocomplete: 'off' });
-  // The picker offers what the gateway's route table declares now (GET /auth/scopes), every one
-  // checked: a key created with all of them checked is given no list, so it also holds scopes the
-  // operator declares later, as a key created without `scopes` does.
-  let scopeBoxes: HTMLInputElement[] = [];
-  const scopeStatus = statusArea();
-  const scopePicker = h('fieldset', { class: 'scopes' }, h('legend', {}, 'Scopes'), scopeStatus);
-  async function loadScopes(): Promise<void> {
-    const declared = await run(scopePicker, scopeStatus, () => call<Scopes>('GET', '/auth/scopes'));
-    if (declared === undefined) return;
-    scopeBoxes = declared.scopes.map((scope) => h('input', { type: 'checkbox', id: `scope-${scope.name}`, value: scope.name, checked: true }));
-    const labels = scopeBoxes.map((box, i) =>
-      h('label', { class: 'check', title: declared.scopes[i]!.description }, box, ` ${box.value}`),
-    );
-    scopePicker.replaceChildren(h('legend', {}, 'Scopes'), ...labels, scopeStatus);
-  }
+  // A key's own quota, as `<requests>/<day|month>`: the plan's period, at most the plan's (the gateway says so otherwise).
+  const quota = h('input', { id: 'key-quota', placeholder: 'e.g. 1000/day', pattern: '[1-9][0-9]{0,12}/(day|month)', autocomplete: 'off' });
+  const scopes = scopePicker();
   const fields = h(
     'fieldset',
     {},
     h('legend', {}, 'Create a key'),
     h('label', { for: name.id }, 'Name (optional)'),
     name,
-    scopePicker,
+    scopes.element,
     h('label', { for: lifetime.id }, 'Expires after'),
     lifetime,
     h('label', { for: rateLimit.id }, 'Rate limit (optional; at most the organization’s)'),
     rateLimit,
+    h('label', { for: quota.id }, 'Quota (optional; at most the plan’s, per its day or month)'),
+    quota,
     h('button', { type: 'submit' }, 'Create key'),
   );
   const form = h('form', { novalidate: true }, fields, createStatus);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const scopes = scopeBoxes.filter((box) => box.checked).map((box) => box.value);
+    const chosen = scopes.choice();
+    if (chosen === undefined) return;
     const body = {
       ...(name.value.trim() !== '' && { name: name.value.trim() }),
-      ...(scopes.length < scopeBoxes.length && { scopes }),
+      // All scopes: no list, so the key also holds the scopes declared later (the API's default).
+      ...(!chosen.all && { scopes: chosen.scopes }),
       ...(lifetime.value !== '' && { expiresIn: Number(lifetime.value) }),
       ...(rateLimit.value.trim() !== '' && { rateLimit: rateLimit.value.trim() }),
+      ...(quota.value.trim() !== '' && { quota: quotaOf(quota.value.trim()) }),
     };
     const created = await run(fields, createStatus, () => call<Created>('POST', '/auth/api-key', body));
     if (created === undefined) return;
     form.reset();
+    scopes.reset();
     reveal(created.apiKey, `New key${body.name !== undefined ? `: ${body.name}` : ''}`);
     await load(true);
   });
 
-  void loadScopes();
   void load(true);
   return h(
     'section',
@@ -147,10 +147,16 @@ export function keysPage(): HTMLElement {
       'table',
       {},
       h('caption', {}, 'Your organization’s keys, newest first. Secrets are never shown again after creation.'),
-      h('thead', {}, h('tr', {}, ...['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', 'Rate limit', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
+      h('thead', {}, h('tr', {}, ...['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', 'Rate limit', 'Quota', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
       tableBody,
     ),
     listStatus,
     more,
   );
+}
+
+/** `1000/day` as the API takes it; anything else is sent as given, for the gateway's 400 to explain. */
+function quotaOf(text: string): { requests: number; per: string } | string {
+  const match = /^(\d+)\/(day|month)$/.exec(text);
+  return match === null ? text : { requests: Number(match[1]), per: match[2]! };
 }

@@ -1,17 +1,29 @@
-// The organization page: who the gateway says you are, as your upstream hears it (GET /organization/me).
+// The organization page: who the gateway says you are (GET /auth/organization, the gateway's own
+// API). Never a forwarded route: those are the operator's routes file's (issue 46), and a gateway
+// in front of another API has no /organization/me.
 import { call } from './api.js';
-import { h, replaceChildren } from './dom.js';
+import { h, replaceChildren, when } from './dom.js';
 import { run, statusArea } from './feedback.js';
+
+/** As GET /auth/organization answers. */
+type Organization = Readonly<{ id: string; name: string; email: string; createdAt: string }>;
 
 export function organizationPage(): HTMLElement {
   const list = h('dl');
   const status = statusArea();
   const reload = h('button', { type: 'button' }, 'Reload');
   async function load(): Promise<void> {
-    const org = await run(reload, status, () => call<Record<string, unknown>>('GET', '/organization/me'));
+    const org = await run(reload, status, () => call<Organization>('GET', '/auth/organization'));
     if (org === undefined) return;
-    const shown = (['id', 'name', 'email'] as const).filter((field) => typeof org[field] === 'string');
-    replaceChildren(list, ...shown.flatMap((field) => [h('dt', {}, field === 'id' ? 'Organization id' : field === 'name' ? 'Name' : 'E-mail'), h('dd', {}, String(org[field]))]));
+    replaceChildren(
+      list,
+      ...[
+        ['Organization id', org.id],
+        ['Name', org.name],
+        ['E-mail', org.email],
+        ['Created', when(org.createdAt)],
+      ].flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+    );
   }
   reload.addEventListener('click', () => void load());
   void load();
@@ -19,7 +31,11 @@ export function organizationPage(): HTMLElement {
     'section',
     { 'aria-labelledby': 'page-title' },
     h('h2', { id: 'page-title', tabindex: -1 }, 'Organization'),
-    h('p', {}, 'As the service behind the gateway receives it (GET /organization/me).'),
+    h(
+      'p',
+      {},
+      'As the gateway holds it (GET /auth/organization). Every request it forwards tells your service the same: the id in x-organization-id, and, unless the operator turned it off, the id, name and e-mail in the signed x-authgate-identity.',
+    ),
     list,
     status,
     reload,

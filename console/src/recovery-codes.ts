@@ -2,8 +2,9 @@
 // made (POST /auth/mfa/recovery-codes, with the current password), then gone from the page.
 import { call } from './api.js';
 import { h } from './dom.js';
-import { statusArea } from './feedback.js';
+import { showNotice, statusArea } from './feedback.js';
 import { codeOf, field, submit } from './fields.js';
+import { proofField, withProof, withProofField, type Factors } from './step-up.js';
 
 const CURRENT_PASSWORD_WRONG = 1217;
 
@@ -47,20 +48,28 @@ export function recoveryCodesPanel(codes: readonly string[], title: string, onDo
   return panel;
 }
 
-/** New codes for old (the old ones die), with the current password. */
-export function recoveryCodesForm(left: number, onCodes: (codes: string[]) => void): HTMLElement {
+/** New codes for old (the old ones die), with the current password and a proof of the second factor. */
+export function recoveryCodesForm(left: number, factors: Factors, onCodes: (codes: string[]) => void): HTMLElement {
   const status = statusArea();
   const password = field({ id: 'recovery-password', label: 'Current password (for new recovery codes)', input: { type: 'password', name: 'current-password', autocomplete: 'current-password', required: true } });
-  const fields = h('fieldset', {}, h('legend', {}, 'New recovery codes'), h('p', {}, 'Ten new codes replace the old ones, which stop working at once.'), ...password.nodes, h('button', { type: 'submit' }, 'Make new recovery codes'));
+  const proof = proofField('recovery-proof', factors, 'for new recovery codes');
+  const fields = h('fieldset', {}, h('legend', {}, 'New recovery codes'), h('p', {}, 'Ten new codes replace the old ones, which stop working at once.'), ...password.nodes, ...(proof?.field.nodes ?? []), h('button', { type: 'submit' }, 'Make new recovery codes'));
   const form = h('form', { novalidate: true }, fields, status);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    proof?.field.clearError();
     if (password.input.value === '') return password.showError('Enter your current password.');
-    const answer = await submit(fields, status, [password], (error) => (codeOf(error) === CURRENT_PASSWORD_WRONG ? password : undefined), () =>
-      call<{ recoveryCodes: string[] }>('POST', '/auth/mfa/recovery-codes', { currentPassword: password.input.value }),
+    const missing = proof?.missing();
+    if (missing !== undefined) return proof?.field.showError(missing);
+    const currentPassword = password.input.value;
+    const place = (error: unknown) => (proof?.owns(error) === true ? proof.field : codeOf(error) === CURRENT_PASSWORD_WRONG ? password : undefined);
+    const answer = await submit(fields, status, withProofField([password], proof), place, () =>
+      withProof(proof, (proven) => call<{ recoveryCodes: string[] }>('POST', '/auth/mfa/recovery-codes', { currentPassword, ...proven })),
     );
     password.input.value = '';
-    if (answer !== undefined) onCodes(answer.recoveryCodes);
+    if (answer === undefined) return;
+    if ('ceremony' in answer) return showNotice(status, answer.ceremony);
+    onCodes(answer.recoveryCodes);
   });
   return h(
     'section',

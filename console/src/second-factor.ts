@@ -3,11 +3,12 @@
 // codes (recovery-codes.ts); passkeys (passkeys.ts). What the gateway answers decides what shows.
 import { call } from './api.js';
 import { h, replaceChildren } from './dom.js';
-import { notOffered, showDone, showError, statusArea } from './feedback.js';
+import { notOffered, showDone, showError, showNotice, statusArea } from './feedback.js';
 import { codeOf, field, submit, type Field } from './fields.js';
 import { passkeysSection, type Passkey } from './passkeys.js';
 import { qrCode } from './qr.js';
 import { recoveryCodesForm, recoveryCodesPanel } from './recovery-codes.js';
+import { factorsOf, proofField, withProof, withProofField, type Factors } from './step-up.js';
 
 /** Problem codes the API answers about one field (docs/errors.md). */
 const CURRENT_PASSWORD_WRONG = 1217;
@@ -45,12 +46,14 @@ export function secondFactorSection(): HTMLElement {
   };
   function render(mfa: MfaStatus): void {
     const anyFactor = mfa.totp.enabled || (mfa.passkeys?.length ?? 0) > 0;
+    // With a factor enrolled, each change to the authenticators asks for a proof of it (issue 45).
+    const factors = factorsOf(mfa);
     replaceChildren(
       body,
       h('p', { id: 'mfa-summary' }, anyFactor ? `Sign-in asks for a second factor: ${describeMethods(mfa)}.` : mfa.offered?.totp === false && mfa.offered.passkey === false ? 'Sign-in asks for the password only; this gateway offers no second factor.' : 'Sign-in asks for the password only. Add a second factor so that a stolen password is not enough.'),
-      totpSection(mfa, refresh),
-      mfa.passkeys === undefined ? null : passkeysSection(mfa.passkeys, refresh, mfa.offered?.passkey ?? true),
-      anyFactor ? recoveryCodesForm(mfa.recoveryCodesLeft, (codes) => refresh.showCodes(codes, 'Your new recovery codes')) : null,
+      totpSection(mfa, factors, refresh),
+      mfa.passkeys === undefined ? null : passkeysSection(mfa.passkeys, refresh, mfa.offered?.passkey ?? true, factors),
+      anyFactor ? recoveryCodesForm(mfa.recoveryCodesLeft, factors, (codes) => refresh.showCodes(codes, 'Your new recovery codes')) : null,
     );
   }
   void load();
@@ -67,11 +70,11 @@ const passwordField = (id: string, label: string): Field =>
 const codeField = (id: string, label: string): Field =>
   field({ id, label, hint: 'The 6 digits the app shows now.', input: { type: 'text', name: 'code', autocomplete: 'one-time-code', inputmode: 'numeric', maxlength: 16, spellcheck: 'false', required: true } });
 
-function totpSection(mfa: MfaStatus, refresh: Refresh): HTMLElement {
+function totpSection(mfa: MfaStatus, factors: Factors, refresh: Refresh): HTMLElement {
   const slot = h('div');
   // Not offered: the setup form would only end in the gateway's 409; an app already set up can still be removed.
   const offered = mfa.offered?.totp ?? true;
-  replaceChildren(slot, mfa.totp.enabled ? removeForm(refresh) : offered ? beginForm(mfa.totp.pending, slot, refresh) : notOffered('totp-not-offered', 'authenticator apps'));
+  replaceChildren(slot, mfa.totp.enabled ? removeForm(refresh) : offered ? beginForm(mfa.totp.pending, factors, slot, refresh) : notOffered('totp-not-offered', 'authenticator apps'));
   return h(
     'section',
     { 'aria-labelledby': 'totp-title' },
@@ -81,27 +84,36 @@ function totpSection(mfa: MfaStatus, refresh: Refresh): HTMLElement {
   );
 }
 
-/** Step 1: the current password gets a new secret (POST /auth/mfa/totp), pending until confirmed. */
-function beginForm(pending: boolean, slot: HTMLElement, refresh: Refresh): HTMLElement {
+/** Step 1: the current password (and beside a passkey, a proof) gets a new secret (POST /auth/mfa/totp), pending until confirmed. */
+function beginForm(pending: boolean, factors: Factors, slot: HTMLElement, refresh: Refresh): HTMLElement {
   const status = statusArea();
   const password = passwordField('totp-password', 'Current password (to set up the app)');
+  const proof = proofField('totp-proof', factors, 'to set up the app');
   const fields = h(
     'fieldset',
     {},
     h('legend', {}, 'Set up an authenticator app'),
     pending ? h('p', {}, 'A setup was started and not finished; its secret cannot be shown again. Start again for a new one.') : null,
     ...password.nodes,
+    ...(proof?.field.nodes ?? []),
     h('button', { type: 'submit' }, 'Set up an authenticator app'),
   );
   const form = h('form', { novalidate: true }, fields, status);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    proof?.field.clearError();
     if (password.input.value === '') return password.showError('Enter your current password.');
-    const enrolment = await submit(fields, status, [password], (error) => (codeOf(error) === CURRENT_PASSWORD_WRONG ? password : undefined), () =>
-      call<{ secret: string; otpauthUri: string }>('POST', '/auth/mfa/totp', { currentPassword: password.input.value }),
+    const missing = proof?.missing();
+    if (missing !== undefined) return proof?.field.showError(missing);
+    const currentPassword = password.input.value;
+    const place = (error: unknown) => (proof?.owns(error) === true ? proof.field : codeOf(error) === CURRENT_PASSWORD_WRONG ? password : undefined);
+    const enrolment = await submit(fields, status, withProofField([password], proof), place, () =>
+      withProof(proof, (proven) => call<{ secret: string; otpauthUri: string }>('POST', '/auth/mfa/totp', { currentPassword, ...proven })),
     );
     password.input.value = '';
-    if (enrolment !== undefined) replaceChildren(slot, confirmForm(enrolment, refresh));
+    if (enrolment === undefined) return;
+    if ('ceremony' in enrolment) return showNotice(status, enrolment.ceremony);
+    replaceChildren(slot, confirmForm(enrolment, refresh));
   });
   return form;
 }

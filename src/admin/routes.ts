@@ -18,7 +18,10 @@ import { organizationListRoute } from './organization-list.js';
 import { passwordResetRoute } from './password-reset.js';
 import { adminMfaRoutes } from './mfa.js';
 import type { MfaService } from '../services/mfa.js';
+import type { PlanService } from '../services/organization-plans.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
+import type { UsageReports } from '../services/usage-report.js';
+import { adminUsageRoute } from '../routes/usage.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
 export async function adminRoutes(
@@ -33,6 +36,8 @@ export async function adminRoutes(
     passwords: PasswordChangeService;
     /** Second factors (issue 32): seen and removed, never read. */
     mfa: MfaService;
+    /** Moving organizations between the routes file's plans (issue 47). */
+    plans: PlanService;
     /** The audit trail: every admin action is recorded in it; GET /admin/audit reads it. */
     trail: AuditTrail;
     auditLog: Pick<AuditStore, 'readAuditEvents'>;
@@ -42,6 +47,8 @@ export async function adminRoutes(
     /** authgate_admin_refusals_total. */
     countRefusal: (reason: string) => void;
     audit: Logger;
+    /** Usage figures and quota (services/usage-report.ts): GET /admin/organizations/:id/usage. */
+    usage: UsageReports;
   },
 ) {
   const { organizations, apiKeys, sessions, trail, audit } = opts;
@@ -50,6 +57,7 @@ export async function adminRoutes(
   organizationListRoute(app, organizations);
   passwordResetRoute(app, { passwords: opts.passwords, trail, audit, admin });
   adminMfaRoutes(app, { mfa: opts.mfa, trail, audit, admin });
+  adminUsageRoute(app, { usage: opts.usage, organizations });
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {
@@ -91,20 +99,28 @@ export async function adminRoutes(
     schema: {
       operationId: 'changeOrganization',
       tags: ['organizations'],
-      summary: "Change an organization's name, e-mail, rate limit or API-key limit.",
-      description: '`name` and `email` as PATCH /auth/organization changes them, without a password (the admin token is the authority): the e-mail must be free across the whole store (409, 1303; 1224 for a concurrent change of its e-mail), an e-mail change ends every login session of the organization, and the identity assertion carries the new values at once on every replica; audited as `organization.name_changed` and `organization.email_changed` (both domains only). They are changed first: a refusal there changes nothing else. `rateLimit`: the limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound. `keyLimit`: how many API keys it may hold, instead of AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
+      summary: "Change an organization's name, e-mail, rate limit, API-key limit or plan.",
+      description: '`name` and `email` as PATCH /auth/organization changes them, without a password (the admin token is the authority): the e-mail must be free across the whole store (409, 1303; 1224 for a concurrent change of its e-mail), an e-mail change ends every login session of the organization, and the identity assertion carries the new values at once on every replica; audited as `organization.name_changed` and `organization.email_changed` (both domains only). They are changed first: a refusal there changes nothing else. `rateLimit`: the limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound. `keyLimit`: how many API keys it may hold, instead of AUTHGATE_MAX_KEYS_PER_ORGANIZATION. `plan`: one of the routes file\'s plans (400, 1250 for another), or null for its defaultPlan: what its credentials may hold from the next request on every replica (within a second), no key rewritten; audited and noticed as `organization.plan_changed`.',
       params: IdParams,
       body: OrganizationChangeBody,
       response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound'), 409: problemOf('emailTaken', 'profileChangeConflict', 'externalIdTaken') },
     },
     handler: async (request) => {
-      const { rateLimit, keyLimit, name, email, externalIds } = request.body;
+      const { rateLimit, keyLimit, name, email, plan, externalIds } = request.body;
       if (name !== undefined || email !== undefined) {
         refuseSpoofingName('name', name);
         const outcome = await opts.profiles.change(request.params.id, { name, email });
         // Never the addresses: which fields changed, and how many sessions ended.
         audit.info({ event: 'organization.profile_changed', orgId: request.params.id, nameChanged: outcome.nameChanged, emailChanged: outcome.emailChanged, sessionsEnded: outcome.sessionsEnded, by: 'admin' }, 'organization profile changed');
         recordProfileChange(trail, outcome, admin(request));
+      }
+      // Checked before the limits change: an unknown plan changes nothing else.
+      if (plan !== undefined) {
+        const moved = await opts.plans.change(request.params.id, plan);
+        if (moved.from !== moved.to) {
+          audit.info({ event: 'organization.plan_changed', orgId: moved.orgId, from: moved.from, to: moved.to, by: 'admin' }, 'organization moved to another plan');
+          trail.record({ type: 'organization.plan_changed', orgId: moved.orgId, ...admin(request), details: { from: moved.from, to: moved.to } });
+        }
       }
       let org = externalIds === undefined ? undefined : await organizations.setExternalIds(request.params.id, externalIds);
       if (externalIds !== undefined) trail.record({ type: 'organization.changed', orgId: request.params.id, ...admin(request), details: { externalIds: Object.keys(externalIds) } });

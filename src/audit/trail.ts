@@ -3,6 +3,7 @@ import type { Logger } from '../observability/logging.js';
 import { sha256Base64url } from '../credentials/digest.js';
 import type { CredentialKind } from '../credentials/decisions.js';
 import { addressPrefix } from '../services/client-description.js';
+import { sessionHandle } from '../services/sessions.js';
 import type { AuditEvent, AuditRetention, AuditStore } from '../store/audit.js';
 
 /**
@@ -75,11 +76,17 @@ export function createAuditTrail(deps: {
   };
 }
 
-/** Who acted, as the audit entry names them: the request's credential and its network, never a secret. */
+/**
+ * Who acted, as the audit entry names them: the request's credential and its network, never a
+ * secret. A login token's credential is its session's `ses_…` handle (the one GET /auth/sessions
+ * shows), never the session id the token is signed over (issue 45): with the JWT secret, that id
+ * is a working token for a live session, and the trail is read by every `audit:read` key.
+ */
 export function actorOf(request: { principal: { via: CredentialKind; credentialId: string } | null; ip?: string | undefined }): Pick<AuditEvent, 'actor' | 'credential' | 'network'> {
   const network = addressPrefix(request.ip);
   if (request.principal === null) return { actor: 'anonymous', network };
-  return { actor: 'organization', credential: { kind: request.principal.via, id: request.principal.credentialId }, network };
+  const { via, credentialId } = request.principal;
+  return { actor: 'organization', credential: { kind: via, id: via === 'jwt' ? sessionHandle(credentialId) : credentialId }, network };
 }
 
 /** An e-mail as the trail may name it: 16 base64url characters of its SHA-256, never the address. */

@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { Principal } from '../credentials/principal.js';
 import type { CredentialRequirement } from '../http/request-context.js';
 import { Problem } from '../problems.js';
-import type { CompiledRoute, RouteCredentials } from '../route-table/types.js';
+import { planAllows } from '../route-table/plans.js';
+import type { CompiledPlan, CompiledRoute, RouteCredentials } from '../route-table/types.js';
 import type { ScopeRule } from './scopes.js';
 
 export type AuthorizeHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
@@ -50,10 +51,12 @@ const loginTokenRequired = () => new Problem('loginTokenRequired', 'This operati
  * Why a credentialed route of the table refuses an authenticated principal for a method whose
  * scope is `rule`, or undefined when it may go on: the route's credential kinds first (a login
  * token where only those are taken: 403 1103; an API key alone where a login token is not taken:
- * 403 1106 naming the scope), then the scope, one AND. Both request paths ask it (the fast lane
- * hands a refusal to the framework, which answers it).
+ * 403 1106 naming the scope), then the scope, one AND, and the organization's plan (`plan`, from
+ * plans/organization-plans.ts planOf; undefined: no plan), one more: what a credential holds is
+ * its own scopes within its plan's (issue 47). Both request paths and the authorization port ask
+ * it (the fast lane hands a refusal to the framework, which answers it).
  */
-export function routeRefusal(route: CompiledRoute, rule: ScopeRule | null, principal: Principal): Problem | undefined {
+export function routeRefusal(route: CompiledRoute, rule: ScopeRule | null, principal: Principal, plan: CompiledPlan | undefined): Problem | undefined {
   const credentials = route.credentials;
   if (credentials.kind === 'none' || rule === null) return undefined;
   if (principal.via === 'issuer_token') {
@@ -62,6 +65,9 @@ export function routeRefusal(route: CompiledRoute, rule: ScopeRule | null, princ
     if (!credentials.apiKey) return loginTokenRequired();
     return new Problem('insufficientScope', `This route takes API keys only (with the scope ${rule.name}), not a login token.`, 'insufficient_scope', undefined, rule.name);
   }
-  if (principal.scopes.holds(rule)) return undefined;
+  if (principal.scopes.holds(rule)) {
+    if (planAllows(plan, rule)) return undefined;
+    return new Problem('insufficientScope', `This operation needs the scope ${rule.name}, which the organization's plan (${plan!.name}) does not include.`, 'insufficient_scope', undefined, rule.name);
+  }
   return new Problem('insufficientScope', `This operation needs the scope ${rule.name}.`, 'insufficient_scope', undefined, rule.name);
 }

@@ -10,7 +10,7 @@
  */
 import type { Principal } from '../credentials/principal.js';
 import { Problem } from '../problems.js';
-import type { CompiledRoute } from '../route-table/types.js';
+import type { CompiledPlan, CompiledRoute } from '../route-table/types.js';
 import { routeRefusal } from './authorize.js';
 
 /** The names upstream frameworks read (lower case, node's way). */
@@ -34,9 +34,10 @@ const refused = (detail: string) => new Problem('methodOverrideRefused', detail,
  * are none or each may go on: a value that is not one method (a repeated header is two, joined
  * by node), or a method the route does not forward, is 400 (1235); a method whose scope the
  * principal lacks is the route's own refusal (403, routeRefusal). `principal` is null on a public
- * route, which reads no credential (its methods have no scope).
+ * route, which reads no credential (its methods have no scope). `plan`: the organization's (issue
+ * 47), which each method's scope must be within too.
  */
-export function methodOverrideRefusal(route: CompiledRoute, headers: OverrideHeaders, principal: Principal | null): Problem | undefined {
+export function methodOverrideRefusal(route: CompiledRoute, headers: OverrideHeaders, principal: Principal | null, plan?: CompiledPlan): Problem | undefined {
   if (!hasMethodOverride(headers)) return undefined;
   for (const name of METHOD_OVERRIDE_HEADERS) {
     const value = headers[name];
@@ -45,7 +46,7 @@ export function methodOverrideRefusal(route: CompiledRoute, headers: OverrideHea
     const rule = route.methods.get(value.toUpperCase());
     if (rule === undefined) return refused(`${name} names a method this path does not take; see the route's methods.`);
     if (principal !== null) {
-      const refusal = routeRefusal(route, rule, principal);
+      const refusal = routeRefusal(route, rule, principal, plan);
       if (refusal !== undefined) return refusal;
     }
   }

@@ -20,6 +20,14 @@ export function startWarnings(config: Config, env: Env): StartWarning[] {
       message: 'AUTHGATE_IDENTITY_ASSERTION=off: the bundled example upstream refuses every request without the x-authgate-identity assertion (401)',
     });
   }
+  if (config.upstream.url === undefined && routesToDefaultUpstream(config)) {
+    // The operator's own routes, sent to a stand-in that knows only the built-in table's paths (issue 46).
+    warnings.push({
+      event: 'routes_to_example_upstream',
+      message:
+        "AUTHGATE_UPSTREAM_URL is not set: the routes file's routes on the default upstream go to the bundled example upstream, which serves only /accounts and /organization/me (404 for the rest) and is not your service; set AUTHGATE_UPSTREAM_URL to your service's URL (or give upstreams.default a url in the file)",
+    });
+  }
   if (config.store.kind === 'memory' && config.production) {
     warnings.push({ event: 'memory_store', message: 'AUTHGATE_STORE=memory in production: one replica only, and everything is lost on restart' });
   }
@@ -65,4 +73,11 @@ export function checkConfig(env: Env, out: CheckOutput): number {
       `routes ${config.routesFile === undefined ? 'built in' : `${config.routesFile.path} (${config.routesFile.file.routes.length})`}`,
   );
   return 0;
+}
+
+/** Whether a routes file sends any route to the `default` upstream without a url of its own (so AUTHGATE_UPSTREAM_URL's, or the example's). */
+function routesToDefaultUpstream(config: Config): boolean {
+  const file = config.routesFile?.file;
+  if (file === undefined || file.upstreams?.['default']?.url !== undefined) return false;
+  return file.routes.some((route) => (route.upstream ?? 'default') === 'default');
 }

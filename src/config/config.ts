@@ -84,7 +84,7 @@ export type Config = Readonly<{
     timeoutMs: number;
   }>;
   store: StoreConfig;
-  cache: Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number }>;
+  cache: Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number; negativeMax: number }>;
   trustProxy: boolean | number | string;
   /**
    * 'on': the gateway terminates TLS itself with these files (reloaded when they change);
@@ -106,7 +106,7 @@ export type Config = Readonly<{
    */
   notices: Readonly<{ webhookUrl: string; secret: string }> | undefined;
   /** TOTP secrets' sealing key (credentials/mfa-secrets.ts); undefined in production when unset (no enrolment). */
-  mfa: Readonly<{ encryptionKey: string | undefined; previousKeys: readonly string[]; generated: boolean }>;
+  mfa: Readonly<{ encryptionKey: string | undefined; previousKeys: readonly string[]; generated: boolean; failureLimit: number }>;
   /** The self-service console under /console/ (console/). */
   console: Readonly<{ enabled: boolean }>;
   /** The passkeys' relying party (config/webauthn.ts); undefined in production unless both are set. */

@@ -1,21 +1,25 @@
 /**
  * Turns the environment into a checked, frozen Config. Each setting is parsed and range-checked
  * by its kind from the table in config/settings.ts (setting-kinds.ts); what is left here are the
- * rules that span settings: production requirements, generated development secrets, one Redis
- * topology, TLS consistency.
+ * rules that span settings: production requirements, generated development secrets, distinct
+ * ports. Groups of settings checked as a whole are read by modules of their own, lent the same
+ * reader (SettingsReader): the store and its Redis topology (redis-store.ts, redis-tls.ts), the
+ * public listener's TLS (tls.ts), the identity assertion's keys (identity-keys.ts), production's
+ * refusal of shipped and weak secrets (shipped-secrets.ts), the notices and CORS
+ * (notices-and-cors.ts), passkeys (webauthn.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { parseRateLimit } from '../limits/rate-limit.js';
-import { readFileSync } from 'node:fs';
-import type { Config, Environment, StoreConfig } from './config.js';
-import { keyProblem } from '../identity/signing-keys.js';
+import type { Config, Environment } from './config.js';
 import { formatRouteError, loadRoutesFile } from '../route-table/load.js';
-import { tlsKeyPairProblems } from './pem.js';
+import { readIdentity } from './identity-keys.js';
 import { readCorsOrigins, readNotices } from './notices-and-cors.js';
-import { readRedisTls } from './redis-tls.js';
+import type { SettingsReader } from './redis-tls.js';
+import { readStore } from './redis-store.js';
 import { readWebauthn } from './webauthn.js';
 import { parseKind } from './setting-kinds.js';
-import { isShippedSecret, redisUrlPassword, weakSecretProblem } from './shipped-secrets.js';
+import { refuseShippedAndWeakSecrets } from './shipped-secrets.js';
+import { readTls } from './tls.js';
 import { settingSpec, type SettingName, type SettingSpec, type SettingValue, type SpecOf } from './settings.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -56,6 +60,8 @@ export function loadConfig(env: Env): LoadResult {
     }
     return parsed.get(name) as Loaded<N>;
   };
+  /** What the modules that read a group of settings (redis-store.ts, tls.ts, …) are lent. */
+  const reader: SettingsReader = { setting, given, fail, raw: read };
 
   production = setting('NODE_ENV') === 'production';
   const environment: Environment = setting('AUTHGATE_ENVIRONMENT');
@@ -91,10 +97,10 @@ export function loadConfig(env: Env): LoadResult {
   const upstreamUrl = setting('AUTHGATE_UPSTREAM_URL');
   if (!given('AUTHGATE_UPSTREAM_URL') && production) fail('AUTHGATE_UPSTREAM_URL', 'is required in production');
 
-  const store = readStore();
-  if (production) refuseShippedAndWeakSecrets();
+  const store = readStore(reader, production);
+  if (production) refuseShippedAndWeakSecrets(reader, new Set(errors.map((e) => e.split(' ', 1)[0])));
   const logLevel = setting('LOG_LEVEL');
-  const identity = readIdentity();
+  const identity = readIdentity(reader, production);
 
   const config: Config = {
     production,
@@ -109,7 +115,7 @@ export function loadConfig(env: Env): LoadResult {
       generated: jwtGenerated,
     },
     admin: { token: adminToken, generated: adminGenerated },
-    mfa: { encryptionKey: mfaKey, previousKeys: setting('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS') ?? [], generated: mfaGenerated },
+    mfa: { encryptionKey: mfaKey, previousKeys: setting('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS') ?? [], generated: mfaGenerated, failureLimit: setting('AUTHGATE_MFA_FAILURE_LIMIT') },
     identity,
     upstream: { url: upstreamUrl, timeoutMs: setting('AUTHGATE_UPSTREAM_TIMEOUT_MS') },
     store,
@@ -117,9 +123,10 @@ export function loadConfig(env: Env): LoadResult {
       max: setting('AUTHGATE_CACHE_MAX'),
       ttlSeconds: setting('AUTHGATE_CACHE_TTL_SECONDS'),
       negativeTtlSeconds: setting('AUTHGATE_NEGATIVE_CACHE_TTL_SECONDS'),
+      negativeMax: setting('AUTHGATE_NEGATIVE_CACHE_MAX'),
     },
     trustProxy: setting('AUTHGATE_TRUST_PROXY'),
-    tls: readTls(),
+    tls: readTls(reader),
     shutdown: {
       delaySeconds: setting('AUTHGATE_SHUTDOWN_DELAY_SECONDS'),
       graceSeconds: setting('AUTHGATE_SHUTDOWN_GRACE_SECONDS'),
@@ -138,10 +145,10 @@ export function loadConfig(env: Env): LoadResult {
       sessionCreation: parseRateLimit(setting('AUTHGATE_SESSION_CREATION_RATE_LIMIT')),
     },
     passwords: { minLength: setting('AUTHGATE_PASSWORD_MIN_LENGTH'), resetTtlSeconds: setting('AUTHGATE_PASSWORD_RESET_TTL_SECONDS') },
-    notices: readNotices({ setting, given, fail }, production),
+    notices: readNotices(reader, production),
     console: { enabled: setting('AUTHGATE_CONSOLE') === 'on' },
-    cors: { origins: readCorsOrigins({ setting, given, fail }) },
-    webauthn: readWebauthn({ setting, given, fail }, production, publicListener.port),
+    cors: { origins: readCorsOrigins(reader) },
+    webauthn: readWebauthn(reader, production, publicListener.port),
     tracing: { enabled: setting('AUTHGATE_TRACING') === 'on', recordOrgId: setting('AUTHGATE_TRACING_ORG_ID') === 'on' },
     authz: {
       port: setting('AUTHGATE_AUTHZ_PORT'),
@@ -153,118 +160,6 @@ export function loadConfig(env: Env): LoadResult {
     routesFile: readRoutesFile(identity),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config: deepFreeze(config) };
-
-  /**
-   * Production runs on no secret the repository shows (config/shipped-secrets.ts), and on no weak
-   * one of its own (the JWT secrets, the admin token). A setting already refused for its form is
-   * not named twice.
-   */
-  function refuseShippedAndWeakSecrets(): void {
-    const refused = new Set(errors.map((e) => e.split(' ', 1)[0]));
-    const check = (name: SettingName, values: readonly (string | undefined)[], own: boolean) => {
-      if (refused.has(name)) return;
-      if (values.some((value) => value !== undefined && isShippedSecret(value))) {
-        fail(name, 'is a value shipped in the repository\'s examples or docs, public to anyone: set a secret of your own');
-        return;
-      }
-      const weak = own ? values.map((value) => (value === undefined ? undefined : weakSecretProblem(value))).find((p) => p !== undefined) : undefined;
-      if (weak !== undefined) fail(name, weak);
-    };
-    check('AUTHGATE_JWT_SECRET', [read('AUTHGATE_JWT_SECRET')], true);
-    check('AUTHGATE_JWT_PREVIOUS_SECRETS', setting('AUTHGATE_JWT_PREVIOUS_SECRETS') ?? [], true);
-    check('AUTHGATE_ADMIN_TOKEN', [read('AUTHGATE_ADMIN_TOKEN')], true);
-    check('AUTHGATE_MFA_ENCRYPTION_KEY', [read('AUTHGATE_MFA_ENCRYPTION_KEY')], true);
-    check('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS', setting('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS') ?? [], true);
-    const url = read('AUTHGATE_REDIS_URL');
-    check('AUTHGATE_REDIS_URL', [url === undefined ? undefined : redisUrlPassword(url)], false);
-    check('AUTHGATE_REDIS_PASSWORD', [read('AUTHGATE_REDIS_PASSWORD')], false);
-    check('AUTHGATE_REDIS_SENTINEL_PASSWORD', [read('AUTHGATE_REDIS_SENTINEL_PASSWORD')], false);
-  }
-
-  function readStore(): StoreConfig {
-    const sentinels = setting('AUTHGATE_REDIS_SENTINELS');
-    const clusterNodes = setting('AUTHGATE_REDIS_CLUSTER_NODES');
-    // A URL counts as soon as it is set (its scheme is checked below); a list once it parses.
-    const topologies = [given('AUTHGATE_REDIS_URL'), sentinels !== undefined, clusterNodes !== undefined].filter(Boolean).length;
-    const chosen = setting('AUTHGATE_STORE');
-    if (chosen === undefined && given('AUTHGATE_STORE')) return { kind: 'memory' }; // refused by its kind
-    const kind = chosen ?? (topologies > 0 ? 'redis' : production ? undefined : 'memory');
-    if (kind === undefined) {
-      fail('AUTHGATE_STORE', 'must be set: production needs AUTHGATE_REDIS_URL, _SENTINELS or _CLUSTER_NODES, or AUTHGATE_STORE=memory on purpose');
-      return { kind: 'memory' };
-    }
-    if (kind === 'memory') return { kind: 'memory' };
-    if (topologies !== 1) {
-      fail('AUTHGATE_STORE', 'redis needs exactly one of AUTHGATE_REDIS_URL, AUTHGATE_REDIS_SENTINELS, AUTHGATE_REDIS_CLUSTER_NODES');
-    }
-    const url = setting('AUTHGATE_REDIS_URL');
-    const sentinelUsername = setting('AUTHGATE_REDIS_SENTINEL_USERNAME');
-    const sentinelPassword = setting('AUTHGATE_REDIS_SENTINEL_PASSWORD');
-    if (sentinels === undefined) {
-      if (sentinelUsername !== undefined) fail('AUTHGATE_REDIS_SENTINEL_USERNAME', 'is only used with AUTHGATE_REDIS_SENTINELS');
-      if (sentinelPassword !== undefined) fail('AUTHGATE_REDIS_SENTINEL_PASSWORD', 'is only used with AUTHGATE_REDIS_SENTINELS');
-    } else if (sentinelUsername !== undefined && sentinelPassword === undefined) {
-      fail('AUTHGATE_REDIS_SENTINEL_USERNAME', 'needs AUTHGATE_REDIS_SENTINEL_PASSWORD');
-    }
-    // As written, valid or not: a contradiction with the TLS setting is reported either way.
-    const tls = readRedisTls(read('AUTHGATE_REDIS_URL'), { setting, given, fail });
-    const username = setting('AUTHGATE_REDIS_USERNAME');
-    const password = setting('AUTHGATE_REDIS_PASSWORD');
-    const optional = <T>(value: T | undefined) => (value === undefined ? {} : value);
-    return {
-      kind: 'redis',
-      ...optional(url && { url }),
-      ...optional(sentinels && { sentinels, sentinelName: setting('AUTHGATE_REDIS_SENTINEL_NAME') }),
-      ...optional(sentinelUsername !== undefined && sentinels !== undefined && { sentinelUsername }),
-      ...optional(sentinelPassword !== undefined && sentinels !== undefined && { sentinelPassword }),
-      ...optional(clusterNodes && { clusterNodes }),
-      ...optional(username !== undefined && { username }),
-      ...optional(password !== undefined && { password }),
-      ...optional(tls && { tls }),
-      prefix: setting('AUTHGATE_REDIS_PREFIX'),
-      commandTimeoutMs: setting('AUTHGATE_REDIS_TIMEOUT_MS'),
-      waitReplicas: setting('AUTHGATE_REDIS_WAIT_REPLICAS'),
-    };
-  }
-
-  /**
-   * The identity assertion's keys, read from their files and checked here, so a bad key stops the
-   * start with its setting's name (never its content). Production needs a signing key while the
-   * assertion is on: replicas with keys of their own would each sign what the others' JWKS does
-   * not hold.
-   */
-  function readIdentity(): Config['identity'] {
-    const keySettings = ['AUTHGATE_IDENTITY_KEY_FILE', 'AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES', 'AUTHGATE_IDENTITY_AUDIENCE'] as const;
-    if (setting('AUTHGATE_IDENTITY_ASSERTION') === 'off') {
-      for (const name of [...keySettings, 'AUTHGATE_IDENTITY_TTL_SECONDS'] as const) if (given(name)) fail(name, 'is set but AUTHGATE_IDENTITY_ASSERTION is off');
-      if (given('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT') && setting('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT') === 'on') fail('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT', 'is on but AUTHGATE_IDENTITY_ASSERTION is off: there are no keys to serve');
-      return { mode: 'off' };
-    }
-    const keyFile = setting('AUTHGATE_IDENTITY_KEY_FILE');
-    if (keyFile === undefined && production) {
-      fail('AUTHGATE_IDENTITY_KEY_FILE', 'is required in production while AUTHGATE_IDENTITY_ASSERTION is on (or set it off)');
-    }
-    const readKey = (name: 'AUTHGATE_IDENTITY_KEY_FILE' | 'AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES', file: string, want: 'private' | 'public') => {
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch {
-        return fail(name, `cannot be read${name === 'AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES' ? ` (${file})` : ''}`);
-      }
-      const problem = keyProblem(text, want);
-      return problem === undefined ? text : fail(name, `${problem}${name === 'AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES' ? ` (${file})` : ''}`);
-    };
-    const signingKey = keyFile === undefined ? undefined : readKey('AUTHGATE_IDENTITY_KEY_FILE', keyFile, 'private');
-    const publishedKeys = (setting('AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES') ?? []).flatMap((file) => readKey('AUTHGATE_IDENTITY_PUBLISHED_KEY_FILES', file, 'public') ?? []);
-    return {
-      mode: 'on',
-      signingKey,
-      publishedKeys,
-      audience: setting('AUTHGATE_IDENTITY_AUDIENCE'),
-      ttlSeconds: setting('AUTHGATE_IDENTITY_TTL_SECONDS'),
-      jwksOnPublicPort: setting('AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT') === 'on',
-    };
-  }
 
   /**
    * The routes file, checked as a start (and `authgate routes check`) checks it: every error, one
@@ -286,22 +181,6 @@ export function loadConfig(env: Env): LoadResult {
     return { path, file: loaded.file };
   }
 
-  function readTls(): Config['tls'] {
-    const mode = setting('AUTHGATE_TLS');
-    const certFile = setting('AUTHGATE_TLS_CERT_FILE');
-    const keyFile = setting('AUTHGATE_TLS_KEY_FILE');
-    if ((certFile === undefined) !== (keyFile === undefined)) {
-      fail(certFile === undefined ? 'AUTHGATE_TLS_CERT_FILE' : 'AUTHGATE_TLS_KEY_FILE', 'must be set together with the other TLS file');
-    }
-    if (certFile !== undefined && keyFile !== undefined) {
-      if (mode === 'off' || mode === 'offloaded') fail('AUTHGATE_TLS', 'cannot be off or offloaded while TLS files are set');
-      const pair = tlsKeyPairProblems({ name: 'AUTHGATE_TLS_CERT_FILE', file: certFile }, { name: 'AUTHGATE_TLS_KEY_FILE', file: keyFile });
-      for (const { name, problem } of pair) fail(name, problem);
-      return { mode: 'on', certFile, keyFile };
-    }
-    if (mode === 'on') fail('AUTHGATE_TLS_CERT_FILE', 'and AUTHGATE_TLS_KEY_FILE are required when AUTHGATE_TLS=on');
-    return { mode: mode === 'offloaded' ? 'offloaded' : 'off' };
-  }
 }
 
 function deepFreeze<T>(value: T): T {

@@ -9,6 +9,8 @@ export type SettingsReader = Readonly<{
   setting: <N extends SettingName>(name: N) => Loaded<N>;
   given: (name: SettingName) => boolean;
   fail: (name: SettingName, problem: string) => undefined;
+  /** The value as written (trimmed; undefined when blank), valid or not: never a parsed one. */
+  raw: (name: SettingName) => string | undefined;
 }>;
 
 /**

@@ -9,6 +9,9 @@
  * Besides, the gateway's own secrets (the JWT secrets and the admin token) must look generated:
  * see weakSecretProblem below. Values are compared, never printed: a refusal names the setting.
  */
+import type { SettingsReader } from './redis-tls.js';
+import type { SettingName } from './settings.js';
+
 const SHIPPED = [
   // config/authgate.env.example
   'replace-with-a-long-random-secret-of-at-least-32-bytes',
@@ -70,4 +73,30 @@ export function redisUrlPassword(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Production runs on no secret the repository shows (the list above), and on no weak
+ * one of its own (the JWT secrets, the admin token). A setting already refused for its form is
+ * not named twice.
+ */
+export function refuseShippedAndWeakSecrets({ setting, fail, raw: read }: SettingsReader, refused: ReadonlySet<string | undefined>): void {
+  const check = (name: SettingName, values: readonly (string | undefined)[], own: boolean) => {
+    if (refused.has(name)) return;
+    if (values.some((value) => value !== undefined && isShippedSecret(value))) {
+      fail(name, 'is a value shipped in the repository\'s examples or docs, public to anyone: set a secret of your own');
+      return;
+    }
+    const weak = own ? values.map((value) => (value === undefined ? undefined : weakSecretProblem(value))).find((p) => p !== undefined) : undefined;
+    if (weak !== undefined) fail(name, weak);
+  };
+  check('AUTHGATE_JWT_SECRET', [read('AUTHGATE_JWT_SECRET')], true);
+  check('AUTHGATE_JWT_PREVIOUS_SECRETS', setting('AUTHGATE_JWT_PREVIOUS_SECRETS') ?? [], true);
+  check('AUTHGATE_ADMIN_TOKEN', [read('AUTHGATE_ADMIN_TOKEN')], true);
+  check('AUTHGATE_MFA_ENCRYPTION_KEY', [read('AUTHGATE_MFA_ENCRYPTION_KEY')], true);
+  check('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS', setting('AUTHGATE_MFA_PREVIOUS_ENCRYPTION_KEYS') ?? [], true);
+  const url = read('AUTHGATE_REDIS_URL');
+  check('AUTHGATE_REDIS_URL', [url === undefined ? undefined : redisUrlPassword(url)], false);
+  check('AUTHGATE_REDIS_PASSWORD', [read('AUTHGATE_REDIS_PASSWORD')], false);
+  check('AUTHGATE_REDIS_SENTINEL_PASSWORD', [read('AUTHGATE_REDIS_SENTINEL_PASSWORD')], false);
 }

@@ -1,17 +1,22 @@
 import { LRUCache } from 'lru-cache';
 import { growingLru } from './growing-lru.js';
 import type { Principal } from './principal.js';
+import { createUnknownCredentials } from './unknown-credentials.js';
 import type { Invalidation, InvalidationBus } from '../store/invalidation.js';
 import { StoreUnavailable } from '../store/store.js';
 
 /**
  * The in-process cache in front of the store, so the hot path rarely leaves the process.
  * - principals by credential ('a' + key hash, 's' + session id): concurrent misses share one
- *   store read (lru-cache's fetch), unknown credentials are remembered briefly as UNKNOWN so a
- *   flood of garbage keys does not become a flood of store reads;
+ *   store read (lru-cache's fetch);
+ * - unknown credentials, remembered briefly so a flood of garbage keys does not become a flood of
+ *   store reads, apart: in a fixed table of digests (unknown-credentials.ts, why there), bounded
+ *   by AUTHGATE_NEGATIVE_CACHE_MAX, never in the principals' LRU (whose room they would take);
  * - verified JWTs by token digest, until the token's own `exp`, so a signature is checked once.
  * Revocations delete entries (which also aborts a read in flight, so a racing revocation wins);
- * 'all' clears the principals, for a replica that may have missed revocations.
+ * a key's creation is announced the same way (store/redis/scripts/createApiKey.lua), so an unknown
+ * entry of it goes at once on every replica; 'all' clears both, for a replica that may have missed
+ * messages.
  *
  * The cache is only as good as the revocations that reach it: while this replica is not sure to
  * hear them (no confirmed subscription to the revocation channel), setCaching(false) makes every
@@ -19,18 +24,22 @@ import { StoreUnavailable } from '../store/store.js';
  * what those reads find) stays only as a reserve for a store that does not answer at all: a
  * revocation needs the store too, so while it is down for this replica the reserve is served,
  * within the cache TTL, exactly as during an outage with the channel up. Unknown credentials are
- * still remembered briefly (a credential's creation is never announced anyway, so that entry
- * means the same with or without the channel, and it keeps a garbage flood off the store).
+ * still remembered briefly: that keeps a garbage flood off the store, and a creation this replica
+ * did not hear of meanwhile is refused no longer than the negative TTL (a key is only ever asked
+ * for before its creation by someone who made its secret, never by its holder).
  * setCaching(true) starts again from an empty cache. A generation counter, bumped on every
  * switch, keeps a read that started before a switch from filling the cache after it.
  */
-export type CacheSettings = Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number }>;
+/** negativeMax: AUTHGATE_NEGATIVE_CACHE_MAX, the most unknown credentials remembered (default 65,536). */
+export type CacheSettings = Readonly<{ max: number; ttlSeconds: number; negativeTtlSeconds: number; negativeMax?: number }>;
 
 export type Loaded = Readonly<{ principal: Principal; ttlMs?: number }> | undefined;
 export type Loader = () => Promise<Loaded>;
 export type VerifiedTokenMemo = Readonly<{ sessionId: string; expiresAtMs: number }>;
 
 export type CacheStats = { hits: number; misses: number; evictions: number };
+
+export const DEFAULT_NEGATIVE_MAX = 65_536;
 
 export interface CredentialCache {
   /**
@@ -50,13 +59,14 @@ export interface CredentialCache {
    */
   setCaching(on: boolean): void;
   readonly stats: Readonly<CacheStats>;
+  /** Principals and unknown credentials held. */
   size(): number;
+  /** Unknown credentials held (not yet expired). */
+  unknownSize(): number;
 }
 
-const UNKNOWN = Object.freeze({ unknown: true as const });
 const STALE = 'stale';
 type FetchContext = { load: Loader; generation: number };
-type Entry = Principal | typeof UNKNOWN;
 
 export const apiKeyCacheKey = (hash: string) => `a${hash}`;
 export const sessionCacheKey = (sessionId: string) => `s${sessionId}`;
@@ -81,22 +91,25 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
   /** Whether a principal read now may be cached; the one check the hot path pays for it. */
   let caching = true;
   let generation = 0;
-  const principals = new LRUCache<string, Entry, FetchContext>({
+  const unknown = createUnknownCredentials(negativeTtlMs > 0 ? (settings.negativeMax ?? DEFAULT_NEGATIVE_MAX) : 0);
+  const principals = new LRUCache<string, Principal, FetchContext>({
     ...growingLru(settings.max),
     ...EXACT_CLOCK,
     ttl: ttlMs,
     dispose: (_value, _key, reason) => {
       if (reason === 'evict') stats.evictions++;
     },
-    fetchMethod: async (_key, _stale, { options, context }) => {
+    fetchMethod: async (key, _stale, { options, signal, context }) => {
       const loaded = await context.load();
       // Caching was switched off or on since the read began: what it read may predate a
       // revocation this replica never heard of. Its caller reads again.
       if (context.generation !== generation) throw new Error(STALE);
       if (loaded === undefined) {
-        if (negativeTtlMs === 0) options.ttl = 1; // remembered for a millisecond: shares the read only
-        else options.ttl = negativeTtlMs;
-        return UNKNOWN;
+        // Undefined leaves nothing in the LRU (lru-cache deletes the read's place) and is what every
+        // caller sharing this read gets. Not remembered when a message about the key (its creation)
+        // came while the read was out: the read may predate it, and the caller reads again.
+        if (!signal.aborted) unknown.remember(key, negativeTtlMs);
+        return undefined;
       }
       if (loaded.ttlMs !== undefined) options.ttl = Math.max(1, Math.min(ttlMs, loaded.ttlMs));
       return loaded.principal;
@@ -115,7 +128,7 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
       loaded = await load();
     } catch (error) {
       const reserve = principals.get(key);
-      if (reserve !== undefined && reserve !== UNKNOWN && isStoreUnavailable(error)) return reserve as Principal;
+      if (reserve !== undefined && isStoreUnavailable(error)) return reserve;
       throw error;
     }
     if (started !== generation) return loaded?.principal; // a switch since: keep nothing
@@ -123,40 +136,44 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
       principals.set(key, loaded.principal, { ttl: Math.max(1, Math.min(ttlMs, loaded.ttlMs ?? ttlMs)) });
       return loaded.principal;
     }
-    if (negativeTtlMs > 0) principals.set(key, UNKNOWN, { ttl: negativeTtlMs });
-    else principals.delete(key);
+    principals.delete(key);
+    unknown.remember(key, negativeTtlMs);
     return undefined;
   }
 
   return {
     stats,
-    size: () => principals.size,
+    size: () => principals.size + unknown.size(),
+    unknownSize: () => unknown.size(),
 
     peek(key) {
       const cached = principals.get(key);
-      if (cached === undefined) return undefined;
-      if (cached === UNKNOWN) {
+      if (cached === undefined) {
+        if (!unknown.has(key)) return undefined;
         stats.hits++;
         return null;
       }
       if (!caching) return undefined; // a reserve, not an answer: ask principal()
       stats.hits++;
-      return cached as Principal;
+      return cached;
     },
 
     async principal(key, load) {
       const cached = principals.get(key);
-      if (cached === UNKNOWN || (cached !== undefined && caching)) {
+      if (cached !== undefined && caching) {
         stats.hits++;
-        return cached === UNKNOWN ? undefined : (cached as Principal);
+        return cached;
+      }
+      if (cached === undefined && unknown.has(key)) {
+        stats.hits++;
+        return undefined;
       }
       stats.misses++;
       // A revocation arriving mid-read aborts the fetch; read again so the revocation wins.
       // After three such races, one read that nothing caches settles it.
       for (let attempt = 1; attempt <= 3 && caching; attempt++) {
         try {
-          const entry = await principals.fetch(key, { context: { load, generation } });
-          return entry === undefined || entry === UNKNOWN ? undefined : (entry as Principal);
+          return await principals.fetch(key, { context: { load, generation } });
         } catch (error) {
           if (!isAbort(error)) throw error;
         }
@@ -172,18 +189,24 @@ export function createCredentialCache(settings: CacheSettings): CredentialCache 
     setCaching(on) {
       generation++;
       // Off keeps what is cached as the outage reserve; on must forget it (missed revocations).
-      if (on) principals.clear();
+      if (on) {
+        principals.clear();
+        unknown.clear();
+      }
       caching = on;
     },
 
     invalidate(invalidation) {
       if (invalidation === 'all') {
         principals.clear();
+        unknown.clear();
         return;
       }
       for (const revoked of invalidation) {
-        if (revoked.kind === 'api_key') principals.delete(apiKeyCacheKey(revoked.cacheKey));
-        else if (revoked.kind === 'session') principals.delete(sessionCacheKey(revoked.cacheKey));
+        const key = revoked.kind === 'api_key' ? apiKeyCacheKey(revoked.cacheKey) : revoked.kind === 'session' ? sessionCacheKey(revoked.cacheKey) : undefined;
+        if (key === undefined) continue;
+        principals.delete(key); // aborts a read in flight too
+        unknown.forget(key);
       }
     },
   };
@@ -194,6 +217,7 @@ function uncached(stats: CacheStats): CredentialCache {
   return {
     stats,
     size: () => 0,
+    unknownSize: () => 0,
     peek: () => undefined,
     async principal(_key, load) {
       stats.misses++;

@@ -22,6 +22,8 @@
  * Refusals are the public port's problems, rendered as it renders them (http/error-handler.ts).
  * Synchronous on a warm cache with budget held and an assertion kept; a promise otherwise.
  */
+import type { PlanLookup } from '../plans/organization-plans.js';
+import { effectiveScopesHeader } from '../plans/effective-scopes.js';
 import { routeRefusal } from '../authz/authorize.js';
 import { methodOverrideRefusal } from '../authz/method-override.js';
 import type { ScopeRule } from '../authz/scopes.js';
@@ -39,11 +41,15 @@ import type { RateLimitPolicy } from '../limits/policy.js';
 import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import { Problem, problems } from '../problems.js';
 import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../proxy/path-guard.js';
-import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
+import { pathRefusalProblem } from '../route-table/path-reading.js';
+import type { CompiledPlan, CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';
 import type { EdgeAllow, EdgeDecider, EdgeDecision, EdgeDeny, EdgeHeaders, EdgeRequest } from './decision.js';
 import type { EdgeRecorder } from './record.js';
 import { allowOf } from './route-allow.js';
+import { withQuotaHeaders, type QuotaGate } from '../limits/quota-check.js';
+import type { QuotaVerdict } from '../limits/quota.js';
+import { usageOutcomeOf, type UsageNote } from '../services/usage-recorder.js';
 
 /** The identity headers a decision sets, or tells the proxy to remove when it sets none. */
 export const EDGE_IDENTITY_HEADERS = ['x-organization-id', 'x-organization-scopes', 'x-authgate-identity'] as const;
@@ -60,8 +66,14 @@ export type EdgeDeciderDeps = Readonly<{
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The routes' own limits' limiter, the public port's (limits/route-limit.ts). */
   routeLimiter: RateLimiter;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   /** authgate_rate_limit_refusals_total, as the public port counts its 429s. */
   onRateLimited: () => void;
+  /** The plan's quota (limits/quota-check.ts), the public port's keeper: one count for both ports. */
+  quota: QuotaGate;
+  /** Usage figures (services/usage-recorder.ts): each credentialed decision's outcome. */
+  noteUsage: UsageNote;
   /** Signs x-authgate-identity; undefined when AUTHGATE_IDENTITY_ASSERTION=off. */
   identity: IdentityAsserter | undefined;
   /** AUTHGATE_AUTHZ_CACHE_SECONDS: how long a proxy may keep an allow (0: no-store). */
@@ -117,19 +129,22 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
    * its kept header block again (fast-front.ts). Keyed weakly by the cached principal: a credential
    * dropped from the cache takes its allow with it.
    */
-  const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; assertion: string | null; decision: EdgeAllow }>();
+  const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; plan: CompiledPlan | undefined; assertion: string | null; decision: EdgeAllow }>();
 
   function allow(ctx: Context, assertion: string | null): EdgeDecision {
     const principal = ctx.principal;
+    if (principal !== null) deps.noteUsage(principal, 'admitted');
     const keepable = principal !== null && ctx.rateHeaders === undefined;
+    // The plan is looked up again on every decision: a moved organization's kept allow goes.
+    const plan = principal === null ? undefined : deps.plans.planOf(principal.orgId, ctx.table!);
     if (keepable) {
       const kept = keptAllows.get(principal);
-      if (kept !== undefined && kept.assertion === assertion && kept.route === ctx.route && kept.table === ctx.table) return kept.decision;
+      if (kept !== undefined && kept.assertion === assertion && kept.route === ctx.route && kept.table === ctx.table && kept.plan === plan) return kept.decision;
     }
     const set: Record<string, string> = {};
     if (principal !== null) {
       set['x-organization-id'] = principal.orgId;
-      set['x-organization-scopes'] = principal.scopes.headerIn(ctx.table!.scopes);
+      set['x-organization-scopes'] = effectiveScopesHeader(principal.scopes, ctx.table!.scopes, plan);
     }
     if (assertion !== null) set['x-authgate-identity'] = assertion;
     if (ctx.rateHeaders !== undefined) Object.assign(set, ctx.rateHeaders);
@@ -143,13 +158,18 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
       cacheSeconds: ctx.rateHeaders === undefined && ctx.route!.rateLimit === undefined ? deps.cacheSeconds : 0,
       route: ctx.route!.label,
     };
-    if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, assertion, decision });
+    if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, plan, assertion, decision });
     return decision;
   }
 
   /** Anything thrown or rejected on the way: a problem as it is, the store's absence a 503, else a fault (500). */
   function failure(ctx: Context, error: unknown): EdgeDecision {
-    if (error instanceof Problem) return deny(ctx, error);
+    if (error instanceof Problem) {
+      // A limit's or the quota's refusal of a known credential: the organization's usage.
+      const outcome = ctx.principal === null ? undefined : usageOutcomeOf(error);
+      if (outcome !== undefined) deps.noteUsage(ctx.principal!, outcome);
+      return deny(ctx, error);
+    }
     if (error instanceof StoreUnavailable) return deny(ctx, new Problem('storeUnavailable', 'The credential store did not answer; try again shortly.', 'store_unavailable'));
     deps.onFault(error);
     return deny(ctx, new Problem('internalError'));
@@ -188,7 +208,9 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     if (isAmbiguousPath(target)) return deny(ctx, new Problem('notFound', 'No such route.', 'ambiguous_path'));
     const path = pathOf(target);
     const table = routes.current();
-    const route = table.match(path);
+    const reading = table.read(path); // as the public port reads it (route-table/path-reading.ts)
+    if (reading.refusal !== undefined) return deny(ctx, pathRefusalProblem(reading.refusal));
+    const route = reading.route;
     if (route === undefined) return deny(ctx, new Problem('notFound', 'No such route.'));
     ctx.table = table;
     ctx.route = route;
@@ -247,17 +269,37 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
     ctx.principal = principal;
     decided(ctx, ALLOWED[principal.via]);
     if (principal.via === 'api_key') deps.noteKeyUse(principal);
-    const refusal = routeRefusal(route, rule, principal);
-    if (refusal !== undefined) return deny(ctx, refusal);
-    const overridden = methodOverrideRefusal(route, ctx.request.clientHeaders, principal);
-    if (overridden !== undefined) return overrideDenied(ctx, overridden);
+    const plan = deps.plans.planOf(principal.orgId, ctx.table!);
+    const refusal = routeRefusal(route, rule, principal, plan);
+    const overridden = refusal === undefined ? methodOverrideRefusal(route, ctx.request.clientHeaders, principal, plan) : undefined;
+    const refused = refusal ?? overridden;
+    if (refused !== undefined) {
+      const outcome = usageOutcomeOf(refused);
+      if (outcome !== undefined) deps.noteUsage(principal, outcome);
+      return refusal !== undefined ? deny(ctx, refusal) : overrideDenied(ctx, refused);
+    }
     // Most decisions have neither limit to wait for: no closure is made for them.
     const credentialLimited = credentialLimit(ctx, principal);
     if (credentialLimited === undefined) {
       const routeLimited = routeLimit(ctx, route);
-      return routeLimited === undefined ? asserted(ctx, route, principal) : routeLimited.then(() => asserted(ctx, route, principal));
+      return routeLimited === undefined ? quotaSpent(ctx, route, principal) : routeLimited.then(() => quotaSpent(ctx, route, principal));
     }
-    return credentialLimited.then(() => then(routeLimit(ctx, route), () => asserted(ctx, route, principal)));
+    return credentialLimited.then(() => then(routeLimit(ctx, route), () => quotaSpent(ctx, route, principal)));
+  }
+
+  /** The plan's quota, once both limits admitted (the public port's order): its RateLimit members, or a 429. */
+  function quotaSpent(ctx: Context, route: CompiledRoute, principal: Principal): Step {
+    const rule = deps.quota.ruleOf(principal, ctx.table!);
+    if (rule === undefined) return asserted(ctx, route, principal);
+    const settle = (verdict: QuotaVerdict): Step => {
+      const headers: Record<string, string | undefined> = { ...ctx.rateHeaders };
+      withQuotaHeaders(headers, verdict);
+      ctx.rateHeaders = headers as Record<string, string>;
+      if (!verdict.allowed) throw deps.quota.refusal(verdict);
+      return asserted(ctx, route, principal);
+    };
+    const verdict = deps.quota.spend(principal, rule, route);
+    return verdict instanceof Promise ? verdict.then(settle) : settle(verdict);
   }
 
   /** The credential's own limit (limits/enforce.ts's rule): its RateLimit headers, or a 429. */

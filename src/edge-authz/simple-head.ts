@@ -61,33 +61,14 @@ function lowerOf(name: string): string {
 const RECENT_NAMES: string[] = [];
 const RECENT_LOWER: string[] = [];
 
-/** A byte no simple head holds: a CTL but HTAB (CR and LF only as CRLF), DEL, or beyond ASCII. */
-const UNTAKEN_BYTE = /[^\t\r\n\x20-\x7e]|\r(?!\n)|(?<!\r)\n/;
-
-/**
- * Whether bytes `from` to `to` hold only what a simple head may: HTAB and visible ASCII and SP,
- * CR only as CRLF and LF only after CR; the same answer as `!UNTAKEN_BYTE.test(latin1 text)`.
- * One pass over the bytes as they arrived: the regular expression's lookarounds cost ~3× as
- * much per head (~0.85 against ~0.28 µs for nginx's ~260-byte head; issue 30's fourth step).
- */
-export function isSimpleHeadBytes(bytes: Uint8Array, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = bytes[i]!;
-    if (c >= 0x20) {
-      if (c >= 0x7f) return false;
-    } else if (c === 13 /* CR */ && i + 1 < to && bytes[i + 1] === 10 /* LF */) i++;
-    else if (c !== 9 /* HTAB */) return false;
-  }
-  return true;
-}
-
 /**
  * Where the simple head starting at `from` ends (the index of its CRLFCRLF), finding that end and
  * checking the bytes before it in one pass; -1 when there is none within `limit` bytes (a head cut
  * by the read, or too long) or a byte before it is one no simple head holds. The same answer as
  * `bytes.indexOf(CRLFCRLF, from)`, then that end within the limit and isSimpleHeadBytes(bytes,
- * from, end + 2) (tested against them), without the search's own call: nginx's head 345–350 →
- * 227–235 ns (a microbenchmark; issue 30's fifth step).
+ * from, end + 2) (tested against them; the reference is test/helpers/simple-head-reference.ts),
+ * without the search's own call: nginx's head 345–350 → 227–235 ns (a microbenchmark; issue 30's
+ * fifth step).
  */
 export function simpleHeadEnd(bytes: Uint8Array, from: number, limit: number): number {
   // The CRLFCRLF must end within the limit: its first CR at most at from + limit - 4.
@@ -106,16 +87,6 @@ export function simpleHeadEnd(bytes: Uint8Array, from: number, limit: number): n
 }
 
 /**
- * A strictly simple head (see the top), `text` being the head through its last line's CRLF;
- * undefined for anything else (then node's server parses it).
- */
-export function parseSimpleHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
-  // One native scan for what no line may hold: a CTL but HTAB, DEL, a byte ≥ 0x80, a bare CR or LF.
-  if (UNTAKEN_BYTE.test(text)) return undefined;
-  return parseCheckedHead(text, socket);
-}
-
-/**
  * Whether `text` holds `part` at `at` (0 ≤ at ≤ text.length): compared character by character,
  * which costs less than V8's startsWith with a position for a head's six names and its version
  * (issue 30's fifth step; tested against startsWith).
@@ -126,7 +97,12 @@ export function startsAt(text: string, part: string, at: number): boolean {
   return true;
 }
 
-/** parseSimpleHead for a text whose characters were checked already (isSimpleHeadBytes). */
+/**
+ * A strictly simple head (see the top), `text` being the head through its last line's CRLF and its
+ * characters checked already (simpleHeadEnd); undefined for anything else (then node's server
+ * parses it). The tests' reference, which checks the characters first, is
+ * test/helpers/simple-head-reference.ts.
+ */
 export function parseCheckedHead(text: string, socket: FrontRequest['socket']): FrontRequest | undefined {
   // The checked text holds CR only as CRLF: the first CR is the first CRLF (a one-character search).
   const eol = text.indexOf('\r');

@@ -28,18 +28,25 @@ type DocumentKind = 'public' | 'admin';
 /** A route's schema as the document sees it; `response` values are JSON schemas or response objects. */
 type DocumentedSchema = FastifySchema & { params?: unknown; response?: Record<string, unknown> };
 
+/** What the document reads of a route: its methods and what its `config` asks of a credential. */
+type RouteFacts = Readonly<{ methods: readonly string[]; auth: string | undefined; scoped: boolean }>;
+
+const factsOf = (route: RouteOptions): RouteFacts => ({
+  methods: typeof route.method === 'string' ? [route.method] : route.method,
+  auth: route.config?.auth,
+  scoped: route.config?.scope !== null,
+});
+
 /** The problems each stage can answer on a route, before and besides what the route declares itself. */
-function pipelineProblems(kind: DocumentKind, route: RouteOptions, forwarded: boolean): ProblemName[] {
-  const methods = typeof route.method === 'string' ? [route.method] : route.method;
+function pipelineProblems(kind: DocumentKind, { methods, auth, scoped }: RouteFacts, forwarded: boolean): ProblemName[] {
   const names: ProblemName[] = ['badRequest', 'shuttingDown']; // an undecodable path; a request while closing
   if (kind === 'admin') {
     names.push('adminTokenInvalid', 'storeUnavailable');
   } else {
     names.push('missingUserAgent', 'overloaded');
-    const auth = route.config?.auth;
     if (auth !== undefined && auth !== 'none') names.push('credentialMissing', 'credentialInvalid', 'wrongEnvironment', 'storeUnavailable');
     if (auth === 'login-token') names.push('loginTokenRequired');
-    if (auth === 'any' && route.config?.scope !== null) names.push('insufficientScope');
+    if (auth === 'any' && scoped) names.push('insufficientScope');
   }
   if (forwarded) {
     // Dot segments are refused as unknown paths, before authentication (proxy/path-guard.ts);
@@ -124,37 +131,81 @@ const UPSTREAM_ANSWERS = {
   default: { description: "Any other answer of the upstream (its own 4xx and 5xx included), as it gave it.", headers: RATE_LIMIT_HEADERS, content: { '*/*': { schema: {} } } },
 };
 
-/** `/accounts/*` as a valid path template: fastify's wildcard becomes the `path` parameter. */
+/** Below a subtree: `{path}`, the rest of the path (a parameter of OpenAPI's path template). */
 const REST_OF_PATH = {
-  type: 'object',
-  properties: {
-    path: {
-      type: 'string',
-      description: 'The rest of the path, slashes included, forwarded as it is (with the query). A dot segment, an encoded slash or backslash is refused (404).',
-    },
-  },
-  required: ['path'],
+  in: 'path',
+  name: 'path',
+  required: true,
+  schema: { type: 'string' },
+  description: 'The rest of the path, slashes included, forwarded as it is (with the query). A dot segment, an encoded slash or backslash is refused (404).',
 };
 
 function transformFor(kind: DocumentKind) {
   return ({ schema, url, route }: { schema: FastifySchema | undefined; url: string; route: RouteOptions }): { schema: FastifySchema; url: string } => {
     const own = (schema ?? {}) as DocumentedSchema;
     if (own.hide === true) return { schema: own, url };
-    const forwarded = own.tags?.includes(UPSTREAM_TAG) === true;
-    const documented: DocumentedSchema = {
-      ...own,
-      response: documentedResponses(forwarded ? UPSTREAM_ANSWERS : own.response, pipelineProblems(kind, route, forwarded)),
-    };
+    const documented: DocumentedSchema = { ...own, response: documentedResponses(own.response, pipelineProblems(kind, factsOf(route), false)) };
     if (kind === 'public') documented.security = route.config?.auth === 'none' ? [] : [{ bearer: [] }];
-    if (url.endsWith('/*')) return { schema: { ...documented, params: REST_OF_PATH } as FastifySchema, url: `${url.slice(0, -1)}{path}` };
     return { schema: documented as FastifySchema, url };
   };
 }
 
+/** What a forwarded route asks of a credential, as http/route-policy.ts's `config.auth` says it. */
+export type ForwardedAuth = 'none' | 'any' | 'login-token';
+
+/** A header as @fastify/swagger would write a response's JSON-schema header: its schema, its description beside. */
+function headerObjects(headers: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => {
+      const { description, ...schema } = value as { description?: string };
+      return [name, { schema, ...(description !== undefined && { description }) }];
+    }),
+  );
+}
+
 /**
- * Operations declared with several methods (the forwarded routes) share one schema, so their
- * operationId is made here from the method and the path: `GET /accounts/{path}` is
- * `getAccountsPath`, stable as long as the route is.
+ * One operation of a forwarded route, already in OpenAPI form: proxy/forwarded-docs.ts assembles
+ * the live table's paths from these with no framework route behind them (a route table is not
+ * a set of fastify routes: an exact route and a subtree may share a path, and `:` or `(` in a
+ * path would be read as parameters). It reads as the gateway's own operations do: the upstream's
+ * answers, the pipeline's refusals for its credential, its security, `{path}` below a subtree.
+ */
+export function forwardedOperation(
+  described: Readonly<{ summary: string; description: string; operationId: string }>,
+  auth: ForwardedAuth,
+  below: boolean,
+): Record<string, unknown> {
+  const responses = documentedResponses(UPSTREAM_ANSWERS, pipelineProblems('public', { methods: [], auth, scoped: true }, true));
+  const answers = Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => {
+      const { headers, ...rest } = response as { headers?: Record<string, unknown> };
+      return [status === '2xx' ? '2XX' : status, { ...rest, ...(headers !== undefined && { headers: headerObjects(headers) }) }];
+    }),
+  );
+  return {
+    summary: described.summary,
+    tags: [UPSTREAM_TAG],
+    description: described.description,
+    ...(below && { parameters: [REST_OF_PATH] }),
+    security: auth === 'none' ? [] : [{ bearer: [] }],
+    responses: answers,
+    operationId: described.operationId,
+  };
+}
+
+/**
+ * An operation's id from its method and path, for the operations that name none: `GET
+ * /accounts/{path}` is `getAccountsPath`, stable as long as the route is. Any character of the
+ * path that is not a letter or digit separates words (`/v1/items:batch` is `getV1ItemsBatch`).
+ */
+export function operationIdOf(method: string, path: string): string {
+  const words = path.split(/[^A-Za-z0-9]+/).filter((word) => word !== '');
+  return `${method.toLowerCase()}${words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join('')}`;
+}
+
+/**
+ * The gateway's own operations that name no operationId get one here, from the method and the
+ * path (operationIdOf), as the forwarded ones get theirs (proxy/forwarded-docs.ts).
  */
 type Operations = Record<string, { operationId?: string } | undefined>;
 type Document = { paths?: Record<string, Operations | undefined> };
@@ -163,12 +214,10 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 function addOperationIds<D extends Document>(document: D): D {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     if (operations === undefined) continue;
-    const words = path.split('/').filter((word) => word !== '').map((word) => word.replace(/[{}]/g, ''));
-    const name = words.map((word) => word.replace(/(^|[-_])([a-z])/g, (_match, _sep: string, letter: string) => letter.toUpperCase())).join('');
     for (const method of METHODS) {
       const operation = operations[method];
       // The methods of one route share one operation object: each gets its own copy.
-      if (operation !== undefined && operation.operationId === undefined) operations[method] = { ...operation, operationId: `${method}${name}` };
+      if (operation !== undefined && operation.operationId === undefined) operations[method] = { ...operation, operationId: operationIdOf(method, path) };
     }
   }
   return document;

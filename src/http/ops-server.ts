@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import swagger from '@fastify/swagger';
 import { adminOutcomeOf } from '../admin/admin-token.js';
 import { adminRoutes } from '../admin/routes.js';
+import type { UsageReports } from '../services/usage-report.js';
 import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import type { AccessLog } from '../observability/access-log.js';
 import type { AuditTrail } from '../audit/trail.js';
@@ -46,15 +47,21 @@ export type OpsServerDeps = Readonly<{
   passwords: PasswordChangeService;
   /** Second factors: the admin API sees and removes them (issue 32). */
   mfa: import('../services/mfa.js').MfaService;
+  /** Moving organizations between plans (issue 47). */
+  plans: import('../services/organization-plans.js').PlanService;
   /** The audit trail: admin actions are recorded in it, GET /admin/audit reads it. */
   audit: AuditTrail;
   auditLog: Pick<AuditStore, 'readAuditEvents'>;
+  /** GET /admin/organizations/:id/usage (services/usage-report.ts). */
+  usage: UsageReports;
   /** The public API's OpenAPI document, served here so the public port carries only the API. */
   publicOpenApi: () => unknown;
   /** The identity assertion's public keys; undefined when the assertion is off. */
   jwks: Jwks | undefined;
   /** The live route table: /readyz shows its hash, so a rollout can check every replica serves the same one. */
   routes: RouteTableSource;
+  /** Whether GET /openapi.json describes the live table (proxy/forwarded-docs.ts): /readyz says it too. */
+  routesDocumented: () => boolean;
 }>;
 
 /**
@@ -119,7 +126,9 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
     const invalidation = health.invalidationSubscribed ? 'subscribed' : 'unsubscribed (serving from Redis without cache)';
     // A refused reload leaves the table in use (and the replica ready): the hash says which one it is.
     const table = deps.routes.current();
-    const routes = { hash: table.hash, source: table.source ?? 'built-in' };
+    // A table that could not be documented is served all the same (the replica stays ready); the detail says it.
+    const openapi = deps.routesDocumented() ? 'documented' : 'failed (see the routes.openapi_failed log line)';
+    const routes = { hash: table.hash, source: table.source ?? 'built-in', openapi };
     if (health.ready) return { status: 'ready', invalidation, routes };
     return reply.code(503).header('retry-after', '1').send({ status: health.storeUp ? 'draining' : 'store_unavailable', invalidation, routes });
   });
@@ -134,6 +143,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/routes.schema.json', hidden, async (_request, reply) => reply.type('application/schema+json').send(routesSchema));
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, mfa: deps.mfa, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, mfa: deps.mfa, plans: deps.plans, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger, usage: deps.usage });
   return app;
 }

@@ -1,4 +1,5 @@
 // The public port's server: its pipeline, in the order a request meets it (buildPublicServer).
+import type { OrganizationPlans } from '../plans/organization-plans.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.js';
@@ -25,6 +26,8 @@ import type { PasskeyService } from '../services/passkeys.js';
 import { auditRoutes } from '../routes/audit.js';
 import { leakedKeyRoutes } from '../routes/leaked-keys.js';
 import { scopeRoutes } from '../routes/scopes.js';
+import { usageRoutes } from '../routes/usage.js';
+import type { UsageReports } from '../services/usage-report.js';
 import { sessionRoutes } from '../routes/sessions.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { AuditTrail } from '../audit/trail.js';
@@ -63,6 +66,8 @@ import './request-context.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
 import { trustProxyOption } from './trust-proxy.js';
 import type { Tracing } from '../tracing/tracing.js';
+import type { QuotaGate } from '../limits/quota-check.js';
+import type { UsageNote } from '../services/usage-recorder.js';
 
 export type PublicServerDeps = Readonly<{
   config: Config;
@@ -98,8 +103,16 @@ export type PublicServerDeps = Readonly<{
   publicJwks: Jwks | undefined;
   /** The credential's rate limit on forwarded routes (limits/enforce.ts). */
   rateLimit: RateLimitCheck;
+  /** The organization's plan's quota on forwarded routes (limits/quota-check.ts). */
+  quota: QuotaGate;
+  /** Counts each credentialed forwarded request's outcome (services/usage-recorder.ts). */
+  noteUsage: UsageNote;
+  /** GET /auth/usage (services/usage-report.ts). */
+  usage: UsageReports;
   /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
+  /** The organizations' plans (plans/organization-plans.ts): what each organization's credentials may hold. */
+  plans: OrganizationPlans;
   /** The routes' own rate limits (limits/route-limit.ts): the check, and its limiter for the fast lane. */
   routeLimits: Readonly<{ check: RouteLimitCheck; limiter: RateLimiter }>;
   /** AUTHGATE_TRACING=on (tracing/tracing.ts): a span per request; undefined: off. */
@@ -206,14 +219,15 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     auth.addHook('onRequest', noStore);
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit, mfa: deps.mfa.service });
     await auth.register(mfaRoutes, { mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit, enrolment: deps.mfa.enrolment, passkeysOffered: deps.mfa.passkeys.offered });
-    await auth.register(passkeyRoutes, { passkeys: deps.mfa.passkeys, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit });
+    await auth.register(passkeyRoutes, { passkeys: deps.mfa.passkeys, mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit });
     await auth.register(passwordRoutes, { passwords: deps.passwords, throttle: deps.throttle, resets: deps.passwordResets, audit: deps.audit });
     await auth.register(organizationRoutes, { profiles: deps.profiles, passwords: deps.passwords, throttle: deps.throttle, audit: deps.audit });
     await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit });
     await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });
     await auth.register(auditRoutes, { auditLog: deps.auditLog });
-    await auth.register(scopeRoutes, { routes: deps.routes });
+    await auth.register(scopeRoutes, { routes: deps.routes, plans: deps.plans });
+    await auth.register(usageRoutes, { usage: deps.usage });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
   // The self-service console: static files that call the routes above, like any client.
@@ -234,7 +248,10 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     identity: deps.identity,
     authenticate: createAuthenticate(deps.resolver, deps.recordDecision, deps.keyUsage.note),
     rateLimit: deps.rateLimit,
+    plans: deps.plans,
     routeLimit: deps.routeLimits.check,
+    quota: deps.quota,
+    noteUsage: deps.noteUsage,
     varyOrigin: cors.varyOrigin,
     tracing,
   });
@@ -261,7 +278,10 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     resolver: deps.resolver,
     recordDecision: deps.recordDecision,
     noteKeyUse: deps.keyUsage.note,
+    noteUsage: deps.noteUsage,
+    quota: deps.quota,
     rateLimits: deps.rateLimits,
+    plans: deps.plans,
     identity: deps.identity,
     metrics: deps.metrics,
     record: record.record,

@@ -1,4 +1,6 @@
 // The identity assertion: a short-lived JWT the gateway signs for the upstream, per credential.
+import { effectiveScopesHeader } from '../plans/effective-scopes.js';
+import type { CompiledPlan } from '../route-table/types.js';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
@@ -59,7 +61,7 @@ export type IdentityAsserter = {
   invalidate(invalidation: Invalidation): void;
 };
 
-type Memo = { token: string; orgId: string; scopes: ScopeGrant; table: ScopeTable; refreshAt: number };
+type Memo = { token: string; orgId: string; scopes: ScopeGrant; table: ScopeTable; plan: CompiledPlan | undefined; refreshAt: number };
 
 /** A credential's memo under an audience: one per (credential, audience), so two upstreams never get each other's `aud`. */
 const memoKey = (credentialId: string, audience: string) => `${credentialId} ${audience}`;
@@ -87,6 +89,8 @@ export function createIdentityAsserter(deps: {
   max: number;
   /** The live table's scopes: the `scope` claim lists the held ones it declares. */
   scopes: () => ScopeTable;
+  /** The organization's plan under the live table (issue 47): the `scope` claim lists only its scopes. */
+  plan?: (orgId: string) => CompiledPlan | undefined;
 }): IdentityAsserter {
   const { key: signingKey, issuer, ttlSeconds, environment, now } = deps;
   const memos = new LRUCache<string, Memo>(growingLru(Math.max(1, deps.max)));
@@ -101,7 +105,9 @@ export function createIdentityAsserter(deps: {
    * valid as before. invalidate() empties it with the memos.
    */
   let found = new WeakMap<Principal, { audience: string; memo: Memo }>();
-  const fresh = (memo: Memo, principal: Principal): boolean => memo.scopes === principal.scopes && memo.table === deps.scopes() && now() < memo.refreshAt;
+  const planOf = deps.plan ?? (() => undefined);
+  // A moved organization (another plan) is signed anew at once, as a key whose scopes changed.
+  const fresh = (memo: Memo, principal: Principal): boolean => memo.scopes === principal.scopes && memo.table === deps.scopes() && memo.plan === planOf(principal.orgId) && now() < memo.refreshAt;
   const header = { alg: signingKey.alg, kid: signingKey.kid, typ: 'JWT' };
 
   /**
@@ -121,6 +127,7 @@ export function createIdentityAsserter(deps: {
       if (keep) profiles.set(principal.orgId, profile);
     }
     const table = deps.scopes();
+    const plan = planOf(principal.orgId);
     const t = now();
     const iat = Math.floor(t / 1000);
     const claims: Omit<IdentityClaims, 'iss' | 'aud' | 'sub' | 'iat' | 'exp' | 'jti'> = {
@@ -130,7 +137,7 @@ export function createIdentityAsserter(deps: {
       kind: principal.via,
       ...(principal.via === 'api_key' && { key_id: principal.credentialId }),
       ...(principal.via === 'issuer_token' && { idp: principal.issuer, idp_sub: principal.subject }),
-      scope: principal.scopes.headerIn(table),
+      scope: effectiveScopesHeader(principal.scopes, table, plan),
     };
     const token = await new SignJWT(claims)
       .setProtectedHeader(header)
@@ -141,7 +148,7 @@ export function createIdentityAsserter(deps: {
       .setExpirationTime(iat + ttlSeconds)
       .setJti(randomUUID())
       .sign(signingKey.privateKey);
-    if (keep && profiles.get(principal.orgId) === profile) memos.set(key, { token, orgId: principal.orgId, scopes: principal.scopes, table, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
+    if (keep && profiles.get(principal.orgId) === profile) memos.set(key, { token, orgId: principal.orgId, scopes: principal.scopes, table, plan, refreshAt: iat * 1000 + (ttlSeconds * 1000) / 2 });
     return token;
   }
 

@@ -42,6 +42,11 @@ export async function createRateLimitPolicy(deps: {
   bus: Pick<InvalidationBus, 'onInvalidation'>;
   defaultLimit: RateLimit | undefined;
   logger: Pick<Logger, 'warn'>;
+  /**
+   * The `rateLimit` of the organization's plan (issue 47), if it has one: its credentials' default
+   * in place of AUTHGATE_RATE_LIMIT (an organization's own override still wins).
+   */
+  planLimit?: (orgId: string) => RateLimit | undefined;
 }): Promise<RateLimitPolicy> {
   const applied = new Map<string, AppliedLimit>(); // by formatRateLimit: one object per distinct limit
   const apply = (limit: RateLimit): AppliedLimit => {
@@ -54,6 +59,16 @@ export async function createRateLimitPolicy(deps: {
     return made;
   };
   const fallback = deps.defaultLimit && apply(deps.defaultLimit);
+  // A plan's limit is one object per compiled table: applied once, not formatted per request.
+  const appliedPlanLimits = new WeakMap<RateLimit, AppliedLimit>();
+  const planLimit = deps.planLimit;
+  const defaultFor = planLimit === undefined ? () => fallback : (orgId: string): AppliedLimit | undefined => {
+    const limit = planLimit(orgId);
+    if (limit === undefined) return fallback;
+    let made = appliedPlanLimits.get(limit);
+    if (made === undefined) appliedPlanLimits.set(limit, (made = apply(limit)));
+    return made;
+  };
 
   let organizations = new Map<string, AppliedLimit | null>(); // null: `off`
   let overrides = new Map<string, string>();
@@ -126,7 +141,7 @@ export async function createRateLimitPolicy(deps: {
 
   const organizationLimit = (orgId: string): AppliedLimit | undefined => {
     const own = organizations.get(orgId);
-    return own === undefined ? fallback : own ?? undefined;
+    return own === undefined ? defaultFor(orgId) : own ?? undefined;
   };
   return {
     limitFor(principal) {

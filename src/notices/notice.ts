@@ -16,6 +16,16 @@ export const NOTICED_TYPES: ReadonlySet<string> = new Set([
   'organization.name_changed',
   'organization.email_changed',
   'api_key.leaked',
+  // Every change to the second factor (issue 45): the organization's, and the operator's removal.
+  'mfa.totp_enabled',
+  'mfa.totp_disabled',
+  'mfa.passkey_added',
+  'mfa.passkey_removed',
+  'mfa.recovery_codes_regenerated',
+  'mfa.recovery_code_used',
+  'mfa.removed',
+  // What the organization's credentials may do (issue 47): a move to another plan.
+  'organization.plan_changed',
 ]);
 
 /** An event to notify, as the trail took it: without the organization, which is read at send time. */

@@ -75,6 +75,10 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     listOrganizations: timed('list_organizations', store.listOrganizations.bind(store)),
     readRateLimits: timed('read_rate_limits', store.readRateLimits.bind(store)),
     setRateLimit: timed('set_rate_limit', store.setRateLimit.bind(store)),
+    readOrganizationPlans: timed('read_organization_plans', store.readOrganizationPlans.bind(store)),
+    setOrganizationPlan: timed('set_organization_plan', store.setOrganizationPlan.bind(store)),
+    readKeyQuotas: timed('read_key_quotas', store.readKeyQuotas.bind(store)),
+    setKeyQuota: timed('set_key_quota', store.setKeyQuota.bind(store)),
     dropRateLimits: timed('drop_rate_limits', store.dropRateLimits.bind(store)),
     leaseRateBudget: timed('lease_rate_budget', store.leaseRateBudget.bind(store)),
     readKeyLimit: timed('read_key_limit', store.readKeyLimit.bind(store)),
@@ -107,6 +111,11 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     removePasskey: timed('remove_passkey', store.removePasskey.bind(store)),
     usePasskey: timed('use_passkey', store.usePasskey.bind(store)),
     removeSecondFactors: timed('remove_second_factors', store.removeSecondFactors.bind(store)),
+    recordUsage: timed('record_usage', store.recordUsage.bind(store)),
+    readUsage: timed('read_usage', store.readUsage.bind(store)),
+    leaseQuota: timed('lease_quota', store.leaseQuota.bind(store)),
+    returnQuota: timed('return_quota', store.returnQuota.bind(store)),
+    readQuotaUsed: timed('read_quota_used', store.readQuotaUsed.bind(store)),
     // The health ping is timed by nothing: authgate_store_up is its metric.
     ping: store.ping.bind(store),
     close: store.close.bind(store),
@@ -127,7 +136,7 @@ export function instrumentBus(bus: InvalidationBus, metrics: Metrics): Invalidat
     // A rate-limit or profile change is no credential: counted apart, and not a revocation's propagation.
     const credentials = countCredentials(invalidation);
     if (credentials > 0) metrics.invalidationsReceived.inc({ kind: 'credential' }, credentials);
-    for (const item of invalidation) if (item.kind === 'rate_limits' || item.kind === 'profile') metrics.invalidationsReceived.inc({ kind: item.kind });
+    for (const item of invalidation) if (item.kind === 'rate_limits' || item.kind === 'profile' || item.kind === 'plan' || item.kind === 'key_quota') metrics.invalidationsReceived.inc({ kind: item.kind });
     // Measured as the message is applied: the cache's listener runs in this same synchronous
     // turn. A clock behind the sender's would make it negative: counted as 0.
     if (publishedAt !== undefined && credentials > 0) metrics.revocationPropagation.observe(Math.max(0, Date.now() - publishedAt) / 1000);
@@ -148,10 +157,10 @@ export function instrumentBus(bus: InvalidationBus, metrics: Metrics): Invalidat
   };
 }
 
-/** How many of the revoked are credentials (not a `rate_limits` or `profile` change). */
+/** How many of the revoked are credentials (not a `rate_limits` or `profile` change, nor a key's creation). */
 function countCredentials(revoked: readonly Revoked[]): number {
   let count = 0;
-  for (const item of revoked) if (item.kind === 'api_key' || item.kind === 'session') count++;
+  for (const item of revoked) if ((item.kind === 'api_key' && item.created !== true) || item.kind === 'session') count++;
   return count;
 }
 

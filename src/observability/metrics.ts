@@ -152,8 +152,31 @@ export function createMetrics(environment: string) {
     }),
     invalidationsReceived: new Counter({
       name: 'authgate_invalidations_received_total',
-      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, profile for a change of an organization\'s name or e-mail, or all after a resubscribe).',
+      help: 'Revocations received, by kind (credential, rate_limits for a change of the rate-limit overrides, profile for a change of an organization\'s name or e-mail, plan for a change of an organization\'s plan, key_quota for a change of a key\'s own quota, or all after a resubscribe).',
       labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    quotaRefusals: new Counter({
+      name: 'authgate_quota_refusals_total',
+      help: 'Forwarded requests refused with 429 because their organization\'s quota for the period was spent, by the organization\'s plan (a name the routes file declares: bounded; never the organization).',
+      labelNames: ['plan'] as const,
+      registers: [registry],
+    }),
+    quotaLeases: new Counter({
+      name: 'authgate_quota_leases_total',
+      help: 'Quota asked of the store, by outcome: granted, exhausted (the period had not enough left) or store_unavailable (the request was refused with 503).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    usageDropped: new Counter({
+      name: 'authgate_usage_dropped_total',
+      help: 'Requests left out of the usage figures because this replica\'s unwritten counts were at their bound (the store was unreachable for long).',
+      registers: [registry],
+    }),
+    planFallbacks: new Counter({
+      name: 'authgate_plan_fallbacks_total',
+      help: 'Decisions made under the routes file\'s defaultPlan because the organization\'s own plan is no longer in the file, by that plan (its name, once set by an operator: bounded).',
+      labelNames: ['plan'] as const,
       registers: [registry],
     }),
   };
@@ -196,8 +219,20 @@ export function registerSubscriptionMetric(metrics: Metrics, subscribed: () => b
   });
 }
 
+/** 1 while GET /openapi.json describes the live route table (proxy/forwarded-docs.ts), read at scrape time. */
+export function registerOpenApiMetric(metrics: Metrics, documented: () => boolean): void {
+  new Gauge({
+    name: 'authgate_openapi_documented',
+    help: "1 while the public OpenAPI document (GET /openapi.json) describes the live route table's routes; 0 while the table in use could not be documented (the routes.openapi_failed log line says why; the document then lists only the gateway's own routes).",
+    registers: [metrics.registry],
+    collect() {
+      this.set(documented() ? 1 : 0);
+    },
+  });
+}
+
 /** Cache numbers are read at scrape time, so a cache hit costs no metric update. */
-export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number }): void {
+export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<CacheStats>; size(): number; unknownSize(): number }): void {
   const { registry } = metrics;
   const counter = (name: string, help: string, read: () => number) =>
     new Counter({
@@ -218,6 +253,14 @@ export function registerCacheMetrics(metrics: Metrics, cache: { stats: Readonly<
     registers: [registry],
     collect() {
       this.set(cache.size());
+    },
+  });
+  new Gauge({
+    name: 'authgate_credential_cache_unknown_entries',
+    help: 'Unknown credentials remembered as unknown now (within authgate_credential_cache_entries; at most AUTHGATE_NEGATIVE_CACHE_MAX).',
+    registers: [registry],
+    collect() {
+      this.set(cache.unknownSize());
     },
   });
 }

@@ -5,7 +5,7 @@ import type { Metric, Registry } from 'prom-client';
  * auth decisions, upstream duration, store calls). They exist for cost: prom-client hashes and
  * validates the label object on every update, bound children included, and those updates were
  * the largest item of authgate's own per-request code (≈ 15 µs a request, measured with the
- * bench's --compare: docs/performance.md, "Metrics were the largest item"). Here a series is made
+ * bench's --compare: docs/performance.md, "What each optimisation bought"). Here a series is made
  * once per label values and an update is an addition. What guards their output: /metrics must
  * print exactly what prom-client's own Counter and Histogram print for the same observations,
  * byte for byte (test/observability/series-metrics.test.ts); they register on a prom-client

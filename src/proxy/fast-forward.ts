@@ -5,6 +5,7 @@
  * answer back, each with backpressure. The headers, the problems of a failed upstream, the
  * metrics and the access line are the framework's path's, by calling the same functions.
  */
+import type { CompiledPlan } from '../route-table/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { ALLOWED, type DecisionRecorder } from '../credentials/decisions.js';
@@ -18,6 +19,9 @@ import type { Metrics } from '../observability/metrics.js';
 import type { CounterSeries } from '../observability/series-metrics.js';
 import type { CompiledRoute, RouteTable } from '../route-table/types.js';
 import type { Tracing } from '../tracing/tracing.js';
+import { withQuotaHeaders } from '../limits/quota-check.js';
+import type { QuotaVerdict } from '../limits/quota.js';
+import type { UsageNote } from '../services/usage-recorder.js';
 import { upstreamAnswerHeaders } from './answer-headers.js';
 import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
 import { upstreamProblem } from './upstream-errors.js';
@@ -37,7 +41,11 @@ export type Taken = Readonly<{
   assertion: string | null;
   /** The credential's rate limit's verdict, when it has one: its headers go on the answer. */
   verdict: RateVerdict | undefined;
+  /** The plan's quota's verdict, when one applies: its members go on the same headers. */
+  quota?: QuotaVerdict | undefined;
   startedAt: number;
+  /** The organization's plan under the lane's table (undefined: none, or a public route). */
+  plan: CompiledPlan | undefined;
 }>;
 
 /**
@@ -54,6 +62,7 @@ export function createLaneSender(deps: {
   varyOrigin: boolean;
   recordDecision: DecisionRecorder;
   noteKeyUse: (principal: Principal) => void;
+  noteUsage: UsageNote;
   metrics: Metrics;
   record: RecordAnswer;
   /** AUTHGATE_TRACING=on: the upstream call's client span, its context in the upstream's traceparent. */
@@ -61,7 +70,7 @@ export function createLaneSender(deps: {
 }): (request: IncomingMessage, response: ServerResponse, taken: Taken) => void {
   const varyOrigin = deps.varyOrigin;
   const tracing = deps.tracing;
-  return function send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, startedAt }) {
+  return function send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, quota, startedAt, plan }) {
     const headers = request.headers;
     const route = lane.route;
     const upstream = route.upstream;
@@ -70,6 +79,7 @@ export function createLaneSender(deps: {
     if (principal !== null) {
       deps.recordDecision(principal.via, 'allowed', 'ok');
       if (principal.via === 'api_key') deps.noteKeyUse(principal);
+      deps.noteUsage(principal, 'admitted');
     }
     const requestId = requestIdOf(request);
     const answerHeaders: OutgoingHeaders = { 'x-request-id': requestId, 'x-authgate-environment': deps.environment };
@@ -78,6 +88,7 @@ export function createLaneSender(deps: {
       answerHeaders['ratelimit-policy'] = verdict.limit.policyHeader;
       answerHeaders['ratelimit'] = rateLimitHeader(verdict);
     }
+    if (quota !== undefined) withQuotaHeaders(answerHeaders as Record<string, string | undefined>, quota);
     let upstreamStartedAt = 0;
     let status = 0;
     // The client gone before the answer is whole: the upstream request goes too, whenever it
@@ -94,7 +105,7 @@ export function createLaneSender(deps: {
       deps.record(requestId, method, route.label, status || response.statusCode, performance.now() - startedAt, upstreamStartedAt, principal, decision, request);
     });
 
-    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, deps.forwardedInfo(request), assertion, lane.table.scopes);
+    const outgoing = rewriteIdentityHeaders(withoutConnectionNamed(headers), principal, requestId, deps.forwardedInfo(request), assertion, lane.table.scopes, plan);
     outgoing['host'] = upstream.host;
     if (tracing !== undefined) tracing.upstream(request, outgoing, upstream.host);
     const fail = (error: Error & { code?: string }) => {
@@ -139,7 +150,7 @@ export function createLaneSender(deps: {
           status = statusCode;
           if (clientGone) return;
           // The same answer headers as the framework's path: cache headers private to the credential, Vary with Origin under CORS.
-          const forwarded = upstreamAnswerHeaders(upstreamHeaders as OutgoingHeaders, verdict !== undefined, varyOrigin);
+          const forwarded = upstreamAnswerHeaders(upstreamHeaders as OutgoingHeaders, verdict !== undefined || quota !== undefined, varyOrigin);
           for (const name in answerHeaders) forwarded[name] = answerHeaders[name];
           response.writeHead(statusCode, forwarded as Record<string, string | string[]>);
         },

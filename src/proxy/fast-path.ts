@@ -4,7 +4,7 @@
  * request and reply objects and without @fastify/reply-from; a body streams from the client's
  * socket to the upstream's, and the answer back, each with backpressure. It runs the same
  * pipeline, by calling the same functions: the User-Agent rule, the path guard, the live route table
- * (read once per request, and matched once: route-table/match.ts), the bearer credential (none on a
+ * (read once per request, and matched once: route-table/path-reading.ts; a refused path is the framework's to answer), the bearer credential (none on a
  * public route) (resolved from the cache only), the scope, the rate limits (the credential's and the
  * route's: budget this replica holds only), the identity assertion (one kept only), the identity headers, the
  * upstream's answer headers, the problems of a failed upstream, the metrics and the access line.
@@ -19,6 +19,8 @@
  * again (credentials/settled-resolution.ts). So every refusal and every slower path keeps one
  * implementation, and this one is the happy path only.
  */
+import type { PlanLookup } from '../plans/organization-plans.js';
+import { planAllows } from '../route-table/plans.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { methodOverrideRefusal } from '../authz/method-override.js';
 import { takesCredential } from '../authz/authorize.js';
@@ -36,6 +38,8 @@ import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import type { Tracing } from '../tracing/tracing.js';
+import type { QuotaGate } from '../limits/quota-check.js';
+import type { UsageNote } from '../services/usage-recorder.js';
 import { createLaneSender, type Lane } from './fast-forward.js';
 import type { ForwardedInfo } from './identity-headers.js';
 import { isAmbiguousPath } from './path-guard.js';
@@ -63,7 +67,13 @@ export function createFastPath(deps: {
   resolver: CredentialResolver;
   recordDecision: DecisionRecorder;
   noteKeyUse: (principal: Principal) => void;
+  /** Usage figures: the lane's requests are all admitted (services/usage-recorder.ts). */
+  noteUsage: UsageNote;
+  /** The plan's quota: spent from what this replica holds only (limits/quota-check.ts). */
+  quota: QuotaGate;
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   identity: IdentityAsserter | undefined;
   metrics: Metrics;
   record: RecordAnswer;
@@ -125,7 +135,7 @@ export function createFastPath(deps: {
       // A public route: no credential is read; its own limit (per client address) goes the framework's
       // way, and so does a method override it refuses (authz/method-override.ts).
       if (route.rateLimit !== undefined || methodOverrideRefusal(route, headers, null) !== undefined) return framework(request, response);
-      return send(request, response, { lane, method, url, hasBody, principal: null, assertion: null, verdict: undefined, startedAt: performance.now() });
+      return send(request, response, { lane, method, url, hasBody, principal: null, assertion: null, verdict: undefined, startedAt: performance.now(), plan: undefined });
     }
     const bearer = readBearer(headers.authorization, request.rawHeaders);
     if (!bearer.ok) return framework(request, response);
@@ -178,15 +188,23 @@ export function createFastPath(deps: {
     const route = lane.route;
     const credentials = route.credentials;
     if (credentials.kind !== 'bearer' || !takesCredential(credentials, principal)) return false;
-    if (!principal.scopes.holds(route.methods.get(method)!)) return false;
+    const rule = route.methods.get(method)!;
+    if (!principal.scopes.holds(rule)) return false;
+    const plan = deps.plans.planOf(principal.orgId, lane.table);
+    if (!planAllows(plan, rule)) return false;
     // A method-override header names a method whose scope must be held too: the framework refuses it.
-    if (methodOverrideRefusal(route, request.headers, principal) !== undefined) return false;
+    if (methodOverrideRefusal(route, request.headers, principal, plan) !== undefined) return false;
     let assertion: string | null = null;
     if (deps.identity !== undefined) {
       const kept = deps.identity.current(principal, route.upstream.audience);
       if (kept === undefined) return false;
       assertion = kept;
     }
+    // The quota, from what this replica holds only: looked at before either rate limit counts (a
+    // quota to lease goes the framework's way, which must not find the request counted already),
+    // spent after they admit (synchronously: nothing runs between the look and the spending).
+    const quotaRule = deps.quota.ruleOfPlan(plan);
+    if (quotaRule !== undefined && !deps.quota.holds(principal, quotaRule, route)) return false;
     const limit = policy.limitFor(principal);
     // The route's own limit, with budget held here, on a credential without a limit of its own:
     // with two windows to count in, one could refuse after the other had counted, so the
@@ -197,7 +215,8 @@ export function createFastPath(deps: {
     }
     const verdict = limit === undefined ? undefined : limiter.takeHeld(principal, limit);
     if (limit !== undefined && verdict === undefined) return false;
-    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, startedAt });
+    const quota = quotaRule === undefined ? undefined : deps.quota.spendHeld(principal, quotaRule, route);
+    send(request, response, { lane, method, url, hasBody, principal, assertion, verdict, quota, startedAt, plan });
     return true;
   }
 

@@ -1,3 +1,4 @@
+import type { PlanLookup } from '../plans/organization-plans.js';
 import type { IncomingMessage } from 'node:http';
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -8,13 +9,17 @@ import type { Metrics } from '../observability/metrics.js';
 import { Problem } from '../problems.js';
 import type { RateLimitCheck } from '../limits/enforce.js';
 import type { RouteLimitCheck } from '../limits/route-limit.js';
+import { withQuotaHeaders, type QuotaGate } from '../limits/quota-check.js';
+import type { QuotaVerdict } from '../limits/quota.js';
+import { usageOutcomeOf, type UsageNote } from '../services/usage-recorder.js';
 import type { ForwardedMethods } from '../http/refusals.js';
 import { notFoundOrMethodNotAllowed } from '../http/refusals.js';
 import { isWithin } from '../route-table/match.js';
+import { pathRefusalProblem } from '../route-table/path-reading.js';
 import { RESERVED_PREFIXES, type CompiledUpstream, type RouteTableSource } from '../route-table/types.js';
 import { upstreamAnswerHeaders } from './answer-headers.js';
 import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
-import { pathGuard, pathOf } from './path-guard.js';
+import { isAmbiguousPath, pathGuard, pathOf } from './path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { UpstreamPools } from './upstream-pools.js';
 import type { Tracing } from '../tracing/tracing.js';
@@ -35,8 +40,14 @@ export type ForwardOptions = Readonly<{
   authenticate: (request: FastifyRequest) => Promise<void>;
   /** The credential's rate limit (limits/enforce.ts), before anything else a forwarded request does. */
   rateLimit: RateLimitCheck;
+  /** The organizations' plans (plans/organization-plans.ts): a credential holds its scopes within its plan's. */
+  plans: PlanLookup;
   /** The route's own rate limit (limits/route-limit.ts), after the credential's. */
   routeLimit: RouteLimitCheck;
+  /** The organization's plan's quota (limits/quota-check.ts), after both rate limits. */
+  quota: QuotaGate;
+  /** Usage figures (services/usage-recorder.ts): each credentialed request's outcome. */
+  noteUsage: UsageNote;
   /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin (http/cors.ts). */
   varyOrigin: boolean;
   /** AUTHGATE_TRACING=on: the upstream call's client span, its context in the upstream's traceparent. */
@@ -71,7 +82,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   const tracing = opts.tracing;
   const rewriteRequestHeaders = (request: FastifyRequest, headers: OutgoingHeaders) => {
     request.upstreamStartedAt = performance.now(); // the request leaves for the upstream now
-    const outgoing = rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, request.routeTable!.scopes);
+    const outgoing = rewriteIdentityHeaders(headers, request.principal, request.id, opts.forwardedInfo(request.raw), request.identityAssertion, request.routeTable!.scopes, request.principal === null ? undefined : opts.plans.planOf(request.principal.orgId, request.routeTable!));
     if (tracing !== undefined) tracing.upstream(request.raw, outgoing, request.forwardedRoute!.upstream.host);
     return outgoing;
   };
@@ -117,7 +128,12 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   // method the matched route does not list is 405 with its Allow.
   app.addHook('onRequest', (request, reply, done) => {
     const table = opts.routes.current();
-    const route = table.match(pathOf(request.raw.url ?? ''));
+    const url = request.raw.url ?? '';
+    const reading = table.read(pathOf(url));
+    const route = reading.route;
+    // A path some server reads as another route's (route-table/path-reading.ts): 400, unless the
+    // path guard's 404 is due (the authorization port answers in that order too).
+    if (reading.refusal !== undefined && !isAmbiguousPath(url)) return done(pathRefusalProblem(reading.refusal));
     if (route === undefined || !route.methods.has(request.method)) return void notFoundOrMethodNotAllowed(request, reply);
     request.routeTable = table;
     request.forwardedRoute = route;
@@ -164,17 +180,52 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
             return forwardAs(request, reply);
           });
         };
-  // The rate limits first (the credential's, then the route's): a refused request costs no
-  // signing and never reaches the upstream.
-  const { rateLimit, routeLimit } = opts;
+  // The rate limits first (the credential's, then the route's), then the quota: a refused request
+  // costs no signing, never reaches the upstream and spends no quota.
+  const { rateLimit, routeLimit, quota, noteUsage } = opts;
+  const spent = (request: FastifyRequest, reply: FastifyReply, verdict: QuotaVerdict) => {
+    // The gateway's RateLimit fields are the answer's: the upstream's give way (answer-headers.ts).
+    request.rateLimited = true;
+    const headers = { 'ratelimit-policy': reply.getHeader('ratelimit-policy') as string | undefined, ratelimit: reply.getHeader('ratelimit') as string | undefined };
+    withQuotaHeaders(headers, verdict);
+    reply.header('ratelimit-policy', headers['ratelimit-policy']).header('ratelimit', headers['ratelimit']);
+    if (!verdict.allowed) throw quota.refusal(verdict);
+    noteUsage(request.principal!, 'admitted');
+    return forwardAsserted(request, reply);
+  };
+  const admitted = (request: FastifyRequest, reply: FastifyReply) => {
+    const principal = request.principal;
+    if (principal === null) return forwardAsserted(request, reply);
+    const rule = quota.ruleOf(principal, request.routeTable!);
+    if (rule === undefined) {
+      noteUsage(principal, 'admitted');
+      return forwardAsserted(request, reply);
+    }
+    const verdict = quota.spend(principal, rule, request.forwardedRoute!);
+    return verdict instanceof Promise ? verdict.then((v) => spent(request, reply, v)) : spent(request, reply, verdict);
+  };
   const limited = (request: FastifyRequest, reply: FastifyReply) => {
     const checked = routeLimit(request, request.forwardedRoute!);
-    return checked === undefined ? forwardAsserted(request, reply) : checked.then(() => forwardAsserted(request, reply));
+    return checked === undefined ? admitted(request, reply) : checked.then(() => admitted(request, reply));
   };
-  const forward = function (request: FastifyRequest, reply: FastifyReply) {
+  /** A refusal of a limit or the quota, counted in the organization's usage, then answered as it is. */
+  const refused = (request: FastifyRequest, error: unknown): never => {
+    const outcome = error instanceof Problem && request.principal !== null ? usageOutcomeOf(error) : undefined;
+    if (outcome !== undefined) noteUsage(request.principal!, outcome);
+    throw error;
+  };
+  const checkedForward = function (request: FastifyRequest, reply: FastifyReply) {
     if (request.principal === null) return limited(request, reply);
     const checked = rateLimit(request, reply);
     return checked === undefined ? limited(request, reply) : checked.then(() => limited(request, reply));
+  };
+  const forward = function (request: FastifyRequest, reply: FastifyReply) {
+    try {
+      const answered = checkedForward(request, reply);
+      return answered instanceof Promise ? answered.catch((error: unknown) => refused(request, error)) : answered;
+    } catch (error) {
+      return refused(request, error);
+    }
   };
 
   // Authentication and authorization by the matched route (http/route-policy.ts leaves this
@@ -191,7 +242,11 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     const headers = request.raw.headers;
     if (route.credentials.kind === 'none') return done(methodOverrideRefusal(route, headers, null));
     const principal = request.principal!;
-    done(routeRefusal(route, route.methods.get(request.method)!, principal) ?? methodOverrideRefusal(route, headers, principal));
+    const plan = opts.plans.planOf(principal.orgId, request.routeTable!);
+    const refusal = routeRefusal(route, route.methods.get(request.method)!, principal, plan) ?? methodOverrideRefusal(route, headers, principal, plan);
+    const outcome = refusal === undefined ? undefined : usageOutcomeOf(refusal);
+    if (outcome !== undefined) noteUsage(principal, outcome);
+    done(refusal);
   };
   // The catch-all never takes the gateway's own paths (/auth, /.well-known, /console and below,
   // where no route of a table may be): there the router answers as it always did, its 404, its

@@ -2,88 +2,140 @@
  * The route table's routes in the public OpenAPI document. The framework's path is one catch-all
  * route (proxy/forward.ts), hidden from the document; the table's routes are documented as the
  * forwarded routes always were: each as operations of its path (and of `<path>/{path}` for a
- * subtree), one schema per scope, built by @fastify/swagger with the public document's own options
- * on a scratch instance that is never started, so they read exactly as the gateway's own routes do.
- * Built at start and again for each table swapped in; the ops port serves the latest.
+ * subtree), one per method, read as the gateway's own routes are (http/openapi.ts
+ * forwardedOperation).
+ *
+ * The paths are assembled here directly from the compiled table, never by registering the routes
+ * on a framework: any valid file must be documented, and a file is not a set of fastify routes
+ * (an exact route and a subtree on one path, issue 46, were a duplicate route to fastify; a `:` in
+ * a path its parameter). Each path shows the route that holds it, as the matcher decides
+ * (route-table/match.ts): an exact route wins its own path over a subtree on the same one.
+ *
+ * Built at start and again, synchronously, for each table swapped in, so the document always
+ * describes the live table. Should that ever fail, the document lists no forwarded route (never
+ * the previous table's), and status() says so: /readyz's detail and authgate_openapi_documented.
  */
-import Fastify, { type FastifySchema } from 'fastify';
-import swagger from '@fastify/swagger';
-import { publicDocumentOptions, UPSTREAM_TAG } from '../http/openapi.js';
+import { forwardedOperation, operationIdOf, type ForwardedAuth } from '../http/openapi.js';
 import type { LiveRouteTable } from '../route-table/live.js';
 import type { CompiledRoute, RouteTable } from '../route-table/types.js';
-import '../http/request-context.js';
 
-type Paths = Record<string, unknown>;
+type Paths = Record<string, Record<string, unknown>>;
 type Document = { paths?: Paths };
+
+/** Whether the document describes the live table (by its hash), and why not when it does not. */
+export type DocumentStatus = Readonly<{ hash: string; documented: true } | { hash: string; documented: false; error: string }>;
 
 export type ForwardedDocs = Readonly<{
   /** The public document with the live table's routes in it (the document itself is not changed). */
   complete(document: unknown): unknown;
-  /** Resolves once the document of the table live now is built. */
-  ready(): Promise<void>;
+  status(): DocumentStatus;
 }>;
 
-export function createForwardedDocs(routes: Pick<LiveRouteTable, 'current' | 'onSwap'>, onError: (error: unknown) => void): ForwardedDocs {
+export type ForwardedDocsOptions = Readonly<{
+  /** Told of a table that could not be documented (the gateway logs routes.openapi_failed). */
+  onError(error: unknown, table: RouteTable): void;
+  /** How a table's paths are made: describeTable, unless a test hands in one that fails. */
+  describe?: (table: RouteTable) => Paths;
+}>;
+
+export function createForwardedDocs(routes: Pick<LiveRouteTable, 'current' | 'onSwap'>, options: ForwardedDocsOptions): ForwardedDocs {
+  const describe = options.describe ?? describeTable;
   let paths: Paths = {};
-  let building = build(routes.current());
-  function build(table: RouteTable): Promise<void> {
-    return pathsOf(table).then(
-      (built) => {
-        if (routes.current() === table) paths = built;
-      },
-      onError,
-    );
-  }
-  routes.onSwap((table) => {
-    building = build(table);
-  });
+  let status: DocumentStatus;
+  const build = (table: RouteTable) => {
+    try {
+      paths = describe(table);
+      status = { hash: table.hash, documented: true };
+    } catch (error) {
+      paths = {};
+      status = { hash: table.hash, documented: false, error: error instanceof Error ? error.message : String(error) };
+      options.onError(error, table);
+    }
+  };
+  build(routes.current());
+  routes.onSwap((table) => build(table));
+  // One completed document per (gateway document, paths): the scoped document (http/openapi-scopes.ts)
+  // is made again only when this one changes.
+  let made: { source: unknown; paths: Paths; document: unknown } | undefined;
   return {
     complete(document) {
-      const doc = document as Document;
-      return { ...doc, paths: { ...doc.paths, ...paths } };
+      if (made === undefined || made.source !== document || made.paths !== paths) {
+        const doc = document as Document;
+        made = { source: document, paths, document: { ...doc, paths: { ...doc.paths, ...besideOwn(doc.paths ?? {}, paths) } } };
+      }
+      return made.document;
     },
-    ready: () => building,
+    status: () => status,
   };
 }
 
-async function pathsOf(table: RouteTable): Promise<Paths> {
-  const scratch = Fastify({ routerOptions: { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false } });
-  await scratch.register(swagger, publicDocumentOptions());
-  for (const route of table.routes) {
-    // One operation per scope: the methods needing the same scope share it, as they always did.
-    const methodsByScope = new Map<string, string[]>();
-    for (const [method, rule] of route.methods) {
-      if (method === 'HEAD') continue; // fastify adds HEAD beside GET, as the document always showed it
-      const scope = rule?.name ?? 'public';
-      methodsByScope.set(scope, [...(methodsByScope.get(scope) ?? []), method]);
-    }
-    const urls = route.match === 'subtree' ? (route.path === '/' ? ['/', '/*'] : [route.path, `${route.path}/*`]) : [route.path];
-    for (const url of urls) {
-      for (const [scope, methods] of methodsByScope) {
-        scratch.route({
-          method: methods,
-          url,
-          config: { auth: authOf(route), ...(route.credentials.kind === 'bearer' && { scope }) },
-          schema: describeForwardedRoute(route, url !== route.path, scope),
-          handler: async () => undefined,
-        });
-      }
-    }
-  }
-  await scratch.ready();
-  const document = scratch.swagger() as Document;
-  await scratch.close();
-  return document.paths ?? {};
+type Operation = { operationId?: string };
+const idsOf = (paths: Paths) => Object.values(paths).flatMap((operations) => Object.values(operations).map((operation) => (operation as Operation).operationId));
+
+/**
+ * The forwarded paths with no operationId the gateway's own operations have (`GET /api/key` would
+ * be `getApiKey`, as `GET /auth/api-key/{id}` is): such a one gets a number after it.
+ */
+function besideOwn(own: Paths, forwarded: Paths): Paths {
+  const ownIds = new Set(idsOf(own));
+  if (!idsOf(forwarded).some((id) => ownIds.has(id))) return forwarded;
+  const taken = new Set([...ownIds, ...idsOf(forwarded)]);
+  const rename = (operation: unknown) => {
+    const id = (operation as Operation).operationId;
+    if (id === undefined || !ownIds.has(id)) return operation;
+    let unique = id;
+    for (let n = 2; taken.has(unique); n++) unique = `${id}${n}`;
+    taken.add(unique);
+    return { ...(operation as object), operationId: unique };
+  };
+  return Object.fromEntries(Object.entries(forwarded).map(([path, operations]) => [path, Object.fromEntries(Object.entries(operations).map(([method, operation]) => [method, rename(operation)]))]));
 }
 
-/** What http/openapi.ts reads of a route's requirement (`config.auth`) to list its refusals. */
-function authOf(route: CompiledRoute): 'none' | 'any' | 'login-token' {
+/** The OpenAPI methods of a route, in the order the document lists them; HEAD goes with GET, as it always showed. */
+const DOCUMENTED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** The table's paths: each path with the operations of the route that holds it. */
+export function describeTable(table: RouteTable): Paths {
+  const exactPaths = new Set(table.routes.filter((route) => route.match === 'exact').map((route) => route.path));
+  const paths: Paths = {};
+  const ids = new Set<string>();
+  const uniqueId = (id: string) => {
+    let unique = id;
+    for (let n = 2; ids.has(unique); n++) unique = `${id}${n}`;
+    ids.add(unique);
+    return unique;
+  };
+  for (const route of table.routes) {
+    const below = route.path === '/' ? '/{path}' : `${route.path}/{path}`;
+    // A subtree's own path belongs to an exact route on it, when there is one (the matcher's rule).
+    const templates: [string, boolean][] =
+      route.match === 'exact' ? [[route.path, false]] : exactPaths.has(route.path) ? [[below, true]] : [[route.path, false], [below, true]];
+    for (const [path, isBelow] of templates) {
+      const operations: Record<string, unknown> = {};
+      for (const method of DOCUMENTED_METHODS) {
+        const rule = route.methods.get(method);
+        if (rule === undefined) continue;
+        const scope = rule?.name;
+        operations[method.toLowerCase()] = forwardedOperation(
+          { ...describeForwardedRoute(route, isBelow, scope), operationId: uniqueId(operationIdOf(method, path)) },
+          authOf(route),
+          isBelow,
+        );
+      }
+      paths[path] = operations;
+    }
+  }
+  return paths;
+}
+
+/** What http/openapi.ts reads of a route's requirement to list its refusals. */
+function authOf(route: CompiledRoute): ForwardedAuth {
   if (route.credentials.kind === 'none') return 'none';
   return route.credentials.apiKey || route.credentials.issuers.size > 0 ? 'any' : 'login-token';
 }
 
 /** A forwarded route as its OpenAPI operations show it: what the upstream's user calls. */
-function describeForwardedRoute(route: CompiledRoute, below: boolean, scope: string): FastifySchema {
+function describeForwardedRoute(route: CompiledRoute, below: boolean, scope: string | undefined): { summary: string; description: string } {
   const credentials = route.credentials;
   const issuers = credentials.kind === 'none' || credentials.issuers.size === 0 ? '' : ` or an access token of ${[...credentials.issuers].join(', ')} holding it`;
   const credential =
@@ -98,7 +150,6 @@ function describeForwardedRoute(route: CompiledRoute, below: boolean, scope: str
             : `a login token or an API key with the scope \`${scope}\`${issuers}`;
   const upstream = route.upstream.name === 'default' ? 'the upstream' : `the upstream ${route.upstream.name}`;
   return {
-    tags: [UPSTREAM_TAG],
     summary: below ? `Forwarded to ${upstream}: any path below ${route.path}` : `Forwarded to ${upstream}: ${route.path}`,
     description:
       (credential === undefined

@@ -1,4 +1,6 @@
 // The upstream request's headers: credentials and client identity claims out, the gateway's identity and X-Forwarded-* in.
+import { effectiveScopesHeader } from '../plans/effective-scopes.js';
+import type { CompiledPlan } from '../route-table/types.js';
 import type { ScopeTable } from '../authz/scopes.js';
 import type { Principal } from '../credentials/principal.js';
 
@@ -64,6 +66,8 @@ export function rewriteIdentityHeaders(
   identityAssertion: string | null,
   /** The live table's scopes: `x-organization-scopes` lists the held ones it declares. */
   scopes: ScopeTable,
+  /** The organization's plan under that table (undefined: none): the header lists only its scopes. */
+  plan?: CompiledPlan,
 ): OutgoingHeaders {
   const out: OutgoingHeaders = {};
   for (const name in headers) {
@@ -76,7 +80,7 @@ export function rewriteIdentityHeaders(
   if (forwarded.host !== undefined) out['x-forwarded-host'] = forwarded.host;
   if (principal !== null) {
     out['x-organization-id'] = principal.orgId;
-    out['x-organization-scopes'] = principal.scopes.headerIn(scopes);
+    out['x-organization-scopes'] = effectiveScopesHeader(principal.scopes, scopes, plan);
   }
   if (identityAssertion !== null) out['x-authgate-identity'] = identityAssertion;
   out['x-request-id'] = requestId;

@@ -8,7 +8,9 @@ import { createHash } from 'node:crypto';
 import { isScopeName, ScopeTable, BUILTIN_SCOPES } from '../authz/scopes.js';
 import { parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
 import { compileIssuers } from '../issuers/compile.js';
-import { createMatcher, isWithin } from './match.js';
+import { isWithin } from './match.js';
+import { asksLess, createPathReader, foldedKey } from './path-reading.js';
+import { compilePlans } from './plans.js';
 import { PUBLIC, type CompiledRoute, type CompiledUpstream, type RouteCredentials, type RouteFileError, type RoutesFile, type RouteSpec, type RouteTable, type UpstreamSpec, RESERVED_PREFIXES, ISSUER_CREDENTIAL_PREFIX } from './types.js';
 
 /** What the file leaves to the environment. */
@@ -57,6 +59,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
   }
   const scopes = new ScopeTable(declared);
   const issuers = compileIssuers(file.issuers, scopes, fail);
+  const { plans, defaultPlan } = compilePlans(file, scopes, fail);
 
   // Upstreams: `default` may take its URL from the environment; every other names its own.
   const upstreams = new Map<string, CompiledUpstream>();
@@ -94,6 +97,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
 
   const ids = new Map<string, number>();
   const places = new Map<string, number>();
+  const spellings = new Map<string, { path: string; index: number }>();
   const compiled: CompiledRoute[] = [];
   file.routes.forEach((route, i) => {
     const at = `/routes/${i}`;
@@ -105,8 +109,13 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     const reserved = RESERVED_PREFIXES.find((prefix) => isWithin(route.path, prefix));
     if (reserved !== undefined) fail(`${at}/path`, `path ${route.path} is the gateway's own (${reserved} and below)`);
     const place = `${route.match} ${route.path}`;
+    // Letter case: `/Admin` and `/admin` are one path to a case-insensitive upstream (Express,
+    // ASP.NET Core), and path-reading.ts finds a spelling's route by its lower case.
+    const spelled = spellings.get(foldedKey(route.path));
     if (places.has(place)) fail(`${at}/path`, `route ${places.get(place)} already has ${route.match} ${route.path}`);
+    else if (spelled !== undefined && spelled.path !== route.path) fail(`${at}/path`, `path ${route.path} differs from route ${spelled.index}'s ${spelled.path} only in letter case, and a case-insensitive upstream reads them as one`);
     else places.set(place, i);
+    if (spelled === undefined) spellings.set(foldedKey(route.path), { path: route.path, index: i });
     const upstream = upstreams.get(route.upstream ?? 'default');
     // An upstream that is declared but wrong has its own error already: not one more per route.
     const upstreamAt = `/upstreams/${escapePointer(route.upstream ?? 'default')}`;
@@ -148,6 +157,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
       allow: [...methods.keys()].join(', '),
       upstream,
       rateLimit,
+      cost: route.cost ?? 1,
     });
   });
 
@@ -161,7 +171,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
       if (inner.path === outer.path && inner.match === 'subtree') continue;
       if (parent === undefined || outer.path.length > parent.path.length) parent = outer;
     }
-    if (parent === undefined || !weaker(inner.credentials, parent.credentials) || file.routes[i]!.weakens === parent.id) continue;
+    if (parent === undefined || !asksLess(inner.credentials, parent.credentials) || file.routes[i]!.weakens === parent.id) continue;
     fail(`/routes/${i}`, `route ${inner.id} (${inner.path}) is under route ${parent.id} (${parent.path}) and takes credentials it does not (${describe(inner.credentials)} against ${describe(parent.credentials)}); if that is meant, add weakens: ${parent.id}`);
   }
   file.routes.forEach((route, i) => {
@@ -175,7 +185,9 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
 
   if (errors.length > 0) return { ok: false, errors };
   const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()] })).digest('hex').slice(0, 16);
-  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, issuers, match: createMatcher(compiled) } };
+  const read = createPathReader(compiled, file.paths);
+  const match = (path: string) => read(path).route;
+  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, issuers, match, read } };
 }
 
 function credentialsOf(route: RouteSpec): RouteCredentials {
@@ -187,13 +199,6 @@ function credentialsOf(route: RouteSpec): RouteCredentials {
 
 function issuerNameOf(kind: string): string | undefined {
   return kind.startsWith(ISSUER_CREDENTIAL_PREFIX) ? kind.slice(ISSUER_CREDENTIAL_PREFIX.length) : undefined;
-}
-
-/** Whether `inner` lets in a credential `outer` would not. */
-function weaker(inner: RouteCredentials, outer: RouteCredentials): boolean {
-  if (outer.kind === 'none') return false;
-  if (inner.kind === 'none') return true;
-  return (inner.loginToken && !outer.loginToken) || (inner.apiKey && !outer.apiKey) || [...inner.issuers].some((name) => !outer.issuers.has(name));
 }
 
 function describe(credentials: RouteCredentials): string {

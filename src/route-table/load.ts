@@ -14,7 +14,9 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Docum
 import { isScopeName } from '../authz/scopes.js';
 import { RATE_LIMIT_FORM } from '../limits/rate-limit.js';
 import { compileRoutes, escapePointer, pathProblem, type CompileContext } from './compile.js';
+import { referenceErrorsDespiteShape } from './salvage.js';
 import { routesSchemaJson, MAX_NAME_LENGTH } from './schema.js';
+import { routeWarnings } from './warnings.js';
 import type { RouteFileError, RoutesFile, RouteTable } from './types.js';
 
 /** One thing wrong with a file, where it is: line (1-based; undefined when the file has none, e.g. unreadable) and JSON pointer (undefined for a YAML syntax error). */
@@ -24,7 +26,8 @@ export type LocatedRouteError = Readonly<{ file: string; line: number | undefine
 export type LoadContext = Omit<CompileContext, 'source'>;
 
 export type ParseResult = { ok: true; file: RoutesFile } | { ok: false; errors: LocatedRouteError[] };
-export type LoadResult = { ok: true; table: RouteTable; file: RoutesFile } | { ok: false; errors: LocatedRouteError[] };
+/** `warnings`: what `routes check` warns of in a file the gateway takes (route-table/warnings.ts). */
+export type LoadResult = { ok: true; table: RouteTable; file: RoutesFile; warnings: LocatedRouteError[] } | { ok: false; errors: LocatedRouteError[] };
 
 /** A routes file is configuration, not data: anything this large is a mistake. */
 export const MAX_ROUTES_FILE_BYTES = 1024 * 1024;
@@ -38,11 +41,20 @@ export function loadRoutesFile(path: string, context: LoadContext): LoadResult {
 
 /** As loadRoutesFile, on text already read (`path` names it in errors and becomes the table's source). */
 export function loadRoutesText(text: string, path: string, context: LoadContext): LoadResult {
-  const parsed = parseRoutesText(text, path);
-  if (!parsed.ok) return parsed;
-  const compiled = compileRoutes(parsed.file, { ...context, source: path });
+  const shaped = shapeOf(text, path);
+  if ('located' in shaped) return { ok: false, errors: shaped.located };
+  const compile = (file: RoutesFile) => compileRoutes(file, { ...context, source: path });
+  if (shaped.schemaErrors !== undefined) {
+    // Every error at once: the compiler's on what had its shape too (salvage.ts), in the file's order.
+    const shape = schemaErrors(shaped.schemaErrors);
+    const references = referenceErrorsDespiteShape(shaped.value, shaped.schemaErrors, shape, (file) => validator()(file) === true, compile);
+    return { ok: false, errors: locate([...shape, ...references], text, path, shaped.doc, shaped.lines) };
+  }
+  const file = shaped.value as RoutesFile;
+  const compiled = compile(file);
   if (!compiled.ok) return { ok: false, errors: locate(compiled.errors, text, path) };
-  return { ok: true, table: compiled.table, file: parsed.file };
+  const warnings = routeWarnings(compiled.table, file);
+  return { ok: true, table: compiled.table, file, warnings: warnings.length === 0 ? [] : locate(warnings, text, path, shaped.doc, shaped.lines) };
 }
 
 /** The file's text, or why it cannot be had. */
@@ -62,16 +74,25 @@ export function readRoutesText(path: string): string | LocatedRouteError {
   }
 }
 
-/** YAML and the schema only: every error of both at once (the compiler needs a well-formed file, so it runs after). */
+/** YAML and the schema only: every error of both at once (loadRoutesText adds the compiler's). */
 export function parseRoutesText(text: string, path: string): ParseResult {
+  const shaped = shapeOf(text, path);
+  if ('located' in shaped) return { ok: false, errors: shaped.located };
+  if (shaped.schemaErrors === undefined) return { ok: true, file: shaped.value as RoutesFile };
+  return { ok: false, errors: locate(schemaErrors(shaped.schemaErrors), text, path, shaped.doc, shaped.lines) };
+}
+
+/** The file's value and the schema's raw errors (undefined: none), or its YAML errors already placed. */
+type Shaped = { located: LocatedRouteError[] } | { value: unknown; schemaErrors: ErrorObject[] | undefined; doc: Document; lines: LineCounter };
+
+function shapeOf(text: string, path: string): Shaped {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: '1.2', schema: 'core', merge: false });
   // Warnings (an unknown tag, say) are errors too: a file that YAML reads two ways is not one to serve.
   const yamlErrors = [...doc.errors, ...doc.warnings];
   if (yamlErrors.length > 0) {
     return {
-      ok: false,
-      errors: yamlErrors.map((error) => ({
+      located: yamlErrors.map((error) => ({
         file: path,
         line: error.linePos?.[0].line ?? (error.pos[0] >= 0 ? lines.linePos(error.pos[0]).line : undefined),
         pointer: undefined,
@@ -84,11 +105,10 @@ export function parseRoutesText(text: string, path: string): ParseResult {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
     // Too many aliases (a "billion laughs"), or an alias to nothing.
-    return { ok: false, errors: [{ file: path, line: undefined, pointer: undefined, message: `YAML: ${(error as Error).message.split('\n', 1)[0]}` }] };
+    return { located: [{ file: path, line: undefined, pointer: undefined, message: `YAML: ${(error as Error).message.split('\n', 1)[0]}` }] };
   }
   const validate = validator();
-  if (validate(value)) return { ok: true, file: value as RoutesFile };
-  return { ok: false, errors: locate(schemaErrors(validate.errors ?? []), text, path, doc, lines) };
+  return { value, schemaErrors: validate(value) ? undefined : [...(validate.errors ?? [])], doc, lines };
 }
 
 /** `FILE:LINE: /pointer: what is wrong`, one line. */
@@ -145,6 +165,7 @@ function schemaErrors(raw: readonly ErrorObject[]): RouteFileError[] {
         const branches = (error.parentSchema as { anyOf?: { const?: unknown }[] }).anyOf ?? [];
         if (field === 'credentials') push(at, 'must be none, or a list of login_token, api_key and issuer:NAME (each once)');
         else if (field === 'organization') push(at, 'must be {claim: NAME} or {fixed: ORGANIZATION_ID}');
+        else if (/^\/plans\/[^/]+\/scopes$/.test(at)) push(at, 'must be all, or a list of declared scopes (each once)');
         else if (branches.length > 0 && branches.every((b) => typeof b.const === 'string')) push(at, `${JSON.stringify(data)} is not one of ${branches.map((b) => String(b.const)).join(', ')}`);
         else push(at, 'is not one of the forms allowed here');
         break;
@@ -175,7 +196,7 @@ function schemaErrors(raw: readonly ErrorObject[]): RouteFileError[] {
         push(at, 'must list at least one');
         break;
       case 'uniqueItems':
-        push(at, 'lists one kind twice');
+        push(at, /^\/plans\//.test(at) ? 'lists one scope twice' : 'lists one kind twice');
         break;
       case 'minProperties':
         push(at, 'must list at least one method (GET, POST, PUT, PATCH, DELETE, OPTIONS)');
@@ -194,6 +215,8 @@ function where(at: string): string {
   if (/^\/routes\/\d+\/methods$/.test(at)) return 'methods';
   if (/^\/upstreams\/[^/]+$/.test(at)) return 'an upstream';
   if (/^\/issuers\/[^/]+$/.test(at)) return 'an issuer';
+  if (/^\/plans\/[^/]+$/.test(at)) return 'a plan';
+  if (/^\/plans\/[^/]+\/quota$/.test(at)) return 'a quota';
   return 'this';
 }
 
@@ -214,7 +237,8 @@ function nameProblem(at: string, name: string): string {
 function valueProblem(at: string, field: string, value: string, error: ErrorObject): string {
   if (field === 'path') return `path "${value}" ${pathProblem(value) ?? 'is not a path this gateway can match'}`;
   if (field === 'rateLimit') return `"${value}" is not ${RATE_LIMIT_FORM}`;
-  if (field === 'id' || field === 'upstream' || field === 'weakens') return nameProblem(at, value);
+  if (field === 'id' || field === 'upstream' || field === 'weakens' || at === '/defaultPlan') return nameProblem(at, value);
+  if (/^\/plans\/[^/]+\/scopes\/\d+$/.test(at)) return `"${value}" is not a scope name (resource:action, e.g. invoices:read)`;
   if (/\/methods\/[A-Z]+$/.test(at)) {
     return isScopeName(value) ? `scope "${value}" is longer than 64 characters` : `"${value}" is not a scope name (resource:action, e.g. invoices:read) nor public`;
   }

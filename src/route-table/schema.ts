@@ -10,7 +10,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_SCOPE_NAME_LENGTH, SCOPE_NAME_PATTERN } from '../authz/scopes.js';
 import { IssuersSchema, ISSUER_NAME_PATTERN, MAX_ISSUER_NAME_LENGTH } from '../issuers/schema.js';
-import { CREDENTIAL_KINDS, PUBLIC, type RouteMethod, type RoutesFile } from './types.js';
+import { CREDENTIAL_KINDS, PUBLIC, QUOTA_PERIODS, type RouteMethod, type RoutesFile } from './types.js';
 
 /** A route id or an upstream name: it becomes a metrics label and part of rate-limit keys, so it is short and plain. */
 export const NAME_PATTERN = '^[a-z0-9][a-z0-9_.-]*$';
@@ -67,6 +67,28 @@ const route = Type.Object(
     upstream: Type.Optional(name('An upstream declared under `upstreams` (`default` unless set).')),
     rateLimit: Type.Optional(Type.String({ pattern: RATE_LIMIT_PATTERN, description: '`<count>/<window>` (s, m or h) per credential on this route (per client address on a public one), on top of the credential\'s own.' })),
     weakens: Type.Optional(name('The id of the subtree route this one is nested under and asks less of, on purpose.')),
+    cost: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Quota units one request on this route spends (1 unless set; 0: counted against no quota).' })),
+  },
+  { additionalProperties: false },
+);
+
+const plan = Type.Object(
+  {
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+    scopes: Type.Union([Type.Array(scopeName, { uniqueItems: true }), Type.Literal('all')], {
+      description: 'The most an organization on this plan can use: declared scopes, or `all` (every declared scope). keys:read and keys:write are in every plan.',
+    }),
+    rateLimit: Type.Optional(Type.String({ pattern: RATE_LIMIT_PATTERN, description: "`<count>/<window>` (s, m or h): each credential's default on forwarded routes (an organization's admin override wins)." })),
+    quota: Type.Optional(
+      Type.Object(
+        {
+          requests: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000, description: 'Quota units per period, all the organization\'s credentials together.' }),
+          per: Type.Union(QUOTA_PERIODS.map((period) => Type.Literal(period)), { description: 'The UTC calendar period counted over.' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    maxKeys: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'API keys an organization on this plan may hold (instead of AUTHGATE_MAX_KEYS_PER_ORGANIZATION).' })),
   },
   { additionalProperties: false },
 );
@@ -86,7 +108,24 @@ export const RoutesFileSchema = Type.Object(
       }),
     ),
     issuers: Type.Optional(IssuersSchema),
+    plans: Type.Optional(
+      Type.Record(Type.String(), plan, {
+        additionalProperties: false,
+        propertyNames: { pattern: NAME_PATTERN, maxLength: MAX_NAME_LENGTH },
+        description: 'What each organization may do: the scopes it can hold, its default rate limit, quota and key count (docs/routes.md "Plans"). None: every organization may hold every scope.',
+      }),
+    ),
+    defaultPlan: Type.Optional(name('The plan of organizations without one of their own (absent: every scope, no quota).')),
     routes: Type.Array(route),
+    paths: Type.Optional(
+      Type.Object(
+        {
+          parameters: Type.Optional(Type.Union([Type.Literal('refuse'), Type.Literal('strip')], { description: '`refuse` (unless set): a path with a `;` parameter is 400. `strip`: matched without its parameters, as Tomcat, Jetty and Spring route it; forwarded as sent. Only when every upstream drops them.' })),
+          emptySegments: Type.Optional(Type.Union([Type.Literal('refuse'), Type.Literal('merge')], { description: '`refuse` (unless set): a path with an empty segment (`//`) is 400. `merge`: matched with its slashes merged, as nginx\'s merge_slashes reads it; forwarded as sent. Only when every upstream merges them.' })),
+        },
+        { additionalProperties: false, description: 'How the upstreams read path spellings authgate refuses by default (docs/routes.md).' },
+      ),
+    ),
   },
   { additionalProperties: false, title: 'authgate routes file', description: 'AUTHGATE_ROUTES_FILE: the routes authgate forwards, the upstreams behind them and the scopes that guard them (docs/routes.md).' },
 );

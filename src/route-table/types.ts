@@ -49,6 +49,37 @@ export type RouteSpec = Readonly<{
   rateLimit?: string;
   /** The id of the route this one is nested under and asks less of, said on purpose. */
   weakens?: string;
+  /** Quota units one request on this route spends (issue 47); absent: 1. */
+  cost?: number;
+}>;
+
+/** The period a plan's quota counts over: a UTC calendar day or month. */
+export const QUOTA_PERIODS = ['day', 'month'] as const;
+export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
+
+/** A plan as the file says it (issue 47; docs/routes.md "Plans"). */
+export type PlanSpec = Readonly<{
+  description?: string;
+  /** The most an organization on this plan can use: declared scopes, or `all` (every declared scope). */
+  scopes: readonly string[] | 'all';
+  /** `N/Ws`: each credential's default on forwarded routes (an admin override of the organization wins). */
+  rateLimit?: string;
+  /** Requests per organization (all its credentials together) per UTC day or month. */
+  quota?: Readonly<{ requests: number; per: QuotaPeriod }>;
+  /** API keys an organization on this plan may hold (AUTHGATE_MAX_KEYS_PER_ORGANIZATION otherwise). */
+  maxKeys?: number;
+}>;
+
+/**
+ * How the upstreams read what authgate refuses by default (docs/routes.md, "Paths an upstream
+ * reads otherwise"): `;` path parameters (`strip`: Tomcat, Jetty and Spring match without them)
+ * and empty segments (`merge`: nginx's merge_slashes). Said only when every upstream reads them so.
+ */
+export type PathsSpec = Readonly<{
+  /** Absent: `refuse`. */
+  parameters?: 'refuse' | 'strip';
+  /** Absent: `refuse`. */
+  emptySegments?: 'refuse' | 'merge';
 }>;
 
 export type RoutesFile = Readonly<{
@@ -56,7 +87,11 @@ export type RoutesFile = Readonly<{
   upstreams?: Readonly<Record<string, UpstreamSpec>>;
   scopes?: Readonly<Record<string, string>>;
   issuers?: Readonly<Record<string, IssuerSpec>>;
+  plans?: Readonly<Record<string, PlanSpec>>;
+  /** The plan of organizations without one of their own; absent: every scope, no quota. */
+  defaultPlan?: string;
   routes: readonly RouteSpec[];
+  paths?: PathsSpec;
 }>;
 
 export type CompiledUpstream = Readonly<{
@@ -93,6 +128,27 @@ export type CompiledRoute = Readonly<{
   allow: string;
   upstream: CompiledUpstream;
   rateLimit: RateLimit | undefined;
+  /** Quota units one request spends (the file's `cost`, 1 unless set). */
+  cost: number;
+}>;
+
+/**
+ * A plan compiled against its table's scopes (plans/plan.ts): what an organization on it may
+ * hold. The built-in keys:read and keys:write are in every plan (they guard the gateway's own
+ * key routes, which every organization needs).
+ */
+export type CompiledPlan = Readonly<{
+  name: string;
+  description: string | undefined;
+  /** The declared names the plan allows, in table order (built-in ones included). */
+  scopeNames: readonly string[];
+  /** Whether the plan said `all`. */
+  all: boolean;
+  /** The allowed scopes' bits in the table's ScopeTable: `bits[rule.word] & rule.mask`. */
+  bits: Int32Array;
+  rateLimit: RateLimit | undefined;
+  quota: Readonly<{ requests: number; per: QuotaPeriod }> | undefined;
+  maxKeys: number | undefined;
 }>;
 
 export type RouteTable = Readonly<{
@@ -106,8 +162,24 @@ export type RouteTable = Readonly<{
   /** The trusted issuers (issue 49) by name. */
   issuers: ReadonlyMap<string, CompiledIssuer>;
   /** The route a path (already through the path guard, without its query) belongs to. */
+  /** The file's plans by name (empty: no plans, every organization may hold every scope). */
+  plans: ReadonlyMap<string, CompiledPlan>;
+  /** The plan of an organization without one (or whose plan the file no longer has); undefined: no restriction. */
+  defaultPlan: CompiledPlan | undefined;
+  /** The route a path (already through the path guard, without its query) belongs to; undefined also when read() refuses it. */
   match(path: string): CompiledRoute | undefined;
+  /** The route a path belongs to, or why no route may decide it (route-table/path-reading.ts). */
+  read(path: string): PathReading;
 }>;
+
+/**
+ * Why a path is refused before any route decides it: a `;` path parameter, an empty segment, or
+ * a spelling (letter case, a trailing slash) an upstream may read as a route that asks more than
+ * the route authgate reads it as, while that route's own reading asks less.
+ */
+export type PathRefusal = 'path_parameter' | 'empty_path_segment' | 'path_variant_weaker';
+
+export type PathReading = Readonly<{ route: CompiledRoute; refusal?: undefined }> | Readonly<{ route?: undefined; refusal?: PathRefusal }>;
 
 /** Where the request paths read the live table from: a reload swaps it. */
 export type RouteTableSource = Readonly<{

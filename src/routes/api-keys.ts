@@ -44,7 +44,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       refuseSpoofingName('name', request.body?.name);
       const created = await apiKeys.create(orgId, request.body ?? {});
       request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
-      audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt, rateLimit: created.rateLimit } });
+      audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt, rateLimit: created.rateLimit, quota: created.quota === null ? null : `${created.quota.requests}/${created.quota.per}` } });
       return reply.code(201).header('cache-control', 'no-store').send(created);
     },
   });
@@ -89,14 +89,14 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       description: 'With a login token or an API key holding `keys:write`. Only narrows: fewer scopes, an earlier end (400 otherwise, and nothing changes). The key and its secret stay; a change of scopes or end holds on every replica from the answer on. Another organization\'s key is not found.',
       params: IdParams,
       body: ApiKeyChangeBody,
-      response: { 200: ApiKeyShown, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('insufficientScope'), 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
+      response: { 200: ApiKeyShown, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('insufficientScope', 'scopesOutsidePlan'), 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
       refuseSpoofingName('name', request.body.name);
       const changed = await apiKeys.change(orgId, request.params.id, request.body);
       request.log.info({ event: 'api_key.changed', orgId, keyId: changed.id, changed: Object.keys(request.body), scopes: changed.scopes, expiresAt: changed.expiresAt }, 'API key changed');
-      audit.record({ type: 'api_key.changed', orgId, ...actorOf(request), details: { keyId: changed.id, changed: Object.keys(request.body), name: changed.name, scopes: changed.scopes, expiresAt: changed.expiresAt, rateLimit: changed.rateLimit } });
+      audit.record({ type: 'api_key.changed', orgId, ...actorOf(request), details: { keyId: changed.id, changed: Object.keys(request.body), name: changed.name, scopes: changed.scopes, expiresAt: changed.expiresAt, rateLimit: changed.rateLimit, quota: changed.quota === null ? null : `${changed.quota.requests}/${changed.quota.per}` } });
       return reply.header('cache-control', 'no-store').send(changed);
     },
   });

@@ -29,7 +29,7 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
         403: MfaRequiredProblem,
         415: ProblemSchema,
         409: problemOf('sessionLimitReached'),
-        429: problemOf('tooManyLoginAttempts', 'tooManyLogins'),
+        429: problemOf('tooManyLoginAttempts', 'tooManyLogins', 'tooManyMfaTokens'),
         503: problemOf('storeUnavailable', 'overloaded'),
       },
     },
@@ -46,7 +46,9 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
         // An organization with a second factor: the password was right, but this is no login yet.
         const challenge = mfa === undefined ? undefined : await mfa.challengeFor(org);
         if (challenge !== undefined) {
-          await attempt.succeeded();
+          // Not settled as a success (issue 45): the attempt stays counted until the second factor
+          // succeeds (POST /auth/login/mfa settles it), or a right password would reset the
+          // counts and let login → wrong codes → login again guess codes without end.
           audit.record({ type: 'login.mfa_required', orgId, ...actorOf(request) });
           return reply.code(403).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store')
             .send({ ...problemBody('mfaRequired', 'This organization has a second factor: finish at POST /auth/login/mfa with the mfaToken and a code.'), ...challenge });

@@ -33,7 +33,20 @@ export const MfaLoginBody = Type.Object(
 );
 export type MfaLoginBody = Static<typeof MfaLoginBody>;
 
-export const CurrentPasswordBody = Type.Object({ currentPassword: CurrentPassword }, { additionalProperties: false });
+/**
+ * An authenticator change (TOTP enrolment, recovery codes, a passkey added or removed): the
+ * current password, and while a second factor is enrolled one proof of it (issue 45). Without a
+ * factor the password alone, as before, so clients of organizations without one are unchanged.
+ */
+export const CurrentPasswordBody = Type.Object(
+  {
+    currentPassword: CurrentPassword,
+    code: Type.Optional({ ...Code, description: 'While TOTP is enabled: the authenticator app\'s current code (or give `recoveryCode`).' }),
+    recoveryCode: Type.Optional({ ...RecoveryCode, description: 'While a second factor is enrolled, instead of `code`: one unused recovery code (used up).' }),
+    passkey: Type.Optional({ ...AuthenticationResponse, description: 'While a passkey is enrolled, instead of `code`: the AuthenticationResponseJSON of startAuthentication over the passkeyOptions of POST /auth/mfa/step-up.' }),
+  },
+  { additionalProperties: false, maxProperties: 2, description: 'The current password and, while the organization has a second factor, one of `code`, `recoveryCode` and `passkey` (403 1123 without; 1119 or 1120 when wrong).' },
+);
 export type CurrentPasswordBody = Static<typeof CurrentPasswordBody>;
 export const TotpConfirmBody = Type.Object({ code: Code }, { additionalProperties: false });
 export type TotpConfirmBody = Static<typeof TotpConfirmBody>;
@@ -68,4 +81,10 @@ export const OwnMfaStatusSchema = Type.Object({
     },
     { description: 'What this gateway lets an organization add; what it has already keeps working either way.' },
   ),
+});
+
+/** POST /auth/mfa/step-up: a passkey's proof for the session's next authenticator change. */
+export const StepUpOptions = Type.Object({
+  passkeyOptions: { ...PasskeyRequestOptions, description: 'The options for startAuthentication; pass its answer as `passkey` with the change (5 minutes, once).' },
+  expiresIn: Type.Integer({ description: 'Seconds the challenge lives.' }),
 });

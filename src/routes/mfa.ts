@@ -2,21 +2,25 @@
  * The second factor's routes (issue 32): the login's second step (POST
  * /auth/login/mfa, no credential: the mfaToken is it) and the organization's own management of
  * TOTP and recovery codes (login token). Wrong codes and wrong current passwords count against
- * the login limits as failed logins do (guards/login-throttle.ts), per e-mail and per address.
+ * the login limits as failed logins do (guards/login-throttle.ts), per e-mail and per address;
+ * every proof of the second factor also counts against the organization's own bound
+ * (guards/second-factor-bound.ts, issue 45), and an authenticator change while a factor is
+ * enrolled proves it (step-up.ts; POST /auth/mfa/step-up gives a passkey its challenge).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
-import type { MfaService } from '../services/mfa.js';
+import { MFA_TOKEN_TTL_SECONDS, type MfaService } from '../services/mfa.js';
 import { normalizeEmail } from '../services/organizations.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
-import { CurrentPasswordBody, MfaLoginBody, OwnMfaStatusSchema, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
+import { CurrentPasswordBody, MfaLoginBody, OwnMfaStatusSchema, StepUpOptions, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 import { confirmCallersPassword } from '../guards/current-password.js';
+import { auditWrongProof, proveStepUp } from './step-up.js';
 
 export async function mfaRoutes(app: FastifyInstance, opts: {
   mfa: MfaService;
@@ -41,7 +45,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'loginSecondFactor',
       tags: ['auth'],
       summary: 'Finish a login with a second factor: the mfaToken and a TOTP code, a recovery code or a passkey.',
-      description: 'Needs no credential: the mfaToken POST /auth/login answered with (403, 1116) is it, single use, for 5 minutes. A right code (now, or one 30-second step either side, each step accepted once), an unused recovery code or a passkey\'s assertion over the login\'s passkeyOptions (user verified, its signature counter above the last one) gives a 1-hour token as POST /auth/login does. A wrong code or an assertion that does not verify is 401 (1117) and counts against the login limits as a failed login (429, 1108); the fifth spends the mfaToken (401, 1118, as for an unknown, used or expired one).',
+      description: 'Needs no credential: the mfaToken POST /auth/login answered with (403, 1116) is it, single use, for 5 minutes. A right code (now, or one 30-second step either side, each step accepted once), an unused recovery code or a passkey\'s assertion over the login\'s passkeyOptions (user verified, its signature counter above the last one) gives a 1-hour token as POST /auth/login does. A wrong code or an assertion that does not verify is 401 (1117) and counts against the login limits as a failed login (429, 1108) and against the organization\'s bound on wrong proofs (AUTHGATE_MFA_FAILURE_LIMIT in a row, every replica and address: then 429 1121, the right code too, until 24 hours after the first); the fifth spends the mfaToken (401, 1118, as for an unknown, used or expired one). The password\'s attempt is settled (the login limits given back) only here, on success.',
       body: MfaLoginBody,
       response: {
         200: LoginResponse,
@@ -49,7 +53,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         401: problemOf('mfaCodeWrong', 'mfaTokenInvalid'),
         409: problemOf('sessionLimitReached'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts', 'tooManyLogins'),
+        429: problemOf('tooManyLoginAttempts', 'tooManyLogins', 'tooManySecondFactorFailures'),
         503: problemOf('storeUnavailable', 'overloaded'),
       },
     },
@@ -94,27 +98,46 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
     },
   });
 
+  app.post('/auth/mfa/step-up', {
+    config: { auth: 'login-token', routeLabel: '/auth/mfa/step-up' },
+    schema: {
+      operationId: 'beginStepUp',
+      tags: ['auth'],
+      summary: 'Passkey options to prove the second factor for the next authenticator change of this session.',
+      description: 'Needs a login token of an organization with a passkey (404 1230 without one). The assertion over these options goes as `passkey` in the body of the change (adding or removing TOTP or a passkey, new recovery codes), once, within 5 minutes; a new call replaces it. A code or a recovery code needs no call here.',
+      response: { 200: StepUpOptions, 401: ProblemSchema, 403: problemOf('loginTokenRequired'), 404: problemOf('passkeyNotFound') },
+    },
+    handler: async (request, reply) => {
+      const org = await opts.findOrganization(request.principal!.orgId);
+      if (org === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
+      const passkeyOptions = await mfa.stepUpOptions(org, request.principal!.credentialId);
+      if (passkeyOptions === undefined) throw new Problem('passkeyNotFound', 'The organization has no passkey to prove: give `code` or `recoveryCode` with the change.');
+      return reply.header('cache-control', 'no-store').send({ passkeyOptions, expiresIn: MFA_TOKEN_TTL_SECONDS });
+    },
+  });
+
   app.post<{ Body: CurrentPasswordBody }>('/auth/mfa/totp', {
     config: { auth: 'login-token', routeLabel: '/auth/mfa/totp' },
     schema: {
       operationId: 'enrolTotp',
       tags: ['auth'],
       summary: 'Start TOTP enrolment: a new secret, pending until confirmed with a code.',
-      description: 'Needs a login token and the current password (403 1217, counted as a failed login). Answers the secret once; it works only after POST /auth/mfa/totp/confirm. A new call replaces a pending secret; with TOTP already enabled 409 (1225).',
+      description: 'Needs a login token and the current password (403 1217, counted as a failed login), and beside a passkey a proof of the second factor (`code`, `recoveryCode` or `passkey`: 403 1123 without, 1119 or 1120 when wrong). Answers the secret once; it works only after POST /auth/mfa/totp/confirm. A new call replaces a pending secret; with TOTP already enabled 409 (1225).',
       body: CurrentPasswordBody,
       response: {
         200: TotpEnrolment,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
         409: problemOf('totpAlreadyEnabled', 'mfaNotConfigured'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       if (!opts.enrolment) throw new Problem('mfaNotConfigured', 'The operator has not set AUTHGATE_MFA_ENCRYPTION_KEY: second factors cannot be enrolled.');
       const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'totp_enrolment');
       const enrolment = await mfa.beginTotp(org);
       return reply.header('cache-control', 'no-store').send(enrolment);
     },
@@ -152,7 +175,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'removeTotp',
       tags: ['auth'],
       summary: 'Remove TOTP (and its recovery codes), with the current password and a code.',
-      description: 'Wrong password 403 (1217, counted as a failed login); wrong code 403 (1119); no TOTP 409 (1227). Audited as `mfa.totp_disabled`.',
+      description: 'Wrong password 403 (1217, counted as a failed login); wrong code 403 (1119, audited as `mfa.code_failed` and counted under the organization\'s bound on wrong proofs: 429 1121 once spent); no TOTP 409 (1227). Audited as `mfa.totp_disabled`.',
       body: TotpRemoveBody,
       response: {
         204: NoContent,
@@ -161,12 +184,17 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         403: problemOf('currentPasswordWrong', 'mfaCodeRejected', 'loginTokenRequired'),
         409: problemOf('totpNotEnabled'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       const org = await checkCurrentPassword(request, request.body.currentPassword);
-      await mfa.disableTotp(org.id, request.body.code);
+      try {
+        await mfa.disableTotp(org.id, request.body.code);
+      } catch (error) {
+        auditWrongProof(audit, request, org.id, error, 'totp_removal');
+        throw error;
+      }
       request.log.info({ event: 'mfa.totp_disabled', orgId: org.id }, 'TOTP removed');
       audit.record({ type: 'mfa.totp_disabled', orgId: org.id, ...actorOf(request) });
       return reply.code(204).send();
@@ -179,20 +207,21 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       operationId: 'regenerateRecoveryCodes',
       tags: ['auth'],
       summary: 'New recovery codes (the old ones stop working), with the current password.',
-      description: 'Works while any second factor (TOTP or a passkey) is active. Wrong password 403 (1217, counted); no factor 409 (1227). Audited as `mfa.recovery_codes_regenerated`.',
+      description: 'Works while any second factor (TOTP or a passkey) is active, with a proof of it beside the password (`code`, `recoveryCode` or `passkey`: 403 1123 without, 1119 or 1120 when wrong, counted under the organization\'s bound). Wrong password 403 (1217, counted); no factor 409 (1227). Audited as `mfa.recovery_codes_regenerated`.',
       body: CurrentPasswordBody,
       response: {
         200: RecoveryCodes,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
         409: problemOf('totpNotEnabled'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'recovery_codes');
       const recoveryCodes = await mfa.regenerateRecoveryCodes(org.id);
       audit.record({ type: 'mfa.recovery_codes_regenerated', orgId: org.id, ...actorOf(request) });
       return reply.header('cache-control', 'no-store').send({ recoveryCodes });

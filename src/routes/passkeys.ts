@@ -17,6 +17,8 @@ import type { PasskeyService } from '../services/passkeys.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
 import { CurrentPasswordBody } from './mfa-schemas.js';
+import type { MfaService } from '../services/mfa.js';
+import { proveStepUp } from './step-up.js';
 import { PasskeyCreationOptions, PasskeyName, PasskeySchema, RegistrationResponse } from './passkey-schemas.js';
 import { NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
@@ -29,12 +31,14 @@ type RenameBody = Static<typeof RenameBody>;
 
 export async function passkeyRoutes(app: FastifyInstance, opts: {
   passkeys: PasskeyService;
+  /** The step-up proof of an authenticator change while a second factor is enrolled (issue 45). */
+  mfa: Pick<MfaService, 'proveSecondFactor'>;
   passwords: Pick<PasswordChangeService, 'verifyCurrent'>;
   findOrganization: (orgId: string) => Promise<Organization | undefined>;
   throttle: LoginThrottle;
   audit: AuditTrail;
 }) {
-  const { passkeys, passwords, throttle, audit } = opts;
+  const { passkeys, passwords, throttle, audit, mfa } = opts;
 
   const checkCurrentPassword = (request: FastifyRequest, currentPassword: string) =>
     confirmCallersPassword({ throttle, passwords, audit, findOrganization: opts.findOrganization }, request, currentPassword, 'mfa.password_failed');
@@ -45,21 +49,22 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
       operationId: 'beginPasskeyRegistration',
       tags: ['auth'],
       summary: 'Start registering a passkey: the options for navigator.credentials.create().',
-      description: 'Needs a login token and the current password (403 1217, counted as a failed login). Answers `{options}` (user verification required, the organization\'s passkeys excluded); its challenge is kept by the gateway for 5 minutes, one pending registration per organization (a new call replaces it). Finish with POST /auth/mfa/passkeys. In production without the WebAuthn settings 409 (1231); at 10 passkeys 409 (1233).',
+      description: 'Needs a login token and the current password (403 1217, counted as a failed login), and while a second factor is enrolled a proof of it (`code`, `recoveryCode` or `passkey`: 403 1123 without, 1119 or 1120 when wrong). Answers `{options}` (user verification required, the organization\'s passkeys excluded); its challenge is kept by the gateway for 5 minutes, one pending registration per organization (a new call replaces it). Finish with POST /auth/mfa/passkeys. In production without the WebAuthn settings 409 (1231); at 10 passkeys 409 (1233).',
       body: CurrentPasswordBody,
       response: {
         200: Type.Object({ options: PasskeyCreationOptions }),
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
         409: problemOf('passkeysNotConfigured', 'passkeyLimitReached'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       if (!passkeys.offered) throw new Problem('passkeysNotConfigured', 'The operator has not set AUTHGATE_WEBAUTHN_RP_ID and AUTHGATE_WEBAUTHN_ORIGINS: passkeys cannot be registered.');
       const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'passkey_registration');
       const options = await passkeys.beginRegistration(org);
       return reply.header('cache-control', 'no-store').send({ options });
     },
@@ -116,22 +121,23 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
     schema: {
       operationId: 'removePasskey',
       tags: ['auth'],
-      summary: 'Remove a passkey, with the current password.',
-      description: 'Wrong password 403 (1217, counted as a failed login); unknown id 404 (1230). Removing the organization\'s last factor removes its recovery codes too: the password alone logs in again. Audited as `mfa.passkey_removed`.',
+      summary: 'Remove a passkey, with the current password and a proof of the second factor.',
+      description: 'Wrong password 403 (1217, counted as a failed login); a proof of the second factor is needed too (`code`, `recoveryCode` or `passkey`: 403 1123 without, 1119 or 1120 when wrong); unknown id 404 (1230). Removing the organization\'s last factor removes its recovery codes too: the password alone logs in again. Audited as `mfa.passkey_removed`.',
       params: PasskeyParams,
       body: CurrentPasswordBody,
       response: {
         204: NoContent,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'loginTokenRequired'),
+        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
         404: problemOf('passkeyNotFound'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts'),
+        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       const org = await checkCurrentPassword(request, request.body.currentPassword);
+      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'passkey_removal');
       await passkeys.remove(org.id, request.params.id);
       request.log.info({ event: 'mfa.passkey_removed', orgId: org.id }, 'passkey removed');
       audit.record({ type: 'mfa.passkey_removed', orgId: org.id, ...actorOf(request) });

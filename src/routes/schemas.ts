@@ -3,6 +3,7 @@ import { MAX_SCOPE_NAME_LENGTH, SCOPE_NAME_PATTERN } from '../authz/scopes.js';
 import { MAX_ROLL_GRACE_SECONDS } from '../services/api-keys.js';
 import { MAX_PASSWORD_LENGTH } from '../credentials/passwords.js';
 import { problems, type ProblemName } from '../problems.js';
+import { KeyQuotaChange, KeyQuotaInput, KeyQuotaShown } from './key-quota-schemas.js';
 
 /**
  * Shapes of bodies and responses: one definition validates the request, types the handler and
@@ -81,6 +82,7 @@ export const NewApiKeyBody = Type.Object(
     expiresAt: Type.Optional(ExpiresAtInput),
     expiresIn: Type.Optional(ExpiresInInput),
     rateLimit: Type.Optional(KeyRateLimitInput),
+    quota: Type.Optional(KeyQuotaInput),
   },
   { additionalProperties: false, description: "Optional: without a body the key has no name, every scope, does not expire, and has its organization's rate limit." },
 );
@@ -94,7 +96,7 @@ const KeyExpiry = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]
 const KeyRateLimit = Type.Union([Type.String(), Type.Null()], { description: "Its own rate limit (`600/60s`); null when its organization's applies." });
 
 export const ApiKeyCreated = Type.Object(
-  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry, rateLimit: KeyRateLimit },
+  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry, rateLimit: KeyRateLimit, quota: KeyQuotaShown },
   { description: 'The new key: `apiKey` is its secret, shown this once.' },
 );
 export const ApiKeyListed = Type.Object({
@@ -108,6 +110,7 @@ export const ApiKeyListed = Type.Object({
     description: 'When it was last used, to within a minute (each replica writes uses once a minute); null when never.',
   }),
   rateLimit: KeyRateLimit,
+  quota: KeyQuotaShown,
 });
 /** One key, as GET and PATCH /auth/api-key/:id answer it (ApiKeyListed with its own description). */
 export const ApiKeyShown: typeof ApiKeyListed = { ...ApiKeyListed, description: 'The key, without its secret.' };
@@ -136,6 +139,7 @@ export const ApiKeyChangeBody = Type.Object(
     expiresAt: Type.Optional({ ...ExpiresAtInput, description: 'An earlier end than the key has (any, for a key without one), in the future. Not with expiresIn.' }),
     expiresIn: Type.Optional({ ...ExpiresInInput, description: 'An earlier end, in seconds from now. Not with expiresAt.' }),
     rateLimit: Type.Optional(Type.Union([KeyRateLimitInput, Type.Null()], { description: `${KeyRateLimitInput.description} null removes it.` })),
+    quota: Type.Optional(KeyQuotaChange),
   },
   { additionalProperties: false, minProperties: 1, description: "What changes; what is left out stays. Scopes and end can only narrow: fewer scopes, an earlier end; the key's rate limit may be anything up to its organization's." },
 );
@@ -234,6 +238,8 @@ export const OrganizationResponse = Type.Object({
   keyLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'Its own limit of API keys held; null: AUTHGATE_MAX_KEYS_PER_ORGANIZATION applies.' }),
   effectiveKeyLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'How many API keys it may hold (expired ones count until deleted).' }),
   externalIds: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Its id at each trusted issuer of the routes file (issue 49), when it has any.' })),
+  plan: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "Only when the routes file has plans: its own plan; null: the file's defaultPlan applies." })),
+  effectivePlan: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Only when the routes file has plans: the plan its requests are decided by (its own, or defaultPlan when it has none or its own was removed from the file); null: none, every scope.' })),
 }, { description: 'The organization.' });
 
 /** What creating an organization answers: with a reset token when it was created without a password. */
@@ -255,6 +261,9 @@ export const OrganizationChangeBody = Type.Object(
     })),
     externalIds: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$', maxLength: 40 }), Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]), {
       description: 'Its id at each named trusted issuer (routes file `issuers:`), which a provider token\'s organization claim names; null removes it. Unique per issuer across the store (409, 1340); an issuer the file does not declare is 400 (1260).',
+    })),
+    plan: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+      description: "Its plan, one the routes file declares under `plans` (400, 1250 for another); null returns it to the file's defaultPlan. Every replica applies it within a second, no key rewritten; audited and noticed as `organization.plan_changed`.",
     })),
   },
   { additionalProperties: false, minProperties: 1 },

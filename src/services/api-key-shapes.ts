@@ -1,5 +1,6 @@
 // The API-key service's answer and option shapes and its bounds (services/api-keys.ts), apart so the
 // routes' schemas and the admin API can name them without the service.
+import type { KeyQuota } from '../limits/key-quotas.js';
 
 export type ApiKeyView = Readonly<{
   id: string;
@@ -11,19 +12,21 @@ export type ApiKeyView = Readonly<{
   lastUsedAt: string | null;
   /** The key's own rate limit (`600/60s`); null: its organization's applies. */
   rateLimit: string | null;
+  /** The key's own quota; null: its organization's alone applies. */
+  quota: KeyQuota | null;
 }>;
 
 /** An answer's end: when it stops working (the store's epoch ms), or how long from now. */
 export type KeyEnd = Readonly<{ expiresAt?: string; expiresIn?: number }>;
 
 /** What a new key may be given: a name, scopes (default: every one), an end and its own rate limit. */
-export type NewApiKeyOptions = KeyEnd & Readonly<{ name?: string; scopes?: readonly string[]; rateLimit?: string }>;
+export type NewApiKeyOptions = KeyEnd & Readonly<{ name?: string; scopes?: readonly string[]; rateLimit?: string; quota?: KeyQuota }>;
 
 /**
  * What a key's owner may change: its name (null removes it), fewer scopes, an earlier end, its own
  * rate limit (never above its organization's; null removes it).
  */
-export type ApiKeyChangeOptions = KeyEnd & Readonly<{ name?: string | null; scopes?: readonly string[]; rateLimit?: string | null }>;
+export type ApiKeyChangeOptions = KeyEnd & Readonly<{ name?: string | null; scopes?: readonly string[]; rateLimit?: string | null; quota?: KeyQuota | null }>;
 
 /** A roll: how long the rolled key keeps working, and optionally the successor's own end. */
 export type RollOptions = KeyEnd & Readonly<{ graceSeconds?: number }>;
@@ -36,6 +39,7 @@ export type CreatedApiKey = Readonly<{
   createdAt: string;
   expiresAt: string | null;
   rateLimit: string | null;
+  quota: KeyQuota | null;
 }>;
 
 export type RolledApiKey = CreatedApiKey & Readonly<{ rolled: Readonly<{ id: string; expiresAt: string }> }>;

@@ -10,6 +10,9 @@ import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf } from '../store/shard-tag.js';
 import type { RateLimitService } from './rate-limits.js';
 import type { RouteTableSource } from '../route-table/types.js';
+import type { PlanLookup } from '../plans/organization-plans.js';
+import { scopesOutsidePlan } from '../route-table/plans.js';
+import { keyQuotaWithin, type KeyQuotas } from '../limits/key-quotas.js';
 import { storedScopes, type ApiKeyChangeRefusal, type ApiKeySummary, type ScopeNames, type Store } from '../store/store.js';
 
 export * from './api-key-shapes.js';
@@ -78,10 +81,25 @@ export function createApiKeyService(deps: {
   growth?: Pick<TenantGrowth, 'admitKeyCreation' | 'maxKeys'>;
   /** The live route table: its scopes are what keys may be given, and the order they are shown in. */
   routes: RouteTableSource;
+  /** The organizations' plans (issue 47): a key is given only scopes its organization's plan includes, and its maxKeys holds. */
+  plans?: PlanLookup;
+  /** Keys' own quotas (limits/key-quotas.ts): only within the organization's plan's. */
+  keyQuotas?: Pick<KeyQuotas, 'quotaOf' | 'set' | 'forget'>;
 }) {
   const { store, bus, environment, now, rateLimits, growth, routes } = deps;
   const table = () => routes.current().scopes;
+  const planOf = (orgId: string) => deps.plans?.planOf(orgId, routes.current());
+  /** Names given to a key, checked against the table and then against the organization's plan (403 1130). */
+  const grantable = (orgId: string, names: readonly string[]): readonly string[] => {
+    const declared = declaredScopes(names, table());
+    const outside = scopesOutsidePlan(declared, planOf(orgId));
+    if (outside.length > 0) {
+      throw new Problem('scopesOutsidePlan', `The organization's plan does not include ${outside.join(', ')} (GET /auth/scopes lists those it does).`, 'scope_outside_plan');
+    }
+    return declared;
+  };
   const pendingUse = deps.pendingUse ?? (() => undefined);
+  const keyQuotas = deps.keyQuotas ?? { quotaOf: () => undefined, set: async () => {}, forget: async () => {} };
   const view = (key: ApiKeySummary): ApiKeyView => {
     const pending = pendingUse(key.id);
     const lastUsedAt = pending === undefined || (key.lastUsedAt ?? -Infinity) > pending ? key.lastUsedAt : pending;
@@ -94,6 +112,7 @@ export function createApiKeyService(deps: {
       expiresAt: iso(key.expiresAt),
       lastUsedAt: iso(lastUsedAt),
       rateLimit: rateLimits.keyView(key.id),
+      quota: keyQuotas.quotaOf(key.id) ?? null,
     };
   };
 
@@ -119,14 +138,16 @@ export function createApiKeyService(deps: {
     async create(orgId: string, options: NewApiKeyOptions = {}): Promise<CreatedApiKey> {
       const t = now();
       const expiresAt = expiryOf(options, t);
-      const scopes = storedScopes(options.scopes === undefined ? undefined : declaredScopes(options.scopes, table()));
+      const scopes = storedScopes(options.scopes === undefined ? undefined : grantable(orgId, options.scopes));
       const rateLimit = options.rateLimit === undefined ? undefined : rateLimits.keyLimitFor(orgId, options.rateLimit);
+      const quota = options.quota === undefined ? undefined : keyQuotaWithin(options.quota, planOf(orgId));
       const key = generateApiKey(environment, shardTagOf(orgId));
       const createdAt = new Date(t).toISOString();
       await growth?.admitKeyCreation(orgId);
       await prune(orgId);
       // The limit before the key: a key never works without the limit it was created with.
       if (rateLimit !== undefined) await rateLimits.setKey(orgId, key.id, rateLimit);
+      if (quota !== undefined) await keyQuotas.set(orgId, key.id, quota);
       const created = await store.createApiKey({
         id: key.id,
         orgId,
@@ -136,8 +157,12 @@ export function createApiKeyService(deps: {
         ...(options.name !== undefined && { name: options.name }),
         ...(expiresAt !== undefined && { expiresAt }),
         ...(scopes !== undefined && { scopes }),
-      }, growth?.maxKeys);
+      }, planOf(orgId)?.maxKeys ?? growth?.maxKeys);
+      // The store announced the creation to the other replicas (a replica that remembers the key
+      // as unknown forgets it); this replica hears it here.
+      if (created === 'created') bus.applyLocally([{ kind: 'api_key', cacheKey: key.hash, created: true }]);
       if (created !== 'created' && rateLimit !== undefined) await rateLimits.forgetKey(orgId, key.id);
+      if (created !== 'created' && quota !== undefined) await keyQuotas.forget(orgId, key.id);
       if (created === 'no-organization') throw new Problem('credentialInvalid', undefined, 'revoked_token');
       if (created === 'limit-reached') {
         throw new Problem('apiKeyLimitReached', "This organization holds as many API keys as its limit allows: delete one (expired ones count until deleted), or ask the operator to raise the limit.", 'key_limit');
@@ -150,6 +175,7 @@ export function createApiKeyService(deps: {
         createdAt,
         expiresAt: iso(expiresAt),
         rateLimit: rateLimit ?? null,
+        quota: quota ?? null,
       };
     },
 
@@ -188,9 +214,10 @@ export function createApiKeyService(deps: {
     async change(orgId: string, keyId: string, options: ApiKeyChangeOptions): Promise<ApiKeyView> {
       const expiresAt = expiryOf(options, now());
       const rateLimit = options.rateLimit == null ? options.rateLimit : rateLimits.keyLimitFor(orgId, options.rateLimit);
+      const quota = options.quota == null ? options.quota : keyQuotaWithin(options.quota, planOf(orgId));
       const changed = await store.changeApiKey(orgId, keyId, {
         ...(options.name !== undefined && { name: options.name }),
-        ...(options.scopes !== undefined && { scopes: declaredScopes(options.scopes, table()) }),
+        ...(options.scopes !== undefined && { scopes: grantable(orgId, options.scopes) }),
         ...(expiresAt !== undefined && { expiresAt }),
       });
       if (changed === 'not-found') throw new Problem('apiKeyNotFound');
@@ -198,6 +225,7 @@ export function createApiKeyService(deps: {
       if (changed.revoked !== undefined) bus.applyLocally([changed.revoked]);
       // After the key's own terms, which may refuse: a refused change changes nothing.
       if (rateLimit !== undefined) await rateLimits.setKey(orgId, keyId, rateLimit);
+      if (quota !== undefined) await keyQuotas.set(orgId, keyId, quota);
       return view(changed.key);
     },
 
@@ -227,6 +255,9 @@ export function createApiKeyService(deps: {
       // The successor keeps the rolled key's own limit, set before it exists (as at creation).
       const rateLimit = rateLimits.keyView(keyId);
       if (rateLimit !== null) await rateLimits.setKey(orgId, key.id, rateLimit);
+      // And its own quota (a fresh count: the successor's requests are its own).
+      const quota = keyQuotas.quotaOf(keyId) ?? null;
+      if (quota !== null) await keyQuotas.set(orgId, key.id, quota);
       const result = await store.rollApiKey(orgId, keyId, {
         successor: {
           id: key.id,
@@ -239,10 +270,11 @@ export function createApiKeyService(deps: {
       });
       if (result === 'not-found') {
         if (rateLimit !== null) await rateLimits.forgetKey(orgId, key.id);
+        if (quota !== null) await keyQuotas.forget(orgId, key.id);
         throw new Problem('apiKeyNotFound');
       }
-      bus.applyLocally([result.revoked]);
-      if (result.rolled === undefined) await rateLimits.forgetKey(orgId, keyId);
+      bus.applyLocally([result.revoked, { kind: 'api_key', cacheKey: key.hash, created: true }]); // the successor, announced as created
+      if (result.rolled === undefined) await Promise.all([rateLimits.forgetKey(orgId, keyId), keyQuotas.forget(orgId, keyId)]);
       return {
         id: key.id,
         apiKey: key.secret,
@@ -251,6 +283,7 @@ export function createApiKeyService(deps: {
         createdAt,
         expiresAt: iso(expiresAt),
         rateLimit,
+        quota,
         rolled: { id: keyId, expiresAt: new Date(result.rolled?.expiresAt ?? t).toISOString() },
       };
     },
@@ -260,7 +293,7 @@ export function createApiKeyService(deps: {
       const revoked = await store.deleteApiKeyIfOwned(orgId, keyId);
       if (revoked === undefined) throw new Problem('apiKeyNotFound');
       bus.applyLocally([revoked]);
-      await rateLimits.forgetKey(orgId, keyId);
+      await Promise.all([rateLimits.forgetKey(orgId, keyId), keyQuotas.forget(orgId, keyId)]);
     },
 
     /**
@@ -285,7 +318,7 @@ export function createApiKeyService(deps: {
           if (revoked === undefined) return; // deleted meanwhile, by its owner or another report
           bus.applyLocally([revoked]);
           onRevoked({ orgId: found.orgId, keyId: found.id });
-          await rateLimits.forgetKey(found.orgId, found.id);
+          await Promise.all([rateLimits.forgetKey(found.orgId, found.id), keyQuotas.forget(found.orgId, found.id)]);
         }),
       );
       const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');

@@ -5,8 +5,13 @@
  * one step either way of now; the step a code was accepted at is recorded in the store in one
  * atomic step (store/mfa.ts useTotpStep), so a code works once, also across replicas. The secret
  * is sealed with AES-256-GCM before it reaches the store (credentials/mfa-secrets.ts).
+ * Every proof of the second factor (a login's, a removal's, an authenticator change's step-up) is
+ * judged under the organization's bound on wrong proofs, and mfaTokens are issued under its
+ * bound too (guards/second-factor-bound.ts, issue 45).
  */
 import * as OTPAuth from 'otpauth';
+import { sha256Base64url } from '../credentials/digest.js';
+import { shardTagOf, tagged } from '../store/shard-tag.js';
 import { newMfaToken, mfaTokenHash, newRecoveryCodes, passwordCheckOf, recoveryCodeHash } from '../credentials/mfa-tokens.js';
 import type { SecretBox } from '../credentials/mfa-secrets.js';
 import { Problem } from '../problems.js';
@@ -15,6 +20,7 @@ import type { MfaChallenge, MfaStore, TotpFactor } from '../store/mfa.js';
 import type { Organization, Store } from '../store/store.js';
 import type { PasskeyStore } from '../store/passkeys.js';
 import type { LoginClient, SessionService } from './sessions.js';
+import type { SecondFactorBound } from '../guards/second-factor-bound.js';
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { type PasskeyService, type PasskeyView, viewOf } from './passkeys.js';
 
@@ -40,11 +46,13 @@ export function createMfaService(deps: {
   bus: Pick<InvalidationBus, 'applyLocally'>;
   box: SecretBox;
   sessions: Pick<SessionService, 'open' | 'endAll'>;
+  /** The organization's bound on wrong proofs and on mfaTokens issued (issue 45). */
+  bound: SecondFactorBound;
   now: () => number;
   /** The issuer shown by authenticator apps (the otpauth URI's). */
   issuer: string;
 }) {
-  const { store, box, sessions, now, issuer, passkeys } = deps;
+  const { store, box, sessions, now, issuer, passkeys, bound } = deps;
 
   function totpOf(orgId: string, secret: string, label = orgId): OTPAuth.TOTP {
     return new OTPAuth.TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS, secret: OTPAuth.Secret.fromBase32(secret) });
@@ -74,6 +82,30 @@ export function createMfaService(deps: {
     return step !== undefined && (await store.useTotpStep(orgId, step));
   }
 
+  /** Whether `input` proves the organization's second factor (a TOTP step or a recovery code is used up when it does). */
+  async function judge(orgId: string, factor: TotpFactor | undefined, kept: Awaited<ReturnType<PasskeyStore['listPasskeys']>>, input: SecondFactorInput, passkeyChallenge: string | undefined): Promise<{ right: boolean; used: SecondFactorUsed }> {
+    if (input.recoveryCode !== undefined) return { used: 'recovery_code', right: await store.useRecoveryCode(orgId, recoveryCodeHash(orgId, input.recoveryCode)) };
+    if (input.passkey !== undefined) return { used: 'passkey', right: await passkeys.verifyLogin(orgId, passkeyChallenge, input.passkey, kept) };
+    return { used: 'totp', right: factor?.active === true && (await useCode(orgId, factor, input.code ?? '')) };
+  }
+
+  /**
+   * A proof judged under the organization's bound: counted first (1121 when spent), the count
+   * reset by a right one, kept by a wrong one, given back when judging failed (never judged).
+   */
+  async function judged<T extends { right: boolean }>(orgId: string, judgeIt: () => Promise<T>): Promise<T> {
+    const proof = await bound.proof(orgId);
+    let outcome: T;
+    try {
+      outcome = await judgeIt();
+    } catch (error) {
+      await proof.notJudged();
+      throw error;
+    }
+    if (outcome.right) await proof.succeeded();
+    return outcome;
+  }
+
   async function storeRecoveryCodes(orgId: string): Promise<{ codes: string[]; hashes: string[] }> {
     const codes = newRecoveryCodes();
     return { codes, hashes: codes.map((code) => recoveryCodeHash(orgId, code)) };
@@ -88,6 +120,8 @@ export function createMfaService(deps: {
       const [factor, passkeyOptions] = await Promise.all([store.findTotp(org.id), passkeys.loginOptions(org.id)]);
       const totp = factor?.active === true;
       if (!totp && passkeyOptions === undefined) return undefined;
+      // Bounded per organization (1122): one with a leaked password cannot fill the store with challenges.
+      await bound.issue(org.id, MFA_TOKEN_TTL_SECONDS * 1000);
       const { token, tokenHash } = newMfaToken(org.id);
       // The passkey options' challenge is kept with the mfaToken's: the assertion must answer this login's.
       await store.createMfaChallenge(tokenHash, {
@@ -118,18 +152,8 @@ export function createMfaService(deps: {
       const [factor, kept] = await Promise.all([store.findTotp(org.id), store.listPasskeys(org.id)]);
       // Every factor removed since the password was checked: nothing can finish this login.
       if (factor?.active !== true && kept.length === 0) throw invalidMfaToken();
-      let right: boolean;
-      let used: SecondFactorUsed;
-      if (input.recoveryCode !== undefined) {
-        used = 'recovery_code';
-        right = await store.useRecoveryCode(org.id, recoveryCodeHash(org.id, input.recoveryCode));
-      } else if (input.passkey !== undefined) {
-        used = 'passkey';
-        right = await passkeys.verifyLogin(org.id, challenge.passkeyChallenge, input.passkey, kept);
-      } else {
-        used = 'totp';
-        right = factor?.active === true && (await useCode(org.id, factor, input.code ?? ''));
-      }
+      // Counted against the organization before it is judged (guards/second-factor-bound.ts).
+      const { right, used } = await judged(org.id, () => judge(org.id, factor, kept, input, challenge.passkeyChallenge));
       if (!right) {
         const failures = await store.failMfaChallenge(tokenHash, MFA_TOKEN_MAX_FAILURES);
         if (failures === 0 || failures >= MFA_TOKEN_MAX_FAILURES) throw invalidMfaToken('Too many wrong codes: this mfaToken is spent; log in again.');
@@ -177,11 +201,56 @@ export function createMfaService(deps: {
       return outcome === 'first' ? codes : undefined;
     },
 
-    /** Removes TOTP with a right code of it (the password was checked by the caller). */
+    /**
+     * Removes TOTP with a right code of it (the password was checked by the caller). The code is
+     * judged under the organization's bound, as a login's is (issue 45): 1119 when wrong.
+     */
     async disableTotp(orgId: string, code: string): Promise<void> {
       const factor = await activeFactor(orgId);
-      if (!(await useCode(orgId, factor, code))) throw new Problem('mfaCodeRejected', 'The code is not right (or was used already).', 'bad_code');
+      const { right } = await judged(orgId, async () => ({ right: await useCode(orgId, factor, code) }));
+      if (!right) throw new Problem('mfaCodeRejected', 'The code is not right (or was used already).', 'bad_code');
       await store.removeTotp(orgId);
+    },
+
+    /**
+     * The passkey options of a step-up (issue 45): its challenge kept for `sessionId`'s next
+     * authenticator change (5 minutes, single use, a new call replaces it); undefined without a passkey.
+     */
+    async stepUpOptions(org: Organization, sessionId: string): Promise<PublicKeyCredentialRequestOptionsJSON | undefined> {
+      const options = await passkeys.loginOptions(org.id);
+      if (options === undefined) return undefined;
+      await store.createMfaChallenge(stepUpKey(org.id, sessionId), {
+        orgId: org.id,
+        passwordCheck: passwordCheckOf(org.passwordHash),
+        expiresAt: now() + MFA_TOKEN_TTL_SECONDS * 1000,
+        passkeyChallenge: options.challenge,
+      });
+      return options;
+    },
+
+    /**
+     * The step-up of an authenticator change (issue 45): with no factor enrolled, nothing to prove
+     * ('none': the password was enough, as before). With one, a TOTP code, a recovery code or a
+     * passkey assertion over the session's step-up options must prove it, judged under the
+     * organization's bound: 1123 when none is given, 1119 (1120 for a passkey) when wrong.
+     * Answers what proved it (a recovery code is used up).
+     */
+    async proveSecondFactor(orgId: string, sessionId: string, input: SecondFactorInput): Promise<SecondFactorUsed | 'none'> {
+      const [factor, kept] = await Promise.all([store.findTotp(orgId), store.listPasskeys(orgId)]);
+      if (factor?.active !== true && kept.length === 0) return 'none';
+      if (input.code === undefined && input.recoveryCode === undefined && input.passkey === undefined) {
+        throw new Problem('secondFactorRequired', 'This organization has a second factor: prove it with `code` (the authenticator app\'s current code), `recoveryCode`, or `passkey` (an assertion over the options of POST /auth/mfa/step-up).', 'second_factor_required');
+      }
+      // A passkey answers the session's step-up challenge, used once whatever the outcome.
+      const key = stepUpKey(orgId, sessionId);
+      const passkeyChallenge = input.passkey === undefined ? undefined : (await store.findMfaChallenge(key))?.passkeyChallenge;
+      if (input.passkey !== undefined && (passkeyChallenge === undefined || !(await store.consumeMfaChallenge(key)))) {
+        throw new Problem('passkeyRejected', 'No step-up is pending for this session (or it expired): ask POST /auth/mfa/step-up for passkeyOptions first.', 'no_step_up');
+      }
+      const { right, used } = await judged(orgId, () => judge(orgId, factor, kept, input, passkeyChallenge));
+      if (!right && used === 'passkey') throw new Problem('passkeyRejected', 'The passkey\'s answer did not verify.', 'bad_passkey');
+      if (!right) throw new Problem('mfaCodeRejected', `The ${used === 'recovery_code' ? 'recovery code' : 'code'} is not right (or was used already).`, 'bad_code');
+      return used;
     },
 
     /** New recovery codes; the old ones die. */
@@ -205,6 +274,11 @@ export function createMfaService(deps: {
       return { removed, sessionsEnded };
     },
   };
+}
+
+/** Where a session's step-up challenge is kept: with the mfaTokens' challenges, on the organization's shard, never the session id itself. */
+function stepUpKey(orgId: string, sessionId: string): string {
+  return tagged(shardTagOf(orgId), sha256Base64url(`authgate-step-up:${sessionId}`));
 }
 
 function invalidMfaToken(detail = 'The mfaToken is not valid: it may have been used, spent by wrong codes, or have expired. Log in again.'): Problem {

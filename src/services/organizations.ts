@@ -10,6 +10,8 @@ import type { TenantLimitStore } from '../store/tenant-limits.js';
 import type { RateLimitService } from './rate-limits.js';
 import { NO_PASSWORD_HASH } from './password-changes.js';
 import type { ExternalIdChange, ExternalIds, ExternalIdStore } from '../store/external-ids.js';
+import type { OrganizationPlans } from '../plans/organization-plans.js';
+import type { RouteTableSource } from '../route-table/types.js';
 
 export type OrganizationView = Readonly<{
   id: string;
@@ -26,6 +28,10 @@ export type OrganizationView = Readonly<{
   externalIds?: ExternalIds;
   /** How many API keys it may hold. */
   effectiveKeyLimit: number | null;
+  /** With plans in the routes file only (issue 47): its own plan; null: the file's defaultPlan. */
+  plan?: string | null;
+  /** With plans only: the plan its requests are decided by (null: none, every scope). */
+  effectivePlan?: string | null;
 }>;
 
 /** An e-mail as stored and compared: normalizeEmail's output, so nothing normalizes twice. */
@@ -48,11 +54,19 @@ export function createOrganizationService(deps: {
   defaultKeyLimit?: number;
   /** The names of the live table's trusted issuers (issue 49): an external id is only set at one of them. */
   issuerNames?: () => ReadonlySet<string> | ReadonlyMap<string, unknown>;
+  /** The organizations' plans and the live table that declares them (issue 47). */
+  plans?: Readonly<{ lookup: Pick<OrganizationPlans, 'planOf' | 'ownPlan'>; routes: RouteTableSource; forget: (orgId: string) => Promise<void> }>;
 }) {
   const { store, bus, passwords, policy, now, rateLimits } = deps;
   const view = async (org: Organization): Promise<OrganizationView> => {
     const keyLimit = (await store.readKeyLimit(org.id)) ?? null;
     const externalIds = await store.readExternalIds(org.id);
+    const table = deps.plans?.routes.current();
+    const plan = table === undefined || table.plans.size === 0 ? undefined : deps.plans!.lookup.planOf(org.id, table);
+    const planned = table !== undefined && table.plans.size > 0 && {
+      plan: deps.plans!.lookup.ownPlan(org.id) ?? null,
+      effectivePlan: plan?.name ?? null,
+    };
     return {
       id: org.id,
       name: org.name,
@@ -60,7 +74,8 @@ export function createOrganizationService(deps: {
       createdAt: org.createdAt,
       ...rateLimits.organizationView(org.id),
       keyLimit,
-      effectiveKeyLimit: keyLimit ?? deps.defaultKeyLimit ?? null,
+      effectiveKeyLimit: keyLimit ?? plan?.maxKeys ?? deps.defaultKeyLimit ?? null,
+      ...planned,
       ...(Object.keys(externalIds).length > 0 && { externalIds }),
     };
   };
@@ -144,6 +159,7 @@ export function createOrganizationService(deps: {
       bus.applyLocally(revoked);
       // Its limits go after it: left behind (the store failing now), they name credentials that no longer exist.
       await rateLimits.dropOrganization(orgId).catch(() => {});
+      await deps.plans?.forget(orgId);
       // The count is of credentials (keys and sessions), as ever: the organization's own entry is none.
       return { revoked: revoked.filter((r) => r.kind === 'api_key' || r.kind === 'session').length };
     },

@@ -13,10 +13,14 @@ import { memoryOrganizationProfiles } from './memory/organization-profiles.js';
 import { memoryMfa } from './memory/mfa.js';
 import { memoryPasskeys } from './memory/passkeys.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
+import { memoryOrganizationPlans } from './memory/organization-plans.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
 import { memoryTenantLimits } from './memory/tenant-limits.js';
 import { memoryExternalIds } from './memory/external-ids.js';
+import { memoryUsage } from './memory/usage.js';
+import { memoryQuotas } from './memory/quotas.js';
+import { memoryKeyQuotas } from './memory/key-quotas.js';
 
 export type MemoryStoreOptions = { now?: () => number; sweepIntervalMs?: number };
 
@@ -34,9 +38,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryOrganizationProfiles(state),
     memoryMfa(state),
     memoryPasskeys(state),
+    memoryUsage(now),
+    memoryQuotas(),
+    memoryOrganizationPlans(state),
+    memoryKeyQuotas(),
     memoryExternalIds(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, externalIds] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans, keyQuotas, externalIds] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -58,6 +66,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...profiles.methods,
     ...mfa.methods,
     ...passkeys.methods,
+    ...usage.methods,
+    ...quotas.methods,
+    ...plans.methods,
+    ...keyQuotas.methods,
     ...externalIds.methods,
 
     async ping() {},

@@ -5,7 +5,7 @@
  * return what they revoked, so the caller can invalidate caches on every replica.
  *
  * The contract is split by concern: organizations here, api-keys.ts, sessions.ts, counters.ts,
- * audit.ts, rate-limits.ts, tenant-limits.ts, organization-listing.ts, password-resets.ts, mfa.ts, passkeys.ts; each store implements
+ * audit.ts, rate-limits.ts, tenant-limits.ts, organization-listing.ts, password-resets.ts, mfa.ts, passkeys.ts, usage.ts, quotas.ts; each store implements
  * each part in a module of its own (memory/*.ts, redis/*.ts).
  */
 import type { ApiKeyStore } from './api-keys.js';
@@ -20,6 +20,10 @@ import type { OrganizationProfileStore } from './organization-profiles.js';
 import type { MfaStore } from './mfa.js';
 import type { PasskeyStore } from './passkeys.js';
 import type { ExternalIdStore } from './external-ids.js';
+import type { UsageStore } from './usage.js';
+import type { QuotaStore } from './quotas.js';
+import type { OrganizationPlanStore } from './organization-plans.js';
+import type { KeyQuotaStore } from './key-quotas.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -43,11 +47,15 @@ export * from './counters.js';
  * the rate-limit overrides changed (its cacheKey is the organization's id), and every replica
  * reads them again (store/rate-limits.ts); credential caches pass it by. `profile` is no credential
  * either: the organization cacheKey's name or e-mail changed (store/organization-profiles.ts), and
- * every replica forgets what it kept of them (the identity assertion's profiles). `organization`:
- * the organization cacheKey is deleted, and the provider tokens resolved to it (issue 49,
- * credentials/issuer-tokens.ts) are refused at once.
+ * every replica forgets what it kept of them (the identity assertion's profiles). `created`: an API
+ * key that now exists (issue 45): nothing is revoked, but a replica that remembers it as unknown
+ * forgets that; on the wire an `api_key` item with `"created":true`, which a replica of an older
+ * build reads as a revocation of a key it holds nothing of. `plan` is the organization cacheKey's
+ * plan (store/organization-plans.ts): every replica reads the plans again. `organization`: the
+ * organization cacheKey is deleted (or its external ids changed), and the provider tokens resolved
+ * to it (issue 49, credentials/issuer-tokens.ts) are refused at once.
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'organization'; cacheKey: string }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan' | 'key_quota' | 'organization'; cacheKey: string; created?: true }>;
 
 export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */
@@ -82,4 +90,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & ExternalIdStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore & KeyQuotaStore & ExternalIdStore;

@@ -1,14 +1,14 @@
 /**
- * The OpenTelemetry side of tracing/tracing.ts, imported only when AUTHGATE_TRACING=on. Official
- * packages for everything but the span objects: the API, the trace SDK's samplers and batch
- * processor, the W3C Trace Context propagator of core (extracting a client's traceparent and
- * tracestate), resources and the OTLP/HTTP protobuf exporter's delegate and transport, which read
- * OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS and
- * OTEL_EXPORTER_OTLP_TIMEOUT itself. The spans are the gateway's own light ReadableSpans
+ * The OpenTelemetry side of tracing/tracing.ts, imported only when AUTHGATE_TRACING=on: the
+ * request's spans. This module makes them (a server span per sampled request, its upstream client
+ * span, the children of the store read, argon2, …) and ends them with what the answer was; which
+ * requests are sampled is tracing/sampling.ts's, where ended spans go (the official batch
+ * processor, the OTLP/HTTP exporter, span-encoder.ts's body) tracing/span-export.ts's. Official
+ * packages for everything but the span objects: the API, the W3C Trace Context propagator of core
+ * (extracting a client's traceparent and tracestate) and resources (OTEL_SERVICE_NAME,
+ * OTEL_RESOURCE_ATTRIBUTES). The spans are the gateway's own light ReadableSpans
  * (tracing/light-span.ts, hand-written for speed: half the cost of the SDK tracer's, measured
- * there), handed to that processor and exporter; the exporter's body for a batch of them is
- * written by tracing/span-encoder.ts (hand-written for speed, byte for byte the official
- * serializer's, which writes any other batch).
+ * there).
  *
  * What a request costs is decided first (serve): one the sampler would drop, known from its
  * traceparent's flag alone, gets nothing at all (no span, no context, its traceparent forwarded
@@ -22,7 +22,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import {
-  createNoopMeter,
   defaultTextMapGetter,
   isSpanContextValid,
   ROOT_CONTEXT,
@@ -33,24 +32,9 @@ import {
   TraceFlags,
   type Attributes,
   type Link,
-  type Meter,
-  type MeterProvider,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
-import { ProtobufTraceSerializer, TraceExporterMetricsHelper, type IExportTraceServiceResponse, type ISerializer } from '@opentelemetry/otlp-transformer';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-  type ReadableSpan,
-  type Sampler,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
@@ -62,7 +46,8 @@ import {
   ATTR_URL_SCHEME,
 } from '@opentelemetry/semantic-conventions';
 import { LightSpan, randomId, type SpanSink } from './light-span.js';
-import { encodeLightSpans } from './span-encoder.js';
+import { samplingFrom } from './sampling.js';
+import { batchProcessor } from './span-export.js';
 import { traceparentSampled } from './trace-context.js';
 import type { RequestHandler, TracedAnswer, Tracing, TracingOptions } from './tracing.js';
 
@@ -70,9 +55,6 @@ import type { RequestHandler, TracedAnswer, Tracing, TracingOptions } from './tr
 export const ATTR_DECISION_REASON = 'authgate.decision.reason';
 export const ATTR_CREDENTIAL_KIND = 'authgate.credential.kind';
 export const ATTR_ORGANIZATION_ID = 'authgate.organization.id';
-
-/** The SDK's own metric of finished spans; `error.type` on it says which were dropped and why. */
-const PROCESSED_SPANS = 'otel.sdk.processor.span.processed';
 
 /** A request's server span has no links (handed to the sampler; none of the supported ones writes to it). */
 const NO_LINKS: Link[] = [];
@@ -87,15 +69,7 @@ const SHUTDOWN_BOUND_MS = 5_000;
 type RequestSpans = { server: LightSpan; client: LightSpan | undefined };
 
 export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = process.env): Tracing {
-  const processor = new BatchSpanProcessor({
-    exporter: otlpExporter(),
-    // Bounded: past maxQueueSize spans are dropped (and counted), a request never waits.
-    maxQueueSize: positive(env.OTEL_BSP_MAX_QUEUE_SIZE, 'OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048,
-    maxExportBatchSize: positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE') ?? 512,
-    scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY, 'OTEL_BSP_SCHEDULE_DELAY') ?? 5000,
-    exportTimeoutMillis: positive(env.OTEL_BSP_EXPORT_TIMEOUT, 'OTEL_BSP_EXPORT_TIMEOUT') ?? 30_000,
-    selfObsMeterProvider: droppedSpanMeter(options.onDropped),
-  });
+  const processor = batchProcessor(env, options.onDropped);
   const { sampler, dropsUpfront, samplesUpfront } = samplingFrom(env);
   const sink: SpanSink = {
     processor,
@@ -252,110 +226,6 @@ export function createTracing(options: TracingOptions, env: NodeJS.ProcessEnv = 
       clearTimeout(timer);
     },
   };
-}
-
-/**
- * The official OTLP/HTTP protobuf exporter, made as @opentelemetry/exporter-trace-otlp-proto's
- * OTLPTraceExporter makes itself (0.301.1: the same settings read from the environment, the same
- * transport, retries and content type), but for the body of a batch of light spans: written by
- * span-encoder.ts, byte for byte the official serializer's in a quarter of its time (measured:
- * 4–5 µs of CPU per request at 100 % sampling, most of tracing's own work, against 1.1–1.3).
- */
-function otlpExporter(): SpanExporter {
-  const serializer: ISerializer<ReadableSpan[], IExportTraceServiceResponse> = {
-    serializeRequest: (spans) => encodeLightSpans(spans) ?? ProtobufTraceSerializer.serializeRequest(spans),
-    deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
-  };
-  const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
-  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', TraceExporterMetricsHelper, undefined));
-}
-
-/**
- * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (the OpenTelemetry names). Unset: parent-based
- * ratio, so a client's decision is respected and a root is sampled at the ratio (default 1).
- */
-export function samplerFrom(env: NodeJS.ProcessEnv): Sampler {
-  return samplingFrom(env).sampler;
-}
-
-/**
- * A request the sampler would certainly drop, known from its `traceparent`'s sampled flag alone
- * (undefined: no valid parent, a root): no span, no context, nothing injected (serve below).
- * False where the sampler must look at a trace id (a ratio between 0 and 1) or would sample.
- */
-export type DropsUpfront = (parentSampled: boolean | undefined) => boolean;
-
-/**
- * A request the sampler would certainly sample, known from its parent's sampled flag alone
- * (undefined: a root): it would answer RECORD_AND_SAMPLED with no trace state of its own, so the
- * span keeps its parent's. True where the sampler samples whatever the trace id (always_on, a
- * ratio of 1, a sampled parent under a parent-based sampler); the sampler is asked for the rest.
- */
-export type SamplesUpfront = (parentSampled: boolean | undefined) => boolean;
-
-export function samplingFrom(env: NodeJS.ProcessEnv): { sampler: Sampler; dropsUpfront: DropsUpfront; samplesUpfront: SamplesUpfront } {
-  const name = (env.OTEL_TRACES_SAMPLER ?? '').trim().toLowerCase() || 'parentbased_traceidratio';
-  const arg = (env.OTEL_TRACES_SAMPLER_ARG ?? '').trim();
-  const ratio = () => {
-    if (arg === '') return 1;
-    const value = Number(arg);
-    if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, not ${JSON.stringify(arg)}`);
-    return value;
-  };
-  const always = () => true;
-  const notUpfront = () => false;
-  // ParentBasedSampler's defaults: a sampled parent (remote or local) is sampled, an unsampled one dropped.
-  const parentBased = (rootDrops: boolean): DropsUpfront => (parentSampled) => (parentSampled === undefined ? rootDrops : !parentSampled);
-  const parentBasedSamples = (rootSamples: boolean): SamplesUpfront => (parentSampled) => (parentSampled === undefined ? rootSamples : parentSampled);
-  switch (name) {
-    case 'always_on':
-      return { sampler: new AlwaysOnSampler(), dropsUpfront: notUpfront, samplesUpfront: always };
-    case 'always_off':
-      return { sampler: new AlwaysOffSampler(), dropsUpfront: always, samplesUpfront: notUpfront };
-    case 'traceidratio': {
-      // A ratio of 1 samples every valid trace id (the sampler's bound is past every sum of one),
-      // and a request's trace id is valid: its parent's (a valid context) or the gateway's own.
-      const value = ratio();
-      return { sampler: new TraceIdRatioBasedSampler(value), dropsUpfront: value === 0 ? always : notUpfront, samplesUpfront: value === 1 ? always : notUpfront };
-    }
-    case 'parentbased_always_on':
-      return { sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }), dropsUpfront: parentBased(false), samplesUpfront: parentBasedSamples(true) };
-    case 'parentbased_always_off':
-      return { sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }), dropsUpfront: parentBased(true), samplesUpfront: parentBasedSamples(false) };
-    case 'parentbased_traceidratio': {
-      const value = ratio();
-      return { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(value) }), dropsUpfront: parentBased(value === 0), samplesUpfront: parentBasedSamples(value === 1) };
-    }
-    default:
-      throw new Error(`OTEL_TRACES_SAMPLER ${JSON.stringify(name)} is not supported: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio`);
-  }
-}
-
-function positive(value: string | undefined, name: string): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new Error(`${name} must be a whole number above 0, not ${JSON.stringify(value)}`);
-  return number;
-}
-
-/**
- * The batch processor reports every span it finishes on the SDK's own self-observability
- * counter, those dropped with `error.type` (`queue_full`, or the failed export's error). This
- * meter provider keeps only that counter, and only its drops, for authgate's own metric.
- */
-function droppedSpanMeter(onDropped: TracingOptions['onDropped']): MeterProvider {
-  const noop = createNoopMeter();
-  const meter = Object.create(noop) as Meter;
-  meter.createCounter = ((name: string, options?: Parameters<Meter['createCounter']>[1]) => {
-    if (name !== PROCESSED_SPANS) return noop.createCounter(name, options);
-    return {
-      add(value: number, attributes?: Attributes) {
-        const error = attributes?.[ATTR_ERROR_TYPE];
-        if (error !== undefined) onDropped(error === 'queue_full' ? 'queue_full' : 'export_failed', value);
-      },
-    };
-  }) as Meter['createCounter'];
-  return { getMeter: () => meter };
 }
 
 /**

@@ -64,3 +64,13 @@ t.test('a build without AUTHGATE_ROUTES_FILE is skipped with a reason; one with 
   writeFileSync(join(dist, 'config', 'settings.js'), "export const settings = [{ name: 'AUTHGATE_ROUTES_FILE' }];\n");
   t.equal(routesFileUnsupported(join(dist, 'main.js')), undefined);
 });
+
+t.test('issue 47: the quota twin\'s file is the 2-route file with a plan every organization is on, a quota no run reaches, as the gateway loads it', async (t) => {
+  const { loadRoutesText } = await import('../../src/route-table/load.js');
+  const loaded = loadRoutesText(routesFile(2, true), 'routes-2-quota.yaml', { defaultUpstreamUrl: 'http://127.0.0.1:9', upstreamTimeoutMs: 5000, defaultAudience: undefined });
+  t.ok(loaded.ok, JSON.stringify(loaded.ok ? [] : loaded.errors));
+  if (!loaded.ok) return;
+  t.equal(loaded.table.defaultPlan?.name, 'bench');
+  t.same(loaded.table.defaultPlan?.quota, { requests: 1_000_000_000_000, per: 'month' });
+  t.same(loaded.table.routes.map((route) => route.path), builtin.map((route) => route.path), 'the same routes as routes-2');
+});

@@ -1,6 +1,6 @@
 /**
  * The chart installed as documented (issue 27): what default values do, the production install of
- * docs/operations.md run as written (kubectl and helm stubbed, recording what they were given), the
+ * docs/operations-kubernetes.md run as written (kubectl and helm stubbed, recording what they were given), the
  * JWKS where upstreams can reach it, the optional Ingress / HTTPRoute / PrometheusRule, the Redis
  * ACL user and the config-check init container. Rendered with a real Helm 3 (test/helpers/helm.ts).
  */
@@ -67,11 +67,11 @@ t.test('default values: helm refuses with a message naming config.upstreamUrl, i
 });
 
 // ---------------------------------------------------------------------------------------------
-// docs/operations.md's production install, run as written.
+// docs/operations-kubernetes.md's production install, run as written.
 
-/** The ```sh block of docs/operations.md's "Kubernetes with Helm" section. */
+/** The ```sh block of docs/operations-kubernetes.md's "Kubernetes with Helm" section. */
 function installBlock(): string {
-  const doc = readFileSync(join(REPO_ROOT, 'docs', 'operations.md'), 'utf8');
+  const doc = readFileSync(join(REPO_ROOT, 'docs', 'operations-kubernetes.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## Kubernetes with Helm'));
   const m = /```sh\n([\s\S]*?)```/.exec(section);
   if (!m) throw new Error('no sh block in "Kubernetes with Helm"');
@@ -126,7 +126,7 @@ function flag(args: string[], name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
-t.test("docs/operations.md's production install: one command makes every secret the Deployment reads", async (t) => {
+t.test("docs/operations-kubernetes.md's production install: one command makes every secret the Deployment reads", async (t) => {
   const calls = runInstallBlock();
   const secrets = calls.filter((c) => c.tool === 'kubectl' && c.args.includes('secret'));
   const installs = calls.filter((c) => c.tool === 'helm');
@@ -236,7 +236,7 @@ t.test('Ingress and Gateway API HTTPRoute: off by default, to the public Service
 
 const METRIC_NAMES = ['metrics.ts', 'route-metrics.ts'].flatMap((file) => [...readFileSync(join(REPO_ROOT, 'src', 'observability', file), 'utf8').matchAll(/name: '(authgate_[a-z_]+)'/g)].map((m) => m[1]!));
 
-t.test('PrometheusRule: the alerts docs/operations.md describes, valid for promtool', async (t) => {
+t.test('PrometheusRule: the alerts docs/operations-observability.md describes, valid for promtool', async (t) => {
   const plain = await render([UPSTREAM]);
   t.equal(only(plain, 'PrometheusRule').length, 0, 'none by default');
   const docs = await render([UPSTREAM, 'prometheusRule.enabled=true', 'prometheusRule.labels.release=kube-prometheus-stack']);
@@ -264,7 +264,7 @@ t.test('PrometheusRule: the alerts docs/operations.md describes, valid for promt
     'authgate_routes_reloads_total',
     'authgate_routes_table_info',
   ]) {
-    t.ok(exprs.includes(m), `an alert on ${m}, as docs/operations.md describes`);
+    t.ok(exprs.includes(m), `an alert on ${m}, as docs/operations-observability.md describes`);
   }
   const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
   if (promtool.error) {

@@ -191,6 +191,13 @@ t.test('against a real gateway', async (t) => {
   const got = await runCli(['org', 'get', org.id], { env });
   t.equal(got.code, 0);
   t.same(JSON.parse(got.stdout), org, 'get prints the same org');
+  const usage = await runCli(['org', 'usage', org.id, '--granularity', 'hour'], { env });
+  t.equal(usage.code, 0, `org usage exits 0 (${usage.stderr})`);
+  t.match(JSON.parse(usage.stdout), { granularity: 'hour', keyId: null, quota: null }, 'org usage prints the figures');
+  t.equal(JSON.parse(usage.stdout).buckets.length, 24, 'the last 24 hours');
+  const badUsage = await runCli(['org', 'usage', org.id, '--granularity', 'week'], { env });
+  t.equal(badUsage.code, 1, 'a bad query exits 1');
+  t.match(badUsage.stderr, /^authgate: 400 /);
   const mfa = await runCli(['org', 'mfa', org.id], { env });
   t.equal(mfa.code, 0, `org mfa exits 0 (${mfa.stderr})`);
   t.same(JSON.parse(mfa.stdout), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [] }, 'org mfa prints the status');
@@ -293,7 +300,7 @@ t.test('keys list and keys revoke against a real gateway', async (t) => {
   const newestFirst = [...keys].sort((x, y) => String(y['createdAt']).localeCompare(String(x['createdAt'])) || String(y['id']).localeCompare(String(x['id'])));
   t.same(keys.map((k) => k['id']), newestFirst.map((k) => k['id']), 'newest first (createdAt, then id, descending)');
   for (const key of keys) {
-    t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'rateLimit', 'scopes'], 'metadata only');
+    t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes'], 'metadata only');
     t.same(key['scopes'], ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'a default key holds all five scopes');
     t.equal(key['lastUsedAt'], null, 'not used yet');
   }

@@ -2,6 +2,9 @@
 // CLI, as an operator runs it): exit codes, every error with its line, and the decision explained.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url));
@@ -50,6 +53,26 @@ t.test('routes check: 0 and a summary for a valid file; 1 and every error for a 
   }
 });
 
+t.test('routes check: a misspelt key and an undeclared scope, both in one run, each with its line (issue 46)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'authgate-routes-check-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'routes.yaml');
+  // docs/routes.md's example of "every error at once".
+  writeFileSync(file, ['version: 1', 'scopes:', '  accounts:read: Read accounts', 'routes:', '  - id: accounts', '    path: /accounts', '    mathc: subtree', '    methods: { GET: accounts:read, POST: accounts:write }', ''].join('\n'));
+  const run = cli(['routes', 'check', file]);
+  t.equal(run.status, 1);
+  t.equal(
+    run.stderr,
+    [
+      `${file}:5: /routes/0/match: is required (a route needs id, path, match, methods)`,
+      `${file}:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)`,
+      `${file}:8: /routes/0/methods/POST: scope accounts:write is not declared under scopes`,
+      `authgate: ${file}: 3 errors; the gateway would not take this file`,
+      '',
+    ].join('\n'),
+  );
+});
+
 t.test('routes explain: the route, scope, credentials and upstream, or why none', async (t) => {
   const file = `${fixtures}valid/example.yaml`;
   const reports = cli(['routes', 'explain', 'GET', '/v1/reports/7?x=1', '--file', file]);
@@ -64,7 +87,7 @@ t.test('routes explain: the route, scope, credentials and upstream, or why none'
 
   const cases: [string[], RegExp][] = [
     [['DELETE', '/organization/me'], /405: route organization-me \(exact \/organization\/me\) does not forward DELETE; Allow: GET, HEAD \(no fall back/],
-    [['GET', '/organization/me/'], /404: no route holds this path/],
+    [['GET', '/organization/me/x'], /404: no route holds this path/],
     [['GET', '/accountsX'], /404: no route holds this path/],
     [['GET', '/accounts/%2e%2e/keys'], /404: the path guard refuses it/],
     [['GET', '/accounts/%252e%252e/'], /400: the path guard refuses it/],
@@ -88,6 +111,38 @@ t.test('routes explain: the route, scope, credentials and upstream, or why none'
   t.match(broken.stderr, /version\.yaml:1: \/version: version 2 is not supported/);
   t.equal(cli(['routes', 'explain', 'get', '/x']).status, 2, 'methods are upper-case');
   t.equal(cli(['routes', 'explain', 'GET']).status, 2);
+});
+
+t.test('routes check warns (and passes) where a route sits in a subtree that asks less (issue 45)', async (t) => {
+  const file = `${fixtures}valid/public-root.yaml`;
+  const run = cli(['routes', 'check', file]);
+  t.equal(run.status, 0, 'warnings never fail the check');
+  t.match(run.stdout, /^authgate: \S+public-root\.yaml is valid: 5 routes, 1 upstream, 5 scopes, hash [0-9a-f]{16}; 4 warnings\n$/);
+  const lines = run.stderr.trimEnd().split('\n');
+  t.equal(lines.length, 4, run.stderr);
+  for (const [i, [line, inner]] of ([[14, 'admin (subtree /admin)'], [18, 'invoices (exact /v1/invoices)'], [22, 'api (subtree /api)']] as const).entries()) {
+    t.equal(
+      lines[i],
+      `${file}:${line}: /routes/${i + 1}: warning: route ${inner} sits in route site (subtree /), which asks less (none against login_token, api_key): the spellings of ${inner.split(' ')[2]!.slice(0, -1)} authgate knows are ${inner.split(' ')[0]}'s or refused, but one an upstream reads as ${inner.split(' ')[2]!.slice(0, -1)} in a way authgate does not know would be site's; a default that asks more, with public routes as exceptions, fails closed`,
+    );
+  }
+  t.equal(
+    lines[3],
+    `${file}:26: /routes/4: warning: route api-docs (exact /api/docs) sits in route api (subtree /api) and asks less: /api/DOCS, /api/docs/ and other spellings in another letter case or with a trailing slash are refused (400, 1240), as a case-sensitive upstream reads them as api's; clients must spell /api/docs exactly`,
+  );
+  // A file without such nesting has none (the example above: stderr empty).
+});
+
+t.test('routes explain: a path some server reads as another route\'s (issue 45)', async (t) => {
+  const file = `${fixtures}valid/public-root.yaml`;
+  for (const target of ['/admin;x/users', '//admin/users', '/api/DOCS']) {
+    const run = cli(['routes', 'explain', 'GET', target, '--file', file]);
+    t.equal(run.status, 1, target);
+    t.match(run.stdout, new RegExp(`^GET ${target.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: not forwarded: 400 \\(1240, (path_parameter|empty_path_segment|path_variant_weaker)\\): `), target);
+  }
+  const spelled = cli(['routes', 'explain', 'GET', '/V1/INVOICES', '--file', file]);
+  t.equal(spelled.status, 0, spelled.stderr);
+  t.match(spelled.stdout, /^GET \/V1\/INVOICES: forwarded\n  route +invoices \(exact \/v1\/invoices\)\n/);
 });
 
 t.test('the help lists both', async (t) => {

@@ -58,7 +58,7 @@ t.test('an empty environment is development with safe defaults', async (t) => {
   t.ok(config.admin.token.length >= 16);
   t.equal(config.upstream.url, undefined);
   t.equal(config.upstream.timeoutMs, 10_000);
-  t.same(config.cache, { max: 100_000, ttlSeconds: 60, negativeTtlSeconds: 5 });
+  t.same(config.cache, { max: 100_000, ttlSeconds: 60, negativeTtlSeconds: 5, negativeMax: 65_536 });
   t.equal(config.trustProxy, false);
   t.same(config.shutdown, { delaySeconds: 0, graceSeconds: 25 });
   t.equal(config.log.level, 'info');

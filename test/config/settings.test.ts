@@ -8,7 +8,7 @@ import { settings, unknownSettings, type SettingKind } from '../../src/config/se
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // load.ts and the parts it lends its reader to (config/redis-tls.ts).
-const loadSource = ['load.ts', 'redis-tls.ts', 'notices-and-cors.ts', 'webauthn.ts'].map((file) => readFileSync(`${root}src/config/${file}`, 'utf8')).join('\n');
+const loadSource = ['load.ts', 'redis-store.ts', 'redis-tls.ts', 'tls.ts', 'identity-keys.ts', 'shipped-secrets.ts', 'notices-and-cors.ts', 'webauthn.ts'].map((file) => readFileSync(`${root}src/config/${file}`, 'utf8')).join('\n');
 const names = settings.map((s) => s.name as string);
 
 t.test('setting names are unique and documented', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startGateway } from '../helpers/gateway.js';
+import { startConsoleGateway } from '../helpers/console-page.js';
 import { findChromium, launchBrowser } from '../helpers/browser.js';
 
 /**
@@ -11,7 +11,7 @@ import { findChromium, launchBrowser } from '../helpers/browser.js';
 const chromium = findChromium();
 
 t.test('inherited names in the fragment show the keys page, no crash', { skip: chromium === undefined ? 'no Chromium found: browser tests skipped' : false }, async (t) => {
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' } });
+  const gw = await startConsoleGateway(t);
   const org = await gw.createOrganization();
   const browser = await launchBrowser(chromium!);
   t.teardown(() => browser.close());

@@ -1,29 +1,29 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startGateway, UA } from '../helpers/gateway.js';
-import { startRecordingUpstream } from '../helpers/upstream.js';
+import { startConsoleGateway } from '../helpers/console-page.js';
+import { startRedis } from '../helpers/redis.js';
 import { findChromium, launchBrowser } from '../helpers/browser.js';
 
 /**
- * The self-service console in a real headless Chromium (Debian's), against a real gateway and a
- * real upstream: sign in, create a key and read its secret once, use it, roll it, revoke it, see
- * sessions and the audit trail, sign out; a wrong password and the login throttle shown; the CSP
- * present and no console error, and no request leaves the gateway's origin. Each page's screenshot
- * goes to test-output/console/ for a reviewer.
+ * The self-service console in a real headless Chromium (Debian's), against a real gateway on a
+ * real Redis with a routes file of its own (no /organization/me: helpers/console-page.ts) and a
+ * real upstream: sign in, create a key (no scope ticked for you, 90 days unless chosen otherwise)
+ * and read its secret once, use it, roll it, revoke it, see sessions, the audit trail and the
+ * organization (from the gateway's own API; its store paused, the 503 and a Retry that works), sign
+ * out; a wrong password and the login throttle shown; the CSP present and no console error, and
+ * no request leaves the gateway's origin. Each page's screenshot goes to test-output/console/.
  */
 
 const chromium = findChromium();
 const SHOTS = new URL('../../test-output/console/', import.meta.url);
+const DAY_MS = 86_400_000;
 
 t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no Chromium found (Debian: apt-get install chromium; .ci/run installs it): browser tests skipped' : false }, async (t) => {
   mkdirSync(SHOTS, { recursive: true });
-  // The upstream answers /organization/me from what the gateway tells it, as a resource service would.
-  const upstream = await startRecordingUpstream();
-  t.teardown(() => upstream.close());
-  const service = await identityUpstream(t);
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on', AUTHGATE_UPSTREAM_URL: service.url }, upstream });
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const gw = await startConsoleGateway(t, { env: { AUTHGATE_REDIS_URL: redis.url } });
   const org = await gw.createOrganization({ name: 'Console Test Org', email: 'console@example.test' });
 
   const browser = await launchBrowser(chromium!);
@@ -32,9 +32,14 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   const problems: string[] = [];
   page.on('console', (message) => {
     // A refused call shows in Chromium's console as a failed resource load: that is the API answering.
-    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|404|429|502)/.test(message.text())) problems.push(message.text());
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of (401|404|429|503)/.test(message.text())) problems.push(message.text());
   });
   page.on('pageerror', (error) => problems.push(String(error)));
+  // What the page asked to create: the bodies of its POST /auth/api-key.
+  const creations: unknown[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/auth/api-key') creations.push(request.postDataJSON());
+  });
   const origins = new Set<string>();
   page.on('request', (request) => origins.add(new URL(request.url()).origin));
   // Every answer the page caused that was a 404 (the browser's own /favicon.ico, say).
@@ -76,11 +81,30 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   t.equal(await page.evaluate('document.cookie'), '', 'no cookie');
   t.equal(await page.evaluate('localStorage.length + sessionStorage.length'), 0, 'nothing in web storage');
 
-  // Create a key with a name, fewer scopes, an expiry and a rate limit; its secret is shown once.
+  // The key form chooses nothing for the person: no scope ticked, "All scopes" a choice of its
+  // own, and a finite expiry (90 days) unless another is chosen.
+  const scopeBox = (name: string) => page.getByRole('checkbox', { name, exact: true });
+  await scopeBox('orders:read').waitFor();
+  for (const name of ['orders:read', 'orders:write', 'keys:read', 'keys:write']) t.equal(await scopeBox(name).isChecked(), false, `${name}: not ticked by default`);
+  const allScopes = page.getByRole('checkbox', { name: 'All scopes, including any declared later (full access)' });
+  t.equal(await allScopes.isChecked(), false, '"All scopes" is not ticked by default');
+  t.equal(await page.getByLabel('Expires after').inputValue(), String(90 * 86_400), 'expires after 90 days by default');
+  t.equal(await page.locator('#key-lifetime option:checked').textContent(), '90 days');
+  t.ok((await page.locator('#key-lifetime option').allTextContents()).includes('Never'), '"Never" can still be chosen');
+  await shot('2a-key-form');
+
+  // Nothing chosen: said under the scopes, and nothing sent.
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('alert').filter({ hasText: 'Choose the scopes this key needs' }).waitFor();
+  t.same(creations, [], 'no key is asked for without a scope chosen');
+
+  // Create a key with a name, chosen scopes, the default expiry and a rate limit; its secret is shown once.
   await page.getByLabel('Name (optional)').fill('CI deploy');
-  await page.getByLabel('keys:write').uncheck();
-  await page.getByLabel('Expires after').selectOption({ label: '30 days' });
+  await scopeBox('orders:read').check();
+  await scopeBox('keys:read').check();
+  t.equal(await page.getByText('Choose the scopes this key needs').isVisible(), false, 'the message goes once a scope is chosen');
   await page.getByLabel('Rate limit (optional; at most the organization’s)').fill('100/1m');
+  const askedAt = Date.now();
   await page.getByRole('button', { name: 'Create key' }).click();
   const secretField = page.getByLabel('API key', { exact: true });
   await secretField.waitFor();
@@ -89,9 +113,15 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   t.match(await page.getByText('It is shown only this once').textContent(), /cannot show it again/);
   await shot('2-key-created');
   t.notOk(page.url().includes(secret), 'never in the URL');
+  t.same(creations, [{ name: 'CI deploy', scopes: ['orders:read', 'keys:read'], expiresIn: 90 * 86_400, rateLimit: '100/1m' }], 'the chosen scopes and 90 days were asked for');
+  const listed = (await fetch(`${gw.publicUrl}/auth/api-key`, { headers: { ...UA, authorization: `Bearer ${await gw.login(org.email, org.password)}` } }).then((r) => r.json())) as { keys: { name: string; scopes: string[]; expiresAt: string }[] };
+  const made = listed.keys.find((key) => key.name === 'CI deploy');
+  t.same(made?.scopes, ['orders:read', 'keys:read'], 'the key holds those scopes only');
+  const lifetime = Date.parse(made!.expiresAt) - askedAt;
+  t.ok(lifetime > 90 * DAY_MS - 60_000 && lifetime <= 90 * DAY_MS + 60_000, `and ends in 90 days (${Math.round(lifetime / DAY_MS)})`);
 
-  // The key works, for real, through the gateway.
-  const used = await gw.get('/accounts', { authorization: `Bearer ${secret}` });
+  // The key works, for real, through the gateway, on the routes file's own route.
+  const used = await gw.get('/api/v2/orders', { authorization: `Bearer ${secret}` });
   t.equal(used.status, 200, 'the new key is accepted by the gateway');
 
   await page.getByRole('button', { name: 'I have copied it' }).click();
@@ -99,8 +129,22 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   t.notOk((await page.content()).includes(secret), 'the secret is gone from the page');
   const row = page.getByRole('row').filter({ hasText: 'CI deploy' });
   await row.filter({ hasText: '100/60s' }).waitFor();
-  t.match(await row.textContent(), /accounts:read accounts:write organization:read keys:read/);
+  t.match(await row.textContent(), /orders:read keys:read/);
+  t.equal(await scopeBox('orders:read').isChecked(), false, 'the form is back to nothing chosen');
+  t.equal(await page.getByLabel('Expires after').inputValue(), String(90 * 86_400), 'and to 90 days');
   await shot('3-keys');
+
+  // "All scopes", said on purpose: the key is given no list (it holds what is declared later too); "Never" chosen on purpose.
+  await page.getByLabel('Name (optional)').fill('Full access');
+  await allScopes.check();
+  t.equal(await scopeBox('orders:write').isChecked(), true, 'every box is ticked with it');
+  t.equal(await scopeBox('orders:write').isDisabled(), true, 'and locked');
+  await page.getByLabel('Expires after').selectOption({ label: 'Never' });
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await secretField.waitFor();
+  t.same(creations[1], { name: 'Full access' }, 'no scope list and no expiry were sent');
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await page.getByRole('row').filter({ hasText: 'Full access' }).waitFor();
 
   // Roll it, the old key revoked at once: the successor's secret shown once; the old key refused.
   await page.getByRole('button', { name: 'Roll CI deploy' }).click();
@@ -110,15 +154,15 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   const successor = await secretField.inputValue();
   t.match(successor, /^agk_/);
   t.not(successor, secret);
-  t.equal((await gw.get('/accounts', { authorization: `Bearer ${secret}` })).status, 401, 'the rolled key is revoked');
-  t.equal((await gw.get('/accounts', { authorization: `Bearer ${successor}` })).status, 200, 'its successor works');
+  t.equal((await gw.get('/api/v2/orders', { authorization: `Bearer ${secret}` })).status, 401, 'the rolled key is revoked');
+  t.equal((await gw.get('/api/v2/orders', { authorization: `Bearer ${successor}` })).status, 200, 'its successor works');
   await page.getByRole('button', { name: 'I have copied it' }).click();
 
   // Revoke the successor, after a confirmation.
   await page.getByRole('button', { name: 'Revoke CI deploy' }).click();
   await page.getByRole('button', { name: 'Confirm revoking CI deploy' }).click();
   await page.getByText('Revoked CI deploy').waitFor();
-  t.equal((await gw.get('/accounts', { authorization: `Bearer ${successor}` })).status, 401, 'revoked everywhere');
+  t.equal((await gw.get('/api/v2/orders', { authorization: `Bearer ${successor}` })).status, 401, 'revoked everywhere');
 
   // Sessions: this one marked.
   await page.getByRole('link', { name: 'Sessions' }).click();
@@ -136,19 +180,19 @@ t.test('the console, driven in Chromium', { skip: chromium === undefined ? 'no C
   t.notOk(trail!.includes(secret) || trail!.includes(successor), 'no secret in the trail');
   await shot('5-audit');
 
-  // The organization, as the upstream hears it.
+  // The organization, from the gateway's own API (GET /auth/organization): this routes file has no /organization/me.
   await page.getByRole('link', { name: 'Organization' }).click();
   await page.getByText('Console Test Org').waitFor();
   t.match(await page.locator('dl').textContent(), new RegExp(`${org.id}.*Console Test Org.*console@example\\.test`));
   await shot('6-organization');
 
-  // The service behind the gateway gone: the 502's detail, and a Retry button that works once it is back.
-  await service.stop();
+  // The store not answering: the 503's detail, and a Retry button that works once it answers again.
+  redis.pause();
   await page.getByRole('button', { name: 'Reload' }).click();
-  await page.getByRole('alert').filter({ hasText: 'Upstream' }).waitFor();
-  t.match(await page.getByRole('alert').textContent(), /did not answer; retry in a moment/);
-  await shot('6b-upstream-down');
-  await service.start();
+  await page.getByRole('alert').filter({ hasText: 'The service is busy or unavailable' }).waitFor({ timeout: 20_000 });
+  t.match(await page.getByRole('alert').textContent(), /retry in \d+ s\./);
+  await shot('6b-store-down');
+  redis.resume();
   await page.getByRole('button', { name: 'Retry' }).click();
   await page.getByRole('alert').waitFor({ state: 'detached' });
   t.match(await page.locator('dl').textContent(), /Console Test Org/, 'back after the retry');
@@ -214,33 +258,3 @@ t.test('the console is off in production unless turned on, and serves only its o
   t.equal((await on.get('/console/', { 'if-none-match': etag })).status, 304, 'unchanged: 304');
   t.ok(existsSync(new URL('../../dist/console/app.js', import.meta.url)), 'built by npm run build');
 });
-
-/**
- * An upstream that answers /organization/me with what the gateway's headers say (200 {} otherwise),
- * stopped and started again on the same port.
- */
-async function identityUpstream(t: Test): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
-  let server: Server | undefined;
-  let port = 0;
-  const start = async () => {
-    const started = createServer((request, response) => {
-      response.setHeader('content-type', 'application/json');
-      if (request.url === '/organization/me') {
-        response.end(JSON.stringify({ id: request.headers['x-organization-id'], name: 'Console Test Org', email: 'console@example.test' }));
-      } else response.end('{}');
-    });
-    await new Promise<void>((resolve) => started.listen(port, '127.0.0.1', resolve));
-    port = (started.address() as AddressInfo).port;
-    server = started;
-  };
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (server === undefined) return resolve();
-      server.close(() => resolve());
-      server.closeAllConnections();
-      server = undefined;
-    });
-  await start();
-  t.teardown(stop);
-  return { url: `http://127.0.0.1:${port}`, stop, start };
-}

@@ -1,6 +1,5 @@
 import t from 'tap';
-import { startGateway } from '../helpers/gateway.js';
-import { openWatchedPage, signInWithPassword, skip } from '../helpers/console-page.js';
+import { openWatchedPage, signInWithPassword, skip, startConsoleGateway } from '../helpers/console-page.js';
 
 /**
  * The security page offers only what the gateway can do (GET /auth/mfa's `offered`): in
@@ -10,8 +9,7 @@ import { openWatchedPage, signInWithPassword, skip } from '../helpers/console-pa
  * In a real headless Chromium; no console error, no request off the origin.
  */
 t.test('neither TOTP nor passkeys offered: the page says so, and shows no form to add one', { skip }, async (t) => {
-  const gw = await startGateway(t, {
-    env: { AUTHGATE_CONSOLE: 'on' },
+  const gw = await startConsoleGateway(t, {
     configure: (config) => ({ ...config, webauthn: undefined, mfa: { ...config.mfa, encryptionKey: undefined } }),
   });
   const org = await gw.createOrganization({ name: 'Quiet Harbour', email: `quiet-${process.pid}@example.test` });

@@ -2,8 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CDPSession } from 'playwright-core';
 import t from 'tap';
-import { startGateway } from '../helpers/gateway.js';
-import { openWatchedPage, signInWithPassword, signOut, skip, STRICT_CSP } from '../helpers/console-page.js';
+import { openWatchedPage, signInWithPassword, signOut, skip, startConsoleGateway, STRICT_CSP } from '../helpers/console-page.js';
 import { clock, codeAt } from '../helpers/second-factor.js';
 
 /**
@@ -17,7 +16,8 @@ import { clock, codeAt } from '../helpers/second-factor.js';
  * assertion without the UV flag, which the gateway refuses. The same device cannot register twice
  * (excludeCredentials). An authenticator app besides brings no new recovery codes, and the second
  * step then offers the passkey, the app's code and a recovery code. Removal of both with the
- * password, after which the password alone signs in.
+ * password, after which the password alone signs in. Since issue 45, each change while a factor
+ * is enrolled also proves it: the proof field left empty, the passkey signs the step-up.
  * The page runs on http://localhost:<port> (a secure context; 127.0.0.1 is no valid RP ID), the
  * gateway told that origin. No console error, no request off the origin, the CSP the strict one.
  */
@@ -38,7 +38,7 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
   const port = await freePort();
   const origin = `http://localhost:${port}`;
   const time = clock();
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on', AUTHGATE_WEBAUTHN_RP_ID: 'localhost', AUTHGATE_WEBAUTHN_ORIGINS: origin }, deps: { now: time.now }, port });
+  const gw = await startConsoleGateway(t, { env: { AUTHGATE_WEBAUTHN_RP_ID: 'localhost', AUTHGATE_WEBAUTHN_ORIGINS: origin }, deps: { now: time.now }, port });
   const org = await gw.createOrganization({ name: 'Canal Boats', email: `canal-${process.pid}@example.test` });
 
   const { page, problems, urls, shot } = await openWatchedPage(t, [401, 403]);
@@ -97,6 +97,8 @@ t.test('passkeys from the console: register, rename, sign in with one, user veri
   await page.getByRole('button', { name: 'Turn on' }).click();
   await page.getByRole('status').filter({ hasText: 'Your recovery codes stay as they are' }).waitFor();
   t.equal(await page.locator('#recovery-codes').count(), 0, 'no recovery codes shown again');
+  // Issue 45: with a passkey enrolled, the setup asked for a proof; the field left empty, the passkey gave it.
+  t.ok((await credentials(cdp, authenticatorId))[0]!.signCount > credential!.signCount, 'the passkey confirmed the app\'s setup (its counter moved)');
   await page.locator('#recovery-left').filter({ hasText: /^10 unused/ }).waitFor();
   await shot('mfa-8-passkeys');
 

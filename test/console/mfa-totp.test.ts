@@ -2,8 +2,8 @@ import * as OTPAuth from 'otpauth';
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { encode } from 'uqr';
-import { startGateway, type StartedGateway } from '../helpers/gateway.js';
-import { openWatchedPage, signInWithPassword, signOut, skip, STRICT_CSP } from '../helpers/console-page.js';
+import type { StartedGateway } from '../helpers/gateway.js';
+import { openWatchedPage, signInWithPassword, signOut, skip, startConsoleGateway, STRICT_CSP } from '../helpers/console-page.js';
 import { clock, codeAt } from '../helpers/second-factor.js';
 
 /**
@@ -34,7 +34,7 @@ async function readRecoveryCodes(page: Page): Promise<string[]> {
 
 t.test('TOTP from the console: set up with the QR code, sign in with the second step, recovery codes, removal', { skip }, async (t) => {
   const time = clock();
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' }, deps: { now: time.now } });
+  const gw = await startConsoleGateway(t, { deps: { now: time.now } });
   const org = await gw.createOrganization({ name: 'Lock Keepers', email: `locks-${process.pid}@example.test` });
   const { page, problems, urls, origin, shot } = await openPage(t, gw);
 
@@ -108,8 +108,19 @@ t.test('TOTP from the console: set up with the QR code, sign in with the second 
   await page.getByRole('heading', { name: 'Second factor' }).waitFor();
   t.equal(await page.getByRole('button', { name: 'Sign out' }).isVisible(), true, 'signed in with the second step');
 
-  // New recovery codes: the old ones die, a new one signs in (once).
+  // New recovery codes: the old ones die, a new one signs in (once). Since issue 45 the change
+  // asks for the second factor too: not without it, not with a wrong code, with the app's code.
   await page.getByLabel('Current password (for new recovery codes)').fill(org.password);
+  await page.getByRole('button', { name: 'Make new recovery codes' }).click();
+  await page.locator('#recovery-proof-error').filter({ hasText: 'Enter the code the app shows' }).waitFor();
+  const proof = page.getByLabel('Code from the app or a recovery code (for new recovery codes)');
+  await proof.fill(String(100000 + Number(codeAt(secret, time.now())) % 7));
+  await page.getByRole('button', { name: 'Make new recovery codes' }).click();
+  await page.locator('#recovery-proof-error').filter({ hasText: 'not right' }).waitFor();
+  t.equal(await proof.getAttribute('aria-invalid'), 'true', 'a wrong code: under its field');
+  time.step();
+  await page.getByLabel('Current password (for new recovery codes)').fill(org.password);
+  await proof.fill(codeAt(secret, time.now()));
   await page.getByRole('button', { name: 'Make new recovery codes' }).click();
   await page.getByRole('heading', { name: 'Your new recovery codes' }).waitFor();
   const newCodes = await readRecoveryCodes(page);

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
-import { ADMIN_TOKEN, send, startGateway, UA, type StartedGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, send, UA, type StartedGateway } from '../helpers/gateway.js';
 import { findChromium, launchBrowser } from '../helpers/browser.js';
+import { startConsoleGateway } from '../helpers/console-page.js';
 
 /**
  * Issue 31 in the console, in a real headless Chromium against a real gateway: the security page
@@ -51,7 +52,7 @@ async function login(gw: StartedGateway, email: string, password: string): Promi
 }
 
 t.test('the security page changes the password', { skip }, async (t) => {
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' } });
+  const gw = await startConsoleGateway(t);
   const org = await gw.createOrganization({ name: 'Lighthouse Keepers', email: `keeper-${process.pid}@example.test` });
   const other = await gw.login(org.email, org.password);
   const { page, problems, shot } = await openPage(t);
@@ -129,7 +130,7 @@ t.test('the security page changes the password', { skip }, async (t) => {
 });
 
 t.test('the security page changes the name and the e-mail', { skip }, async (t) => {
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' } });
+  const gw = await startConsoleGateway(t);
   const org = await gw.createOrganization({ name: 'Ferry Operators', email: `ferry-${process.pid}@example.test` });
   const taken = await gw.createOrganization({ name: 'Someone Else', email: `taken-${process.pid}@example.test` });
   const other = await gw.login(org.email, org.password);
@@ -196,7 +197,7 @@ t.test('the security page changes the name and the e-mail', { skip }, async (t) 
 });
 
 t.test('the reset page sets a password with a token from the admin API, once', { skip }, async (t) => {
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' } });
+  const gw = await startConsoleGateway(t);
   const org = await gw.createOrganization({ name: 'Harbour Pilots', email: `pilot-${process.pid}@example.test` });
   const issued = await send(`${gw.opsUrl}/admin/organizations/${org.id}/password-reset`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   t.equal(issued.status, 200);
@@ -248,7 +249,7 @@ t.test('the reset page sets a password with a token from the admin API, once', {
 });
 
 t.test('the reset page without a link asks for the token; the sign-in page leads to it', { skip }, async (t) => {
-  const gw = await startGateway(t, { env: { AUTHGATE_CONSOLE: 'on' } });
+  const gw = await startConsoleGateway(t);
   const { page, problems } = await openPage(t);
   await page.goto(`${gw.publicUrl}/console/`);
   await page.getByRole('link', { name: 'set a new password with it' }).click();

@@ -58,7 +58,7 @@ t.test('it reads in a newcomer\'s order: the two commands, the walk-through, the
 });
 
 type RouteSpec = { id?: unknown; path?: unknown; match?: unknown; credentials?: unknown; methods?: unknown; upstream?: unknown; rateLimit?: unknown; weakens?: unknown };
-type RoutesFile = { version?: unknown; upstreams?: Record<string, unknown>; scopes?: Record<string, unknown>; routes?: RouteSpec[] };
+type RoutesFile = { version?: unknown; upstreams?: Record<string, unknown>; scopes?: Record<string, unknown>; plans?: Record<string, { scopes?: unknown }>; defaultPlan?: unknown; routes?: RouteSpec[] };
 
 const routesSection = section(ROUTES_SECTION);
 const yamlBlocks = [...routesSection.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
@@ -67,7 +67,7 @@ const shBlocks = [...routesSection.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m
 t.test('the routes file it shows is issue 28\'s example API, in the contract\'s format', async (t) => {
   t.equal(yamlBlocks.length, 1, 'one yaml block');
   const file = parse(yamlBlocks[0] ?? '') as RoutesFile;
-  t.strictSame(Object.keys(file).sort(), ['routes', 'scopes', 'upstreams', 'version'], 'version, upstreams, scopes, routes: nothing else');
+  t.strictSame(Object.keys(file).sort(), ['defaultPlan', 'plans', 'routes', 'scopes', 'upstreams', 'version'], 'version, upstreams, scopes, plans, defaultPlan, routes: nothing else');
   t.equal(file.version, 1);
   const upstreams = file.upstreams ?? {};
   t.ok('default' in upstreams, 'the default upstream (AUTHGATE_UPSTREAM_URL)');
@@ -81,12 +81,19 @@ t.test('the routes file it shows is issue 28\'s example API, in the contract\'s 
     t.notOk(['keys:read', 'keys:write'].includes(name), `${name} is not one of the built-in scopes`);
     t.equal(typeof description, 'string', `scope ${name} has a description`);
   }
+  // A plan (issue 47): it names declared scopes (or all), and the default is one of them.
+  const plans = file.plans ?? {};
+  t.ok(Object.keys(plans).length > 0, 'it shows a plan');
+  for (const [name, plan] of Object.entries(plans)) {
+    t.ok(plan.scopes === 'all' || (Array.isArray(plan.scopes) && plan.scopes.every((scope) => typeof scope === 'string' && scope in scopes)), `plan ${name}: declared scopes, or all`);
+  }
+  t.ok(typeof file.defaultPlan === 'string' && file.defaultPlan in plans, 'defaultPlan names one of them');
   const routes = file.routes ?? [];
   t.ok(Array.isArray(routes) && routes.length > 0, 'routes');
   const ids = new Set<unknown>();
   for (const route of routes) {
     const label = `route ${String(route.id)}`;
-    for (const key of Object.keys(route)) t.ok(['id', 'path', 'match', 'credentials', 'methods', 'upstream', 'rateLimit', 'weakens'].includes(key), `${label}: ${key} is a contract key`);
+    for (const key of Object.keys(route)) t.ok(['id', 'path', 'match', 'credentials', 'methods', 'upstream', 'rateLimit', 'weakens', 'cost'].includes(key), `${label}: ${key} is a contract key`);
     t.notOk(ids.has(route.id), `${label}: its id is its own`);
     ids.add(route.id);
     t.match(route.path, /^\/\S*$/, `${label}: a path`);

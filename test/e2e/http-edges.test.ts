@@ -130,7 +130,8 @@ t.test('an upstream URL with a base path: requests are forwarded below it', asyn
     upstream.requests.length = 0;
     for (const target of ['/accounts/../v1/admin', '/accounts/%2e%2e/admin', '//accounts']) {
       const res = await rawRequest(portOf(gw), requestText('GET', target, [['User-Agent', 't'], ['Authorization', `Bearer ${apiKey}`]]));
-      t.equal(res.status, 404, `${base}: ${target}`);
+      // `//` is 400 (1240) since issue 45: an empty segment some servers merge.
+      t.equal(res.status, target === '//accounts' ? 400 : 404, `${base}: ${target}`);
     }
     t.equal(upstream.requests.length, 0);
   }

@@ -30,7 +30,8 @@ t.teardown(async () => (await redis)?.stop());
 
 async function twoReplicas(t: Test, store: 'memory' | 'redis', time: Clock): Promise<[StartedGateway, StartedGateway]> {
   const deps = { now: time.now };
-  const webauthn = { AUTHGATE_WEBAUTHN_RP_ID: RP_ID, AUTHGATE_WEBAUTHN_ORIGINS: `${ORIGIN},http://console.localhost:8443` };
+  // Trusting X-Forwarded-For: a test may speak from addresses of its own (call's last argument).
+  const webauthn = { AUTHGATE_WEBAUTHN_RP_ID: RP_ID, AUTHGATE_WEBAUTHN_ORIGINS: `${ORIGIN},http://console.localhost:8443`, AUTHGATE_TRUST_PROXY: 'true' };
   if (store === 'memory') {
     const gw = await startGateway(t, { env: webauthn, deps });
     return [gw, gw];
@@ -42,8 +43,8 @@ async function twoReplicas(t: Test, store: 'memory' | 'redis', time: Clock): Pro
 
 type Options = { challenge: string; rp: { id?: string }; authenticatorSelection?: { userVerification?: string; residentKey?: string }; excludeCredentials?: Array<{ id: string }> };
 
-async function begin(t: Test, gw: StartedGateway, token: string, password: string): Promise<Options> {
-  const res = await call(gw, 'POST', '/auth/mfa/passkeys/registration', { currentPassword: password }, token);
+async function begin(t: Test, gw: StartedGateway, token: string, password: string, proof: Record<string, unknown> = {}): Promise<Options> {
+  const res = await call(gw, 'POST', '/auth/mfa/passkeys/registration', { currentPassword: password, ...proof }, token);
   t.equal(res.status, 200, `registration begun (${res.body.slice(0, 200)})`);
   t.equal(res.headers['cache-control'], 'no-store');
   return (res.json() as { options: Options }).options;
@@ -62,9 +63,19 @@ async function withPasskey(t: Test, a: StartedGateway, b: StartedGateway) {
   return { org, token, authenticator, passkey: body.passkey, recoveryCodes: body.recoveryCodes ?? [] };
 }
 
+/**
+ * Issue 45: a change to the authenticators of an organization with a factor proves it; here with
+ * a passkey's assertion over the session's step-up options (POST /auth/mfa/step-up).
+ */
+async function stepUp(t: Test, gw: StartedGateway, token: string, authenticator: SoftAuthenticator): Promise<{ passkey: unknown }> {
+  const res = await call(gw, 'POST', '/auth/mfa/step-up', undefined, token);
+  t.equal(res.status, 200, `step-up options (${res.body.slice(0, 200)})`);
+  return { passkey: authenticator.assert((res.json() as { passkeyOptions: { challenge: string; rpId?: string } }).passkeyOptions, { origin: ORIGIN }) };
+}
+
 type LoginChallenge = { mfaToken: string; methods: string[]; passkeyOptions: { challenge: string; rpId?: string; userVerification?: string; allowCredentials?: Array<{ id: string }> } };
-async function loginChallenge(t: Test, gw: StartedGateway, org: { email: string; password: string }): Promise<LoginChallenge> {
-  const res = await call(gw, 'POST', '/auth/login', { email: org.email, password: org.password });
+async function loginChallenge(t: Test, gw: StartedGateway, org: { email: string; password: string }, address?: string): Promise<LoginChallenge> {
+  const res = await call(gw, 'POST', '/auth/login', { email: org.email, password: org.password }, undefined, address);
   problem(t, res, 403, 1116, 'the password alone');
   return res.json() as LoginChallenge;
 }
@@ -118,15 +129,16 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal(new Set(first.recoveryCodes).size, 10, 'the first factor brings ten recovery codes');
     problem(t, await call(b, 'POST', '/auth/mfa/passkeys', { response }, token), 400, 1229, 'the same response replayed');
 
-    const again = await begin(t, b, token, org.password);
+    problem(t, await call(b, 'POST', '/auth/mfa/passkeys/registration', { currentPassword: org.password }, token), 403, 1123, 'with a passkey, the password alone no longer adds one');
+    const again = await begin(t, b, token, org.password, await stepUp(t, a, token, authenticator));
     t.strictSame(again.excludeCredentials?.map((c) => c.id), [authenticator.id], 'its passkeys are excluded');
     problem(t, await call(a, 'POST', '/auth/mfa/passkeys', { response: authenticator.register(again, { origin: ORIGIN }) }, token), 409, 1232, 'the same passkey twice');
     const other = new SoftAuthenticator();
-    const second = await call(a, 'POST', '/auth/mfa/passkeys', { response: other.register(await begin(t, b, token, org.password), { origin: 'http://console.localhost:8443' }), name: 'Laptop' }, token);
+    const second = await call(a, 'POST', '/auth/mfa/passkeys', { response: other.register(await begin(t, b, token, org.password, await stepUp(t, a, token, authenticator)), { origin: 'http://console.localhost:8443' }), name: 'Laptop' }, token);
     t.equal(second.status, 201, 'a second one, from the other listed origin');
     t.strictSame(Object.keys(second.json()), ['passkey'], 'no recovery codes with a second factor');
-    problem(t, await call(a, 'POST', '/auth/mfa/passkeys', { response: other.register(await begin(t, b, token, org.password), { origin: ORIGIN }), name: '' }, token), 400, 1200, 'an empty name');
-    problem(t, await call(a, 'POST', '/auth/mfa/passkeys', { response: other.register(await begin(t, b, token, org.password), { origin: ORIGIN }), name: 'Lap\u202Epot' }, token), 400, 1200, 'a name that reorders what is shown');
+    problem(t, await call(a, 'POST', '/auth/mfa/passkeys', { response: other.register(await begin(t, b, token, org.password, await stepUp(t, a, token, authenticator)), { origin: ORIGIN }), name: '' }, token), 400, 1200, 'an empty name');
+    problem(t, await call(a, 'POST', '/auth/mfa/passkeys', { response: other.register(await begin(t, b, token, org.password, await stepUp(t, a, token, authenticator)), { origin: ORIGIN }), name: 'Lap\u202Epot' }, token), 400, 1200, 'a name that reorders what is shown');
 
     const status = await call(b, 'GET', '/auth/mfa', undefined, token);
     t.equal(status.headers['cache-control'], 'no-store');
@@ -144,8 +156,9 @@ for (const store of ['memory', 'redis'] as const) {
     problem(t, await call(a, 'PATCH', `/auth/mfa/passkeys/${new SoftAuthenticator().id}`, { name: 'x' }, token), 404, 1230, 'rename an unknown one');
     problem(t, await call(a, 'PATCH', `/auth/mfa/passkeys/${authenticator.id}`, { name: 'Pho\u200Bne' }, token), 400, 1200, 'an invisible character in a name');
     problem(t, await call(a, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: 'wrong' }, token), 403, 1217, 'removal needs the password');
-    t.equal((await call(b, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: org.password }, token)).status, 204, 'removed');
-    problem(t, await call(b, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: org.password }, token), 404, 1230, 'removed already');
+    problem(t, await call(b, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: org.password }, token), 403, 1123, 'removal needs the second factor too');
+    t.equal((await call(b, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: org.password, ...(await stepUp(t, a, token, other)) }, token)).status, 204, 'removed');
+    problem(t, await call(b, 'DELETE', `/auth/mfa/passkeys/${other.id}`, { currentPassword: org.password, ...(await stepUp(t, a, token, authenticator)) }, token), 404, 1230, 'removed already');
     t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json().passkeys.map((p: { name: string }) => p.name), ['Phone']);
 
     await a.gateway.audit.flush();
@@ -186,10 +199,13 @@ for (const store of ['memory', 'redis'] as const) {
     ];
     const stale = await loginChallenge(t, a, org);
     const challenges: string[] = [];
-    for (const [what, answer] of refusals) {
-      const fresh = await loginChallenge(t, a, org);
+    // Each from an address of its own: since issue 45 an open login's password stays counted
+    // against its address until a second factor succeeds, and these never do.
+    for (const [i, [what, answer]] of refusals.entries()) {
+      const address = `203.0.113.${i + 1}`;
+      const fresh = await loginChallenge(t, a, org, address);
       challenges.push(fresh.passkeyOptions.challenge);
-      const refused = await call(b, 'POST', '/auth/login/mfa', { mfaToken: fresh.mfaToken, passkey: answer(fresh.passkeyOptions) });
+      const refused = await call(b, 'POST', '/auth/login/mfa', { mfaToken: fresh.mfaToken, passkey: answer(fresh.passkeyOptions) }, undefined, address);
       problem(t, refused, 401, 1117, what);
       t.match((refused.json() as { detail: string }).detail, /passkey/, `${what}: the detail speaks of the passkey`);
     }
@@ -242,7 +258,8 @@ for (const store of ['memory', 'redis'] as const) {
     problem(t, await call(b, 'POST', '/auth/login/mfa', { mfaToken: login.mfaToken, passkey: forged }), 401, 1117, 'this one\'s id over the other\'s signature');
     t.equal((await call(a, 'POST', '/auth/login/mfa', { mfaToken: login.mfaToken, passkey: first.authenticator.assert(login.passkeyOptions, { origin: ORIGIN }) })).status, 200, 'its own passkey');
     problem(t, await call(a, 'PATCH', `/auth/mfa/passkeys/${first.passkey.id}`, { name: 'mine now' }, second.token), 404, 1230, 'renaming another organization\'s');
-    problem(t, await call(a, 'DELETE', `/auth/mfa/passkeys/${first.passkey.id}`, { currentPassword: second.org.password }, second.token), 404, 1230, 'removing another organization\'s');
+    problem(t, await call(a, 'DELETE', `/auth/mfa/passkeys/${first.passkey.id}`, { currentPassword: second.org.password, ...(await stepUp(t, a, second.token, second.authenticator)) }, second.token), 404, 1230, 'removing another organization\'s');
+    problem(t, await call(a, 'DELETE', `/auth/mfa/passkeys/${first.passkey.id}`, { currentPassword: second.org.password, ...(await stepUp(t, a, second.token, first.authenticator)) }, second.token), 403, 1120, 'nor with its passkey\'s assertion');
     t.equal((await call(b, 'GET', '/auth/mfa', undefined, first.token)).json().passkeys[0].name, 'Passkey 1', 'untouched');
   });
 
@@ -254,12 +271,12 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal((await call(b, 'POST', '/auth/login/mfa', { mfaToken: login.mfaToken, recoveryCode: recoveryCodes[0] })).status, 200, 'a recovery code with a passkey only');
     const again = await loginChallenge(t, a, org);
     problem(t, await call(b, 'POST', '/auth/login/mfa', { mfaToken: again.mfaToken, recoveryCode: recoveryCodes[0] }), 401, 1117, 'once');
-    const regenerated = await call(a, 'POST', '/auth/mfa/recovery-codes', { currentPassword: org.password }, token);
+    const regenerated = await call(a, 'POST', '/auth/mfa/recovery-codes', { currentPassword: org.password, ...(await stepUp(t, b, token, authenticator)) }, token);
     t.equal(regenerated.status, 200, 'regenerated with a passkey only');
     const fresh = (regenerated.json() as { recoveryCodes: string[] }).recoveryCodes;
 
     // TOTP beside the passkey: no new codes; removing it keeps them, and the passkey still works.
-    const begun = (await call(a, 'POST', '/auth/mfa/totp', { currentPassword: org.password }, token)).json() as { secret: string };
+    const begun = (await call(a, 'POST', '/auth/mfa/totp', { currentPassword: org.password, ...(await stepUp(t, b, token, authenticator)) }, token)).json() as { secret: string };
     const { TOTP, Secret } = await import('otpauth');
     const confirmed = await call(b, 'POST', '/auth/mfa/totp/confirm', { code: TOTP.generate({ secret: Secret.fromBase32(begun.secret), timestamp: time.now() }) }, token);
     t.equal(confirmed.status, 200);
@@ -271,7 +288,7 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal((await call(a, 'GET', '/auth/mfa', undefined, token)).json().recoveryCodesLeft, 10, 'the codes stay while a passkey does');
     t.equal((await call(b, 'POST', '/auth/login/mfa', { mfaToken: both.mfaToken, recoveryCode: fresh[1] })).status, 200, 'and work');
 
-    t.equal((await call(b, 'DELETE', `/auth/mfa/passkeys/${authenticator.id}`, { currentPassword: org.password }, token)).status, 204, 'the last factor removed');
+    t.equal((await call(b, 'DELETE', `/auth/mfa/passkeys/${authenticator.id}`, { currentPassword: org.password, ...(await stepUp(t, a, token, authenticator)) }, token)).status, 204, 'the last factor removed');
     t.strictSame((await call(a, 'GET', '/auth/mfa', undefined, token)).json(), { methods: [], totp: { enabled: false, pending: false }, recoveryCodesLeft: 0, passkeys: [], offered: { totp: true, passkey: true } });
     t.type(await a.login(org.email, org.password), 'string', 'the password alone logs in again');
     problem(t, await call(a, 'POST', '/auth/mfa/recovery-codes', { currentPassword: org.password }, token), 409, 1227, 'no recovery codes without a factor');

@@ -126,9 +126,9 @@ t.test('Envoy Gateway: SecurityPolicy extAuth.http to /authz/ext-authz, with its
   t.equal(grant!['spec'].from[0].namespace, policy!['metadata'].namespace);
 });
 
-t.test('docs/operations.md shows every configuration as shipped', async (t) => {
-  const operations = readFileSync(join(EDGE_DIR, '..', '..', 'docs', 'operations.md'), 'utf8');
+t.test('docs/operations-proxies.md shows every configuration as shipped', async (t) => {
+  const operations = readFileSync(join(EDGE_DIR, '..', '..', 'docs', 'operations-proxies.md'), 'utf8');
   for (const file of ['nginx.conf', 'Caddyfile', 'traefik-middleware.yaml', 'ingress-nginx.yaml', 'istio.yaml', 'envoy-gateway.yaml']) {
-    t.ok(operations.includes(readSnippet(file).trimEnd()), `${file} verbatim in docs/operations.md`);
+    t.ok(operations.includes(readSnippet(file).trimEnd()), `${file} verbatim in docs/operations-proxies.md`);
   }
 });

@@ -9,13 +9,20 @@ import { send, UA, type Response, type StartedGateway } from './gateway.js';
 
 const JSON_HEADERS = { ...UA, 'content-type': 'application/json' };
 
-/** The public port called with a JSON body (if any) and a bearer (if any). */
-export function call(gw: StartedGateway, method: string, path: string, body?: unknown, token?: string): Promise<Response> {
+/**
+ * The public port called with a JSON body (if any) and a bearer (if any); from `address` (as
+ * X-Forwarded-For, for a gateway with AUTHGATE_TRUST_PROXY) when given.
+ */
+export function call(gw: StartedGateway, method: string, path: string, body?: unknown, token?: string, address?: string): Promise<Response> {
   const text = body === undefined ? undefined : JSON.stringify(body);
   // Content-Length always: node frames a DELETE's body by nothing otherwise.
   return send(`${gw.publicUrl}${path}`, {
     method,
-    headers: { ...(text === undefined ? UA : { ...JSON_HEADERS, 'content-length': String(Buffer.byteLength(text)) }), ...(token !== undefined && { authorization: `Bearer ${token}` }) },
+    headers: {
+      ...(text === undefined ? UA : { ...JSON_HEADERS, 'content-length': String(Buffer.byteLength(text)) }),
+      ...(token !== undefined && { authorization: `Bearer ${token}` }),
+      ...(address !== undefined && { 'x-forwarded-for': address }),
+    },
     ...(text !== undefined && { body: text }),
   });
 }

@@ -1,46 +1,15 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import t from 'tap';
 import { send, startGateway } from '../helpers/gateway.js';
+import { lint } from '../helpers/redocly.js';
 
 /**
  * Both OpenAPI documents, as the ops port serves them, linted by Redocly's CLI with the
- * repository's redocly.yaml (the recommended rules): not one error, not one warning. Offline:
- * no telemetry, no update check, and a bounded run.
+ * repository's redocly.yaml (the recommended rules): not one error, not one warning
+ * (test/helpers/redocly.ts). The document of a routes file of one's own: openapi-live-table.test.ts.
  */
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const redocly = join(dirname(createRequire(import.meta.url).resolve('@redocly/cli/package.json')), 'bin/cli.js');
-
-type LintReport = { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location?: { pointer?: string }[] }[] };
-
-function lint(file: string): Promise<LintReport> {
-  return new Promise((done, fail) => {
-    execFile(
-      process.execPath,
-      [redocly, 'lint', '--config', join(root, 'redocly.yaml'), '--format=json', file],
-      {
-        cwd: root,
-        timeout: 120_000,
-        maxBuffer: 16 * 1024 * 1024,
-        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
-      },
-      (error, stdout, stderr) => {
-        // A finding exits 1 with the report on stdout; no report at all is the failure.
-        const start = stdout.indexOf('{');
-        if (start === -1) return fail(new Error(`redocly gave no report (${error?.message ?? 'no error'}): ${stderr.slice(0, 2000)}`));
-        try {
-          done(JSON.parse(stdout.slice(start)) as LintReport);
-        } catch (parseError) {
-          fail(parseError);
-        }
-      },
-    );
-  });
-}
 
 type Operation = { operationId?: string; security?: Record<string, string[]>[]; responses: Record<string, { content?: Record<string, unknown> }>; parameters?: { name: string; in: string }[] };
 type Document = { servers?: unknown[]; paths: Record<string, Record<string, Operation>> };

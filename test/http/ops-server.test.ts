@@ -16,7 +16,7 @@ t.test('the ops port', async (t) => {
     t.match(live.headers['x-request-id'], /^[0-9a-f-]{36}$/);
     const ready = await gw.ops({ url: '/readyz', bare: true });
     t.equal(ready.statusCode, 200);
-    t.same(ready.json(), { status: 'ready', invalidation: 'subscribed', routes: { hash: gw.gateway.routes.current().hash, source: 'built-in' } });
+    t.same(ready.json(), { status: 'ready', invalidation: 'subscribed', routes: { hash: gw.gateway.routes.current().hash, source: 'built-in', openapi: 'documented' } });
     t.match(ready.json().routes.hash, /^[0-9a-f]{16}$/, "the live table's hash");
   });
 
@@ -65,7 +65,7 @@ t.test('the ops port', async (t) => {
     const ready = await gw.ops({ url: '/readyz', bare: true });
     t.equal(ready.statusCode, 503);
     t.equal(ready.headers['retry-after'], '1');
-    t.same(ready.json(), { status: 'draining', invalidation: 'subscribed', routes: { hash: gw.gateway.routes.current().hash, source: 'built-in' } });
+    t.same(ready.json(), { status: 'draining', invalidation: 'subscribed', routes: { hash: gw.gateway.routes.current().hash, source: 'built-in', openapi: 'documented' } });
     t.equal((await gw.ops({ url: '/livez', bare: true })).statusCode, 200);
   });
 });

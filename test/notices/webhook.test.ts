@@ -10,7 +10,7 @@ import { closedPort, startWebhookReceiver, type ReceivedNotice, type WebhookRece
 /**
  * Security notices (issue 31) over real HTTP: a real gateway with AUTHGATE_NOTIFY_WEBHOOK_URL and
  * a real receiver on loopback. The receiver checks every notice with the Node snippet that
- * docs/operations.md prints ("Security notices"); retries on 5xx and 429 keep the delivery id; a
+ * docs/operations-notices.md prints ("Security notices"); retries on 5xx and 429 keep the delivery id; a
  * refused port or a receiver that never answers delays no request (asserted by order: the answer
  * is in while the notice is still pending); no password, token or reset token is in a notice; a
  * failed delivery's log line names no URL credentials; a full queue drops and counts.
@@ -21,9 +21,9 @@ const json = { ...UA, 'content-type': 'application/json' };
 
 // The docs' verification snippet, as printed, written beside the tests (a dot file: no glob takes it).
 const root = new URL('../../', import.meta.url);
-const page = readFileSync(new URL('docs/operations.md', root), 'utf8');
+const page = readFileSync(new URL('docs/operations-notices.md', root), 'utf8');
 const blocks = [...page.matchAll(/^```js\n(\/\/ verify-notice\.mjs\n[\s\S]*?)^```$/gm)];
-if (blocks.length !== 1) throw new Error(`docs/operations.md has ${blocks.length} \`// verify-notice.mjs\` blocks, not one`);
+if (blocks.length !== 1) throw new Error(`docs/operations-notices.md has ${blocks.length} \`// verify-notice.mjs\` blocks, not one`);
 const snippetFile = fileURLToPath(new URL(`test/.notice-snippet-${process.pid}.mjs`, root));
 await writeFile(snippetFile, blocks[0]![1]!);
 t.teardown(() => rm(snippetFile, { force: true }));

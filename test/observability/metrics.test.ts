@@ -76,7 +76,7 @@ t.test('health: livez and readyz on the ops port', async (t) => {
   t.equal((await send(`${gw.opsUrl}/livez`)).status, 200);
   const ready = await send(`${gw.opsUrl}/readyz`);
   t.equal(ready.status, 200);
-  t.strictSame(ready.json(), { status: 'ready', invalidation: 'subscribed', routes: { hash: gw.gateway.routes.current().hash, source: 'built-in' } });
+  t.strictSame(ready.json(), { status: 'ready', invalidation: 'subscribed', routes: { hash: gw.gateway.routes.current().hash, source: 'built-in', openapi: 'documented' } });
   gw.gateway.startDraining();
   const draining = await send(`${gw.opsUrl}/readyz`);
   t.equal(draining.status, 503, 'not ready while draining');

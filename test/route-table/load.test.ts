@@ -33,12 +33,12 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
   'yaml-duplicate-key': { schema: 'yaml', lines: ['yaml-duplicate-key.yaml:7: YAML: Map keys must be unique'] },
   'not-a-mapping': { schema: true, lines: ['not-a-mapping.yaml:1: /: must be a mapping with version and routes'] },
   version: { schema: true, lines: ['version.yaml:1: /version: version 2 is not supported: this gateway reads version 1'] },
-  'unknown-top-level-key': { schema: true, lines: ['unknown-top-level-key.yaml:9: /rate_limits: unknown key "rate_limits" (the file takes version, upstreams, scopes, issuers, routes)'] },
+  'unknown-top-level-key': { schema: true, lines: ['unknown-top-level-key.yaml:9: /rate_limits: unknown key "rate_limits" (the file takes version, upstreams, scopes, issuers, plans, defaultPlan, routes, paths)'] },
   'unknown-route-key': {
     schema: true,
     lines: [
       'unknown-route-key.yaml:5: /routes/0/match: is required (a route needs id, path, match, methods)',
-      'unknown-route-key.yaml:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens)',
+      'unknown-route-key.yaml:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
     ],
   },
   'unknown-upstream-key': { schema: true, lines: ['unknown-upstream-key.yaml:3: /upstreams/reports/timeout: unknown key "timeout" (an upstream takes url, timeoutMs, audience)'] },
@@ -72,6 +72,8 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
   'scope-builtin': { schema: false, lines: ['scope-builtin.yaml:3: /scopes/keys:read: scope keys:read is built in and may not be declared again'] },
   'duplicate-id': { schema: false, lines: ["duplicate-id.yaml:9: /routes/1/id: route id accounts is also route 0's"] },
   'duplicate-path': { schema: false, lines: ['duplicate-path.yaml:10: /routes/1/path: route 0 already has subtree /accounts'] },
+  'path-case': { schema: false, lines: ["path-case.yaml:12: /routes/1/path: path /Accounts differs from route 0's /accounts only in letter case, and a case-insensitive upstream reads them as one"] },
+  'paths-value': { schema: true, lines: ['paths-value.yaml:9: /paths/parameters: "drop" is not one of refuse, strip'] },
   'reserved-path': { schema: false, lines: ["reserved-path.yaml:6: /routes/0/path: path /auth/keys is the gateway's own (/auth and below)"] },
   'upstream-undeclared': { schema: false, lines: ['upstream-undeclared.yaml:9: /routes/0/upstream: upstream reports is not declared under upstreams'] },
   'upstream-without-url': { schema: false, lines: ['upstream-without-url.yaml:3: /upstreams/reports: upstream reports has no url (only default takes AUTHGATE_UPSTREAM_URL)'] },
@@ -83,6 +85,9 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
     lines: ['weakens-unsaid.yaml:10: /routes/1: route accounts-status (/accounts/status) is under route accounts (/accounts) and takes credentials it does not (none against login_token); if that is meant, add weakens: accounts'],
   },
   'weakens-wrong': { schema: false, lines: ['weakens-wrong.yaml:14: /routes/1/weakens: weakens names accounts, which is no subtree route above /status'] },
+  'plan-scope-undeclared': { schema: false, lines: ['plan-scope-undeclared.yaml:10: /plans/partner/scopes/1: scope admin:orders is not declared under scopes'] },
+  'default-plan-undeclared': { schema: false, lines: ['default-plan-undeclared.yaml:7: /defaultPlan: plan gold is not declared under plans'] },
+  'plan-quota-period': { schema: true, lines: ['plan-quota-period.yaml:7: /plans/free/quota/per: "week" is not one of day, month'] },
   'rate-limit-range': { schema: false, lines: ['rate-limit-range.yaml:9: /routes/0/rateLimit: "9999999999/1s" is not `<count>/<window>` with the window in s, m or h (e.g. `600/60s`), at most 1000000000 per 24h'] },
 };
 
@@ -138,14 +143,99 @@ t.test('every error of a file at once, in the order of its lines', async (t) => 
     'routes.yaml:12: /routes/1/upstream: upstream reports is not declared under upstreams',
     'routes.yaml:13: /routes/1/methods/GET: scope reports:read is not declared under scopes',
   ]);
-  // The schema's errors all at once too (the compiler runs once the file has its shape).
+  // The schema's errors all at once too, with the compiler's on what had its shape (issue 46:
+  // the undeclared scopes were said only once the shape was mended).
   const shapeless = loadRoutesText('version: 1\nroutes:\n  - { id: a, path: /a, mathc: exact, methods: { GET: a:read } }\n  - { id: b, path: b, match: exact, methods: { GET: b:read }, extra: 1 }\n', 'r.yaml', context);
   t.same(shapeless.ok ? [] : shapeless.errors.map(formatRouteError), [
     'r.yaml:3: /routes/0/match: is required (a route needs id, path, match, methods)',
-    'r.yaml:3: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens)',
+    'r.yaml:3: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
+    'r.yaml:3: /routes/0/methods/GET: scope a:read is not declared under scopes',
     'r.yaml:4: /routes/1/path: path "b" must start with /',
-    'r.yaml:4: /routes/1/extra: unknown key "extra" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens)',
+    'r.yaml:4: /routes/1/methods/GET: scope b:read is not declared under scopes',
+    'r.yaml:4: /routes/1/extra: unknown key "extra" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
   ]);
+});
+
+t.test('a misspelt key and an undeclared scope in one run: docs/routes.md\'s example (issue 46)', async (t) => {
+  const text = [
+    'version: 1', //                                                                   1
+    'scopes:', //                                                                       2
+    '  accounts:read: Read accounts', //                                                3
+    'routes:', //                                                                       4
+    '  - id: accounts', //                                                              5
+    '    path: /accounts', //                                                           6
+    '    mathc: subtree', //                                                            7
+    '    methods: { GET: accounts:read, POST: accounts:write }', //                     8
+    '  - id: reports', //                                                               9
+    '    path: /v1/reports', //                                                        10
+    '    match: subtree', //                                                           11
+    '    upstream: reports', //                                                        12
+    '    methods: { GET: reports:read }', //                                           13
+  ].join('\n');
+  const loaded = loadRoutesText(text, 'routes.yaml', context);
+  t.same(loaded.ok ? [] : loaded.errors.map(formatRouteError), [
+    'routes.yaml:5: /routes/0/match: is required (a route needs id, path, match, methods)',
+    'routes.yaml:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)',
+    'routes.yaml:8: /routes/0/methods/POST: scope accounts:write is not declared under scopes',
+    'routes.yaml:12: /routes/1/upstream: upstream reports is not declared under upstreams',
+    'routes.yaml:13: /routes/1/methods/GET: scope reports:read is not declared under scopes',
+  ]);
+});
+
+t.test('the repair a shape error needs adds no error of its own: only the shape errors of good files made wrong', async (t) => {
+  // Each valid fixture with one thing per route made wrong in shape: nothing but the shape's own
+  // errors may come out (no undeclared scope, upstream, nesting or weakens that the repair made up).
+  const breakers: Record<string, (route: Record<string, unknown>, i: number) => void> = {
+    'a misspelt key': (route) => {
+      route['mathc'] = route['match'];
+      delete route['match'];
+    },
+    'a path of the wrong form': (route) => {
+      route['path'] = `nope-${String(route['path'])}`;
+    },
+    'credentials of the wrong form': (route) => {
+      route['credentials'] = 'everyone';
+    },
+    'an id of the wrong form': (route, i) => {
+      route['id'] = `Route ${i}`;
+    },
+    'an unknown method': (route) => {
+      route['methods'] = { ...(route['methods'] as object), FETCH: 'x:y' };
+    },
+    'a route that is no mapping': (route) => {
+      for (const key of Object.keys(route)) delete route[key];
+    },
+  };
+  for (const name of readdirSync(join(fixtures, 'valid')).filter((f) => f.endsWith('.yaml'))) {
+    const file = parseYaml(readFileSync(join(fixtures, 'valid', name), 'utf8')) as { routes: Record<string, unknown>[]; scopes?: Record<string, string>; upstreams?: Record<string, unknown> };
+    for (const [what, breakRoute] of Object.entries(breakers)) {
+      for (let i = 0; i < file.routes.length; i++) {
+        const broken = structuredClone(file);
+        breakRoute(broken.routes[i]!, i);
+        if (what === 'a route that is no mapping') (broken.routes as unknown[])[i] = 'accounts';
+        const shape = parseRoutesText(JSON.stringify(broken), 'f.json');
+        const whole = loadRoutesText(JSON.stringify(broken), 'f.json', context);
+        t.notOk(shape.ok, `${name}, route ${i}, ${what}: refused`);
+        t.same(whole.ok ? [] : whole.errors.map(formatRouteError), shape.ok ? [] : shape.errors.map(formatRouteError), `${name}, route ${i}, ${what}: the shape's errors, nothing more`);
+      }
+    }
+    // A scope and an upstream of the wrong form: their users are not told again that they are undeclared.
+    const scoped = structuredClone(file);
+    const [firstScope] = Object.keys(scoped.scopes ?? {});
+    if (firstScope !== undefined) {
+      scoped.scopes![firstScope] = 42 as unknown as string;
+      const shape = parseRoutesText(JSON.stringify(scoped), 'f.json');
+      const whole = loadRoutesText(JSON.stringify(scoped), 'f.json', context);
+      t.same(whole.ok ? [] : whole.errors.map(formatRouteError), shape.ok ? ['(accepted)'] : shape.errors.map(formatRouteError), `${name}: a scope's description of the wrong type`);
+    }
+    for (const upstream of Object.keys(file.upstreams ?? {})) {
+      const wrong = structuredClone(file);
+      wrong.upstreams![upstream] = { url: 'http://x.test', timeoutMs: 'soon' };
+      const shape = parseRoutesText(JSON.stringify(wrong), 'f.json');
+      const whole = loadRoutesText(JSON.stringify(wrong), 'f.json', context);
+      t.same(whole.ok ? [] : whole.errors.map(formatRouteError), shape.ok ? ['(accepted)'] : shape.errors.map(formatRouteError), `${name}: upstream ${upstream} of the wrong form`);
+    }
+  }
 });
 
 t.test('the file must be readable, bounded, UTF-8 text, and its aliases bounded', async (t) => {
@@ -160,7 +250,7 @@ t.test('the file must be readable, bounded, UTF-8 text, and its aliases bounded'
   t.match(bombed.ok ? [] : bombed.errors.map(formatRouteError), [/^bomb\.yaml: YAML: Excessive alias count/]);
   // `__proto__` is a key like any other: unknown, never a prototype.
   const proto = loadRoutesText('{"version": 1, "routes": [], "__proto__": {"polluted": true}}', 'proto.json', context);
-  t.same(proto.ok ? [] : proto.errors.map(formatRouteError), ['proto.json:1: /__proto__: unknown key "__proto__" (the file takes version, upstreams, scopes, issuers, routes)']);
+  t.same(proto.ok ? [] : proto.errors.map(formatRouteError), ['proto.json:1: /__proto__: unknown key "__proto__" (the file takes version, upstreams, scopes, issuers, plans, defaultPlan, routes, paths)']);
   t.equal(({} as Record<string, unknown>).polluted, undefined);
 });
 

@@ -25,13 +25,18 @@ t.test('boundaries of the built-in table: a subtree is bounded by segments, an e
   const table = compiled(BUILTIN_ROUTES_FILE);
   for (const path of ['/accounts', '/accounts/', '/accounts/1', '/accounts/1/2/', '/accounts/%41']) t.equal(routeOf(table, path), 'accounts', `${path} is accounts'`);
   t.equal(routeOf(table, '/organization/me'), 'organization-me');
-  for (const path of ['/accountsX', '/Accounts', '//accounts', '/ accounts', '/organization/me/', '/organization/mex', '/organization/me/x', '/organization', '/organization/', '/', '', '/auth/keys', '/accounts%2f..', '/%zz']) {
+  for (const path of ['/accountsX', '//accounts', '/ accounts', '/organization/mex', '/organization/me/x', '/organization', '/organization/', '/', '', '/auth/keys', '/accounts%2f..', '/%zz']) {
     t.equal(routeOf(table, path), undefined, `${JSON.stringify(path)} is no route's`);
+  }
+  // Issue 45: a letter-case or trailing-slash spelling of a declared path is that route's (Express,
+  // ASP.NET Core read them as it), once the path as sent has no route that asks more.
+  for (const [path, id] of [['/Accounts', 'accounts'], ['/ACCOUNTS/1', 'accounts'], ['/organization/me/', 'organization-me'], ['/Organization/ME', 'organization-me']] as [string, string][]) {
+    t.equal(routeOf(table, path), id, `${path} is ${id}'s`);
   }
   // An escape is the character it encodes, as the upstream reads it (decoded once).
   t.equal(routeOf(table, '/%61ccounts/1'), 'accounts');
   t.equal(routeOf(table, '/organization/m%65'), 'organization-me');
-  t.equal(routeOf(table, '/%41ccounts'), undefined, 'still case-sensitive once decoded');
+  t.equal(routeOf(table, '/%41ccounts'), 'accounts', 'decoded, then read as its route in any case');
   // A fragment is no part of the path, as fastify's router and upstreams read it; an encoded `#` is a character.
   t.equal(routeOf(table, '/organization/me#x'), 'organization-me');
   t.equal(routeOf(table, '/organization/me%23x'), undefined);
@@ -58,9 +63,10 @@ t.test('precedence: exact over subtree, the deepest subtree over shallower ones,
   });
   const cases: [string, string | undefined][] = [
     ['/a/b', 'ab-exact'],
-    ['/a/b/', 'ab'],
+    // Issue 45: a trailing slash on an exact route's path is that route's (Express reads `/a/b/` as `/a/b`).
+    ['/a/b/', 'ab-exact'],
     ['/a/b/c', 'abc-exact'],
-    ['/a/b/c/', 'ab'],
+    ['/a/b/c/', 'abc-exact'],
     ['/a/b/cd', 'ab'],
     ['/a/bc', 'a'],
     ['/a', 'a'],

@@ -17,7 +17,7 @@ t.test('config load refuses a bad file with every error, each on one line under 
   const loaded = loadConfig({ AUTHGATE_ROUTES_FILE: file });
   t.same(loaded.ok ? [] : loaded.errors, [
     `AUTHGATE_ROUTES_FILE ${file}:5: /routes/0/match: is required (a route needs id, path, match, methods)`,
-    `AUTHGATE_ROUTES_FILE ${file}:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens)`,
+    `AUTHGATE_ROUTES_FILE ${file}:7: /routes/0/mathc: unknown key "mathc" (a route takes id, path, match, credentials, methods, upstream, rateLimit, weakens, cost)`,
   ]);
   const missing = loadConfig({ AUTHGATE_ROUTES_FILE: `${fixtures}nothing-here.yaml` });
   t.same(missing.ok ? [] : missing.errors, [`AUTHGATE_ROUTES_FILE ${fixtures}nothing-here.yaml: cannot be read (ENOENT)`]);

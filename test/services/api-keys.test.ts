@@ -62,7 +62,7 @@ t.test('list: views of the organization\'s own keys, never a hash', async (t) =>
   const { keys: listed, nextCursor } = await apiKeys.list('org_a');
   t.same(listed.map((key) => key.id).sort(), [a1.id, a2.id].sort());
   t.equal(nextCursor, null, 'one page');
-  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'rateLimit', 'scopes']);
+  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
   for (const key of listed) t.match(key, { name: null, expiresAt: null, lastUsedAt: null, scopes: [...LEGACY_SCOPES] });
   t.same(await apiKeys.list('org_none'), { keys: [], nextCursor: null });
 });
@@ -71,6 +71,9 @@ t.test('revoke: its own key is deleted and announced; another organization\'s is
   const { store, apiKeys, announced } = await fixture(t);
   const a = await apiKeys.create('org_a');
   const b = await apiKeys.create('org_b');
+  // Issue 45: a creation is announced too (a replica that remembers the key as unknown forgets it).
+  t.same(announced, [a, b].map((key) => { const parsed = parseApiKey(key.apiKey); return [{ kind: 'api_key', cacheKey: parsed.ok ? parsed.hash : '', created: true }]; }), 'each creation announced as created');
+  announced.length = 0;
   t.match(await caught(apiKeys.revoke('org_a', b.id)), { problem: 'apiKeyNotFound' });
   t.match(await caught(apiKeys.revoke('org_a', 'key_unknown')), { problem: 'apiKeyNotFound' });
   t.same(announced, [], 'nothing announced for a refusal');

@@ -4,6 +4,8 @@
  */
 import type { Test } from 'tap';
 import { newMfaToken } from '../../src/credentials/mfa-tokens.js';
+import { createSecondFactorBound, MFA_TOKENS_PER_WINDOW } from '../../src/guards/second-factor-bound.js';
+import { Problem } from '../../src/problems.js';
 import type { GatewayStore, NewOrganization } from '../../src/store/store.js';
 
 export function mfaContract(t: Test, open: (t: Test) => Promise<GatewayStore>, helpers: { newOrganization: () => NewOrganization }): void {
@@ -79,5 +81,31 @@ export function mfaContract(t: Test, open: (t: Test) => Promise<GatewayStore>, h
     while ((await store.findMfaChallenge(short.tokenHash)) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     t.equal(await store.findMfaChallenge(short.tokenHash), undefined, 'expired');
     t.equal(await store.consumeMfaChallenge(short.tokenHash), false);
+  });
+
+  // Issue 45: the organization's bound on wrong second-factor proofs, counted in this store.
+  t.test('mfa: the organization\'s failure bound admits exactly its limit of a parallel burst; a right proof resets it; mfaTokens bounded', async (t) => {
+    const store = await open(t);
+    const { id } = await org(store);
+    const other = await org(store);
+    const bound = createSecondFactorBound(store, 5);
+    const codeOf = (error: unknown) => (error instanceof Problem ? error.problem : String(error));
+    const burst = await Promise.allSettled(Array.from({ length: 30 }, () => bound.proof(id)));
+    const admitted = burst.filter((r) => r.status === 'fulfilled');
+    t.equal(admitted.length, 5, 'exactly 5 of 30 parallel proofs counted');
+    t.ok(burst.every((r) => r.status === 'fulfilled' || codeOf(r.reason) === 'tooManySecondFactorFailures'), 'the rest refused with 1121');
+    t.equal(admitted.filter((r) => r.status === 'fulfilled' && r.value.exhausted).length, 1, 'one took the last');
+    t.equal(await bound.proof(id).then(() => 'admitted', codeOf), 'tooManySecondFactorFailures', 'wrong ones stay counted: the next is refused');
+    t.type(await bound.proof(other.id), 'object', 'another organization counts apart');
+    await (admitted[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof bound.proof>>>).value.succeeded();
+    const again = await Promise.allSettled(Array.from({ length: 8 }, () => bound.proof(id)));
+    t.equal(again.filter((r) => r.status === 'fulfilled').length, 5, 'a right proof starts the count again');
+    const given = again.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<Awaited<ReturnType<typeof bound.proof>>>;
+    await given.value.notJudged();
+    t.type(await bound.proof(id), 'object', 'a proof never judged gives its count back');
+
+    const issued = await Promise.allSettled(Array.from({ length: MFA_TOKENS_PER_WINDOW + 10 }, () => bound.issue(id, 60_000)));
+    t.equal(issued.filter((r) => r.status === 'fulfilled').length, MFA_TOKENS_PER_WINDOW, `${MFA_TOKENS_PER_WINDOW} mfaTokens a window, however they interleave`);
+    t.ok(issued.every((r) => r.status === 'fulfilled' || codeOf(r.reason) === 'tooManyMfaTokens'), 'the rest refused with 1122');
   });
 }

@@ -360,6 +360,11 @@ t.test('the invalidation bus', async (t) => {
   const key = newApiKey(org.id);
   await a.store.createOrganizationIfEmailFree(org);
   await a.store.createApiKey(key);
+  // Issue 45: the creation is announced too (a replica that remembers the key as unknown forgets it).
+  await pollUntil(20_000, () => heardB.length > 0 && wire.some((text) => text.includes('"created":true')));
+  t.strictSame(heardB, [[{ kind: 'api_key', cacheKey: key.hash, created: true }]], 'B heard the creation');
+  heardB.length = 0;
+  wire.length = 0;
   const revoked = await a.store.deleteApiKeyIfOwned(org.id, key.id);
   t.strictSame(revoked, { kind: 'api_key', cacheKey: key.hash });
   await pollUntil(20_000, () => heardB.length > 0);
@@ -420,6 +425,9 @@ t.test('a revocation and its announcement are one step: the PUBLISH runs inside 
   await a.store.createApiKey(key);
   await a.store.createApiKey(lastKey);
   await a.store.createSession(session);
+  // Issue 45: the two creations were announced; what follows is about the revocations.
+  await pollUntil(20_000, () => b.heard.length >= 2);
+  b.heard.length = 0;
 
   // MONITOR shows every command in the order Redis ran it, those run by a script marked 'lua'.
   const client = new Redis(server.port, '127.0.0.1');

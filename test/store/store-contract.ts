@@ -15,6 +15,9 @@ import { organizationProfileContract } from './organization-profile-contract.js'
 import { externalIdContract } from './external-id-contract.js';
 import { mfaContract } from './mfa-contract.js';
 import { passkeyContract } from './passkey-contract.js';
+import { usageContract } from './usage-contract.js';
+import { organizationPlanContract } from './organization-plan-contract.js';
+import { keyQuotaContract } from './key-quota-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -33,9 +36,12 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   organizationListingContract(t, open);
   passwordResetContract(t, open, { newOrganization: () => newOrganization(), newSession: (orgId) => newSession(orgId), pollUntil });
   organizationProfileContract(t, open, { newOrganization: (overrides) => newOrganization(overrides), newSession: (orgId) => newSession(orgId) });
+  organizationPlanContract(t, open, { newOrganization: () => newOrganization() });
+  keyQuotaContract(t, open);
   mfaContract(t, open, { newOrganization: () => newOrganization() });
   externalIdContract(t, open, () => newOrganization());
   passkeyContract(t, open, { newOrganization: () => newOrganization() });
+  usageContract(t, open);
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { SamplingDecision, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace';
 import { parseTraceparent, traceparentSampled } from '../../src/tracing/trace-context.js';
-import { samplerFrom, samplingFrom } from '../../src/tracing/sdk.js';
+import { samplerFrom, samplingFrom } from '../../src/tracing/sampling.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

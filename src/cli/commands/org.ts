@@ -1,8 +1,9 @@
-// authgate org create|list|get|update|delete|limit|key-limit|reset-password: organizations through the admin API.
+// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage: organizations through the admin API.
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import { CliError, usageError } from '../cli-error.js';
 import type { Command, Family, Refusal } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
+import { orgUsage } from './org-usage.js';
 
 /** Every org subcommand refuses these first: they belong to keys and sessions. */
 const NOT_SESSIONS: Refusal = { flags: ['session', 'all'] };
@@ -86,8 +87,8 @@ function byId(action: 'get' | 'delete', description: string, example?: string): 
   };
 }
 
-/** `org limit <id> <limit>` and `org key-limit <id> <count>`: one PATCH of the organization, printed. */
-function setter(action: 'limit' | 'key-limit', value: string, what: string, body: (given: string) => Record<string, unknown>, description: string[], examples?: string[]): Command {
+/** `org limit <id> <limit>`, `org key-limit <id> <count>` and `org plan <id> <plan>`: one PATCH of the organization, printed. */
+function setter(action: 'limit' | 'key-limit' | 'plan', value: string, what: string, body: (given: string) => Record<string, unknown>, description: string[], examples?: string[]): Command {
   return {
     family: 'org',
     action,
@@ -116,6 +117,13 @@ const keyLimit = setter('key-limit', 'count', 'a count of keys (e.g. 5000, or de
   'Set how many API keys an organization may hold (1 to 1000000), or',
   'default (AUTHGATE_MAX_KEYS_PER_ORGANIZATION again).',
 ]);
+
+// The gateway knows the routes file's plans and says which it declares (400, exit 1).
+const plan = setter('plan', 'plan', 'a plan of the routes file (or default)', (given) => ({ plan: given === 'default' ? null : given }), [
+  "Move an organization to another of the routes file's plans, or to",
+  'default (its defaultPlan again): what its keys and login tokens may',
+  'do, on every replica within a second. Prints the organization.',
+], ['authgate org plan org_123 partner']);
 
 /** `org update <id> --name --email`: one PATCH of the organization, printed. */
 const update: Command = {
@@ -190,6 +198,7 @@ export const org: Family = {
     byId('delete', 'Delete an organization with all its keys and sessions.'),
     limit,
     keyLimit,
+    plan,
     resetPassword,
     mfaCommand('mfa', [
       'Print whether an organization has a second factor: TOTP, its passkeys',
@@ -200,5 +209,6 @@ export const org: Family = {
       'recovery codes), for one that lost them all; every login session ends.',
       'Audited as mfa.removed.',
     ], 'authgate org remove-mfa org_123'),
+    orgUsage,
   ],
 };

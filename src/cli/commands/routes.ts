@@ -3,11 +3,14 @@
  * file judged offline, by the same loader a start and a reload use (route-table/load.ts), so a
  * file that passes the check is one the gateway takes, like `nginx -t`.
  *
- * Exit status: check: 0 valid, 1 not (every error on stderr, `FILE:LINE: /pointer: what`).
+ * Exit status: check: 0 valid, 1 not (every error on stderr, `FILE:LINE: /pointer: what`); its
+ * warnings (route-table/warnings.ts) go to stderr in the same form and never fail it.
  * explain: 0 the request would be forwarded, 1 it would not (404, 405, or refused by the path
  * guard), 2 a usage error or a file that does not load. Nothing is sent anywhere; no setting's
  * value is printed but the upstream URLs the file (or AUTHGATE_UPSTREAM_URL) names.
  */
+import type { ScopeRule } from '../../authz/scopes.js';
+import { planAllows } from '../../route-table/plans.js';
 import { parseArgs } from 'node:util';
 import { probeIssuer } from '../../issuers/probe.js';
 import { parseKind } from '../../config/setting-kinds.js';
@@ -17,7 +20,7 @@ import { BUILTIN_ROUTES_FILE } from '../../route-table/builtin.js';
 import { compileRoutes } from '../../route-table/compile.js';
 import { isWithin } from '../../route-table/match.js';
 import { formatRouteError, loadRoutesFile, type LoadContext } from '../../route-table/load.js';
-import { RESERVED_PREFIXES, type CompiledRoute, type RouteTable } from '../../route-table/types.js';
+import { RESERVED_PREFIXES, type CompiledRoute, type PathRefusal, type RouteTable } from '../../route-table/types.js';
 
 export type RoutesIo = Readonly<{
   env: Readonly<Record<string, string | undefined>>;
@@ -59,9 +62,13 @@ function check(args: readonly string[], io: RoutesIo): number | Promise<number> 
     io.stderr(`authgate: ${file}: ${count} error${count === 1 ? '' : 's'}; the gateway would not take this file`);
     return 1;
   }
-  const { table } = loaded;
+  const { table, warnings } = loaded;
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  io.stdout(`authgate: ${file} is valid: ${count(table.routes.length, 'route')}, ${count(table.upstreams.size, 'upstream')}, ${count(table.scopes.names.length, 'scope')}, hash ${table.hash}`);
+  // Plans only when the file has them: a file without is summed up as it always was.
+  const plans = table.plans.size === 0 ? '' : `, ${count(table.plans.size, 'plan')}${table.defaultPlan === undefined ? ' (no defaultPlan: organizations without a plan hold every scope)' : ` (default ${table.defaultPlan.name})`}`;
+  // Warnings never fail the check (the gateway takes the file): on stderr, before the verdict.
+  for (const warning of warnings) io.stderr(formatRouteError(warning));
+  io.stdout(`authgate: ${file} is valid: ${count(table.routes.length, 'route')}, ${count(table.upstreams.size, 'upstream')}, ${count(table.scopes.names.length, 'scope')}${plans}, hash ${table.hash}${warnings.length === 0 ? '' : `; ${count(warnings.length, 'warning')}`}`);
   if (table.issuers.size === 0) return 0;
   // Trusted issuers (issue 49): a provider that cannot be reached from here is a warning, never a failure.
   return Promise.all(
@@ -108,7 +115,9 @@ function explain(args: readonly string[], io: RoutesIo): number {
   const path = query === -1 ? target : target.slice(0, query);
   if (isDoublyEncodedPath(path)) return refuse('400: the path guard refuses it (a dot segment, slash or backslash once percent-decoded)');
   const own = RESERVED_PREFIXES.find((prefix) => isWithin(path, prefix));
-  const route = table.match(path);
+  const reading = table.read(path);
+  if (reading.refusal !== undefined) return refuse(`400 (1240, ${reading.refusal}): ${REFUSALS[reading.refusal]}; nothing reaches any upstream`);
+  const route = reading.route;
   if (route === undefined) {
     if (own !== undefined) return refuse(`the gateway's own path (${own} and below): answered by the gateway itself, never forwarded`);
     return refuse('404: no route holds this path; nothing reaches any upstream');
@@ -124,12 +133,28 @@ function explain(args: readonly string[], io: RoutesIo): number {
   io.stdout(`  credentials  ${credentialsOf(route)}`);
   io.stdout(`  scope        ${scope === null ? 'none (public route)' : scope.name}`);
   io.stdout(`  upstream     ${upstream.name}: ${upstreamUrl}, as ${upstream.basePath}${path} (timeout ${upstream.timeoutMs} ms)`);
+  if (scope !== null && table.plans.size > 0) io.stdout(`  plans        ${plansAllowing(table, scope)}`);
+  if (route.cost !== 1) io.stdout(`  cost         ${route.cost} quota units a request`);
   if (route.rateLimit !== undefined) {
     io.stdout(`  rate limit   ${route.rateLimit.count}/${route.rateLimit.windowSeconds}s per ${route.credentials.kind === 'none' ? 'client address' : 'credential'} on this route, on top of the credential's own`);
   }
   io.stdout(`  table        ${source}`);
   return 0;
 }
+
+/** Which plans may call a route's method (issue 47): those whose scopes include its scope. */
+function plansAllowing(table: RouteTable, rule: ScopeRule): string {
+  const allowing = [...table.plans.values()].filter((plan) => planAllows(plan, rule)).map((plan) => (plan === table.defaultPlan ? `${plan.name} (default)` : plan.name));
+  const none = table.defaultPlan === undefined ? '; organizations without a plan: every scope' : '';
+  return allowing.length === 0 ? `none of the file's plans include ${rule.name}${none}` : `${allowing.join(', ')}${none}`;
+}
+
+/** Why route-table/path-reading.ts refuses a path, as explain says it. */
+const REFUSALS: Readonly<Record<PathRefusal, string>> = {
+  path_parameter: 'a ";" path parameter, which Tomcat, Jetty and Spring drop before routing (paths.parameters: strip matches without them)',
+  empty_path_segment: 'an empty segment ("//"), which nginx and Tomcat merge (paths.emptySegments: merge matches them merged)',
+  path_variant_weaker: 'its letter-case or trailing-slash spelling is a route that asks less than the route of the path as sent',
+};
 
 function credentialsOf(route: CompiledRoute): string {
   const { credentials } = route;

@@ -40,6 +40,8 @@ export type MemoryState = {
   keyRateLimits: Map<string, { orgId: string; limit: StoredLimit }>;
   /** Per credential: its window (epoch ms), what it granted, and the replicas that leased from it. */
   rateWindows: Map<string, { start: number; windowMs: number; used: number; replicas: Set<string> }>;
+  // Plans (organization-plans.ts): orgId → its own plan's name.
+  orgPlans: Map<string, string>;
   // Password resets (password-resets.ts): orgId → its one live reset, gone with the organization.
   resetsByOrg: Map<string, { tokenHash: string; expiresAt: number }>;
   // Second factors (mfa.ts, passkeys.ts), by organization, gone with it. The recovery codes are
@@ -73,6 +75,7 @@ export function createMemoryState(now: () => number): MemoryState {
     orgRateLimits: new Map(),
     keyRateLimits: new Map(),
     rateWindows: new Map(),
+    orgPlans: new Map(),
     resetsByOrg: new Map(),
     totpByOrg: new Map(),
     recoveryCodesByOrg: new Map(),

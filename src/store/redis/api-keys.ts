@@ -39,8 +39,9 @@ export function redisApiKeys(context: RedisStoreContext): ApiKeyStore {
   const keyChanges: KeyChangeContext = { run, place: organizationPlace, announced };
 
   return {
+    /** Announced (scripts/createApiKey.lua): an unknown entry of the key goes on every replica. */
     createApiKey: (key, maxKeys) =>
-      guard('createApiKey', () => durably([organizationRecord(key.orgId)], async () => {
+      announced((channel, head) => guard('createApiKey', () => durably([organizationRecord(key.orgId)], async () => {
         const digest = restAfterOrganizationTag(key.hash, key.orgId, 'the API key');
         if (!DIGEST.test(digest)) throw new Error('an API key lookup hash is <tag>.<22 base64url>');
         const { shard, packed } = organizationPlace(key.orgId);
@@ -48,11 +49,11 @@ export function redisApiKeys(context: RedisStoreContext): ApiKeyStore {
         const stored = { ...key, scopes: storedScopes(key.scopes) };
         const reply = await run.createApiKey(
           [shard.organization(packed), shard.apiKeys],
-          [digest, apiKeyValue(packed, packedKeyId, stored), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, stored), maxKeys === undefined ? '' : Math.max(0, Math.floor(maxKeys))],
+          [digest, apiKeyValue(packed, packedKeyId, stored), keyIndexField(packedKeyId), apiKeyIndexEntry(digest, stored), maxKeys === undefined ? '' : Math.max(0, Math.floor(maxKeys)), key.hash, channel, head],
         );
         if (reply !== 'created' && reply !== 'no-organization' && reply !== 'limit-reached') throw unexpected('createApiKey');
         return reply;
-      })),
+      }))),
 
     /** The hot path: one HGET on the shard the key's own tag names. */
     findApiKeyByHash: (hash) =>

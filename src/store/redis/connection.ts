@@ -28,10 +28,19 @@ export function connect(options: RedisConnectionOptions, scriptNames: readonly s
    * scripts stay out of it: they are writes, off the request path, and ioredis sends a pipelined
    * script differently (SCRIPT EXISTS/LOAD first, remembered per connection) from a plain call's
    * EVALSHA with its EVAL fallback, which is what the failover tests exercise.
+   *
+   * HGET, the credential's point read (an API key's, a session's), stays out too (issue 45): each
+   * auto-pipeline is an ioredis Pipeline, which copies every defined script (two methods each, 38
+   * scripts) onto itself and keeps a promise chain per command, and under a flood of unknown keys
+   * nearly every read is a turn of its own. Sampled on Node 24 (the inspector's sampling heap
+   * profiler, objects that survived scavenges and died in a full GC), most of what 50,000 distinct
+   * unknown keys promoted to old space was these pipelines and their replies' handling; with HGET
+   * sent as a plain command, the flood's RSS growth went from 168–190 MiB to 68 MiB
+   * (docs/performance.md, "Memory under a flood").
    */
   const autoPipelining = {
     enableAutoPipelining: true,
-    autoPipeliningIgnoredCommands: [...scriptNames],
+    autoPipeliningIgnoredCommands: [...scriptNames, 'hget'],
   } satisfies RedisOptions & ClusterOptions;
   const auth: RedisOptions = {
     ...(options.username === undefined ? {} : { username: options.username }),

@@ -83,6 +83,17 @@ export type ShardKeys = Readonly<{
   organizationPasskeyRegistration(packedOrgId: string): string;
   /** Hash with a PX TTL: a login's second-factor challenge by its token's digest, `o` `p` `e` `f`. */
   mfaChallenge(digest: string): string;
+  /**
+   * Hash expiring 7 (`h`) or 90 (`d`) days after its start: the organization's usage in one UTC
+   * hour or day (store/usage.ts), `<outcome index>` its own counts, `k<key id>:<outcome index>` a key's;
+   * named by the bucket's start in hours, base 36.
+   */
+  organizationUsage(packedOrgId: string, granularity: 'h' | 'd', start: number): string;
+  /**
+   * Hash expiring a day after its period: what the organization's quota period (store/quotas.ts)
+   * counted, `o` the organization's, `k<key id>` a key's own; named by the period (`d2026-12-07`, `m2026-12`).
+   */
+  organizationQuota(packedOrgId: string, period: string): string;
 }>;
 
 export type RedisKeys = Readonly<{
@@ -109,6 +120,10 @@ export type RedisKeys = Readonly<{
    * and read whole by every replica when it changes.
    */
   rateLimits: string;
+  /** Hash beside rateLimits: organization id → its own plan's name (issue 47). Small, read whole by every replica. */
+  organizationPlans: string;
+  /** Hash beside rateLimits: API key id → `<org id> <quota>`, its own quota (issue 47). Small, read whole by every replica. */
+  keyQuotas: string;
   shard(tag: string): ShardKeys;
 }>;
 
@@ -142,6 +157,8 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       organizationPasskeys: (packedOrgId) => `${organizationStem}${packedOrgId}:w`,
       organizationPasskeyRegistration: (packedOrgId) => `${organizationStem}${packedOrgId}:wr`,
       mfaChallenge: (digest) => `${base}m:${digest}`,
+      organizationUsage: (packedOrgId, granularity, start) => `${organizationStem}${packedOrgId}:u${granularity}:${Math.floor(start / 3_600_000).toString(36)}`,
+      organizationQuota: (packedOrgId, period) => `${organizationStem}${packedOrgId}:q:${period}`,
     };
   };
   return Object.freeze({
@@ -151,6 +168,8 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
     auditIndex: `${shard(shardTagOf('audit')).base}ai`,
     auditSequence: `${shard(shardTagOf('audit')).base}aq`,
     rateLimits: `${shard(shardTagOf('limits')).base}l`,
+    organizationPlans: `${shard(shardTagOf('limits')).base}pl`,
+    keyQuotas: `${shard(shardTagOf('limits')).base}kq`,
     shard,
   });
 }

@@ -33,6 +33,8 @@ export const SCRIPT_NAMES = [
   'deleteAllSessions',
   'appendAuditEvents',
   'setRateLimit',
+  'setOrganizationPlan',
+  'setKeyQuota',
   'dropRateLimits',
   'leaseRateBudget',
   'countAttempt',
@@ -56,6 +58,10 @@ export const SCRIPT_NAMES = [
   'removePasskey',
   'usePasskey',
   'removeSecondFactors',
+  'recordUsage',
+  'readUsage',
+  'leaseQuota',
+  'returnQuota',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

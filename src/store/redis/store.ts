@@ -24,10 +24,14 @@ import { redisOrganizationProfiles } from './organization-profiles.js';
 import { redisMfa } from './mfa.js';
 import { redisPasskeys } from './passkeys.js';
 import { redisRateLimits } from './rate-limits.js';
+import { redisOrganizationPlans } from './organization-plans.js';
+import { redisKeyQuotas } from './key-quotas.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
 import { redisTenantLimits } from './tenant-limits.js';
 import { redisExternalIds } from './external-ids.js';
+import { redisUsage } from './usage.js';
+import { redisQuotas } from './quotas.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
 export type { RedisConnectionOptions };
@@ -117,11 +121,15 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisAudit({ client, keys, appendScript: run.appendAuditEvents, now, guard }),
     ...redisTenantLimits(context),
     ...redisRateLimits(context),
+    ...redisOrganizationPlans(context),
+    ...redisKeyQuotas(context),
     ...redisPasswordResets(context),
     ...redisOrganizationProfiles(context),
     ...redisMfa(context),
     ...redisPasskeys(context),
     ...redisExternalIds(context),
+    ...redisUsage(context),
+    ...redisQuotas(context),
 
     ping: () =>
       guard('ping', async () => {

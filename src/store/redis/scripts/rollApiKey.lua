@@ -30,7 +30,9 @@ end
 local head, expiry, scopes, name = parseEntry(entry)
 local digest = string.sub(entry, 1, 22)
 local lastUse = redis.call('HGET', KEYS[1], ARGV[2]) or ''
-announce(ARGV[12], ARGV[13], {{kind = 'api_key', cacheKey = ARGV[11] .. '.' .. digest}})
+-- The successor is announced too (as createApiKey.lua announces a creation): a replica that
+-- remembers it as unknown forgets that.
+announce(ARGV[12], ARGV[13], {{kind = 'api_key', cacheKey = ARGV[11] .. '.' .. digest}, {kind = 'api_key', cacheKey = ARGV[11] .. '.' .. string.sub(ARGV[6], 1, 22), created = true}})
 local successorTerms = termsOf(ARGV[7] ~= '' and ARGV[7] or nil, scopes)
 local successor = entryOf(ARGV[6], successorTerms, name)
 redis.call('HSET', KEYS[2], string.sub(ARGV[6], 1, 22), valueOf(ARGV[8], ARGV[10], successorTerms))
