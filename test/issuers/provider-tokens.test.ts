@@ -209,3 +209,28 @@ async function signUnseen(provider: TestProvider, org: string): Promise<string> 
   const now = Math.floor(Date.now() / 1000);
   return sign(provider.key, { iss: provider.issuer, aud: API, sub: randomUUID(), org_id: org, scope: 'orders:read', iat: now, exp: now + 300 });
 }
+
+t.test("a provider token's scopes are intersected with its organization's plan (issue 47), on both ports", async (t) => {
+  const corp = await startTestProvider();
+  const partner = await startTestProvider({ alg: 'ES256' });
+  t.teardown(async () => {
+    await corp.close();
+    await partner.close();
+  });
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const file = routesFile(corp, partner, 'org_unused');
+  const planned: RoutesFile = { ...file, plans: { basic: { scopes: ['orders:read'] } }, defaultPlan: 'basic' };
+  const gw = await startGateway(t, { env: { AUTHGATE_AUTHZ_PORT: '0' }, upstream, deps: { routes: tableOf(planned, upstream.url) } });
+  const authz = await listenAuthz(gw);
+  const org = await gw.createOrganization();
+  t.equal((await admin(gw, 'PATCH', `/admin/organizations/${org.id}`, { externalIds: { corp: 'org_planned' } })).status, 200);
+  const token = await corp.token({ org: 'org_planned', resource: API, scope: 'orders:read orders:write' });
+  const bearer = { ...UA, authorization: `Bearer ${token}` };
+  await waitFor(async () => (await gw.get('/orders/1', bearer)).status === 200, 'orders:read, in the plan');
+  const write = await send(`${gw.publicUrl}/orders/1`, { method: 'POST', headers: bearer });
+  t.equal(write.status, 403, 'orders:write: the token holds it, the plan does not');
+  t.equal(write.json().code, 1106);
+  const edge = await send(`${authz.url}/authz/auth-request`, { headers: { 'x-original-method': 'POST', 'x-original-uri': '/orders/1', ...bearer } });
+  t.equal(edge.status, 403, 'the same on the authorization port');
+});
