@@ -9,6 +9,7 @@ import { createTokenService } from './credentials/jwt.js';
 import { createPasswordPolicy } from './credentials/password-policy.js';
 import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
+import { buildIssuers } from './issuers/build.js';
 import { createAuditTrail, type AuditTrail } from './audit/trail.js';
 import { createNoticeDelivery, type DeliveryTuning, type NoticeDelivery } from './notices/delivery.js';
 import { withNotices } from './notices/noticing-trail.js';
@@ -137,7 +138,12 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const tracing = await buildTracing(config, metrics);
 
   const tokens = await createTokenService({ ...config.jwt, environment: config.environment });
-  const resolver = createResolver({ store: traced(store, tracing, { findApiKeyByHash: 'store.find_api_key', findSession: 'store.find_session' }), cache, tokens, environment: config.environment, now });
+  const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
+  if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
+  const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
+  // Trusted issuers (issue 49): their keys fetched now, in the background; nothing waits on them.
+  const issuers = buildIssuers({ routes, store, bus, cache: config.cache, metrics, now });
+  const resolver = createResolver({ store: traced(store, tracing, { findApiKeyByHash: 'store.find_api_key', findSession: 'store.find_session' }), cache, tokens, environment: config.environment, now, issuerTokens: issuers.tokens });
   // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
   const passwords = traced(createPasswordHasher(), tracing, { hash: 'argon2.hash', verify: 'argon2.verify' });
   const growth = createTenantGrowth(store, config.tenantLimits);
@@ -188,6 +194,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     rateLimits: limitOverrides,
     defaultKeyLimit: config.tenantLimits.maxKeys,
     plans: { lookup: plans, routes: liveRoutes, forget: planService.forget },
+    issuerNames: () => routes.current().issuers,
   });
   const profiles = createProfileService({ store, bus });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
@@ -199,9 +206,6 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const mfa = createMfaService({ store, bus, box: createSecretBox(mfaKey ?? randomUUID(), config.mfa.previousKeys), sessions, bound: createSecondFactorBound(store, config.mfa.failureLimit), now, issuer: config.jwt.issuer, passkeys });
 
   const health = createHealth(store, onStoreUp, { invalidationSubscribed: () => bus.subscribed });
-  const upstreamUrl = config.upstream.url ?? deps.upstreamUrl;
-  if (upstreamUrl === undefined) throw new Error('no upstream: set AUTHGATE_UPSTREAM_URL');
-  const routes = createLiveRouteTable(deps.routes ?? initialRouteTable(config, upstreamUrl));
   const quotas = await buildQuotaParts({ store, bus, now, logger, metrics, routes, plans, usageFlushMs: deps.usageFlushMs });
   const apiKeys = createApiKeyService({ store, bus, environment: config.environment, now, pendingUse: keyUsage.pendingUse, rateLimits: limitOverrides, growth, routes, plans, keyQuotas: quotas.keyQuotas });
   const routeMetrics = registerRouteMetrics(metrics.registry, routes);
@@ -323,6 +327,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
         await Promise.all([publicServer.close(), opsServer.close(), authzServer?.close()]);
         health.stop();
         reloading?.close();
+        issuers.registry.close();
         limiter.close();
         routeLimiter.close();
         rateLimits.close();

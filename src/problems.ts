@@ -41,6 +41,10 @@ export const problems = {
   // A passkey registration whose response does not verify (origin, RP ID, challenge, user
   // verification, signature): 403 as 1119, the caller's token is still good; nothing is stored.
   passkeyRejected: { status: 403, code: 1120, title: 'Passkey not accepted' },
+  // Provider tokens (issue 49, src/issuers/): a verified token whose organization claim names no
+  // organization here, and a token of an issuer the route does not list.
+  issuerOrganizationUnknown: { status: 401, code: 1140, title: 'No organization for this token' },
+  issuerNotAccepted: { status: 403, code: 1141, title: 'Issuer not accepted on this route' },
   // Issue 45 (guards/second-factor-bound.ts): an organization's consecutive wrong second-factor
   // proofs reached their bound (every replica, every address), and the mfaTokens issued to it.
   tooManySecondFactorFailures: { status: 429, code: 1121, title: 'Too many wrong second-factor codes' },
@@ -103,6 +107,8 @@ export const problems = {
   identityHeaderSent: { status: 400, code: 1234, title: 'Identity header sent by the client' },
   // Both ports (issue 45): a method-override header that is not one method the route forwards.
   methodOverrideRefused: { status: 400, code: 1235, title: 'Method override refused' },
+  // An external id (issue 49) set at an issuer the routes file does not declare.
+  unknownIssuer: { status: 400, code: 1260, title: 'Unknown issuer' },
   // A path some servers read as another route's (issue 45, route-table/path-reading.ts): a `;`
   // parameter, an empty segment, or a spelling whose route asks less than the path's own.
   ambiguousPath: { status: 400, code: 1240, title: 'Ambiguous path' },
@@ -115,6 +121,8 @@ export const problems = {
   // What one organization may hold (issue 26): a key or a session beyond its limit.
   apiKeyLimitReached: { status: 409, code: 1305, title: 'API key limit reached' },
   sessionLimitReached: { status: 409, code: 1306, title: 'Session limit reached' },
+  // An external id (issue 49) another organization holds at that issuer.
+  externalIdTaken: { status: 409, code: 1340, title: 'External id taken' },
 
   // The gateway and what it depends on
   internalError: { status: 500, code: 1500, title: 'Internal error' },
@@ -125,6 +133,8 @@ export const problems = {
   shuttingDown: { status: 503, code: 1510, title: 'Gateway shutting down' },
   // AUTHGATE_REDIS_WAIT_REPLICAS: the write was made but too few replicas acknowledged it.
   writeNotReplicated: { status: 503, code: 1511, title: 'Write not replicated' },
+  // A provider token whose issuer's keys have not arrived yet, or are older than its maxStaleSeconds (issue 49).
+  issuerKeysUnavailable: { status: 503, code: 1540, title: "Issuer's keys unavailable" },
 } as const satisfies Record<string, ProblemSpec>;
 
 export type ProblemName = keyof typeof problems;

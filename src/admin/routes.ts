@@ -103,10 +103,10 @@ export async function adminRoutes(
       description: '`name` and `email` as PATCH /auth/organization changes them, without a password (the admin token is the authority): the e-mail must be free across the whole store (409, 1303; 1224 for a concurrent change of its e-mail), an e-mail change ends every login session of the organization, and the identity assertion carries the new values at once on every replica; audited as `organization.name_changed` and `organization.email_changed` (both domains only). They are changed first: a refusal there changes nothing else. `rateLimit`: the limit each of its credentials gets on forwarded routes (a key may have a lower one of its own): every replica applies it within the revocation bound. `keyLimit`: how many API keys it may hold, instead of AUTHGATE_MAX_KEYS_PER_ORGANIZATION. `plan`: one of the routes file\'s plans (400, 1250 for another), or null for its defaultPlan: what its credentials may hold from the next request on every replica (within a second), no key rewritten; audited and noticed as `organization.plan_changed`.',
       params: IdParams,
       body: OrganizationChangeBody,
-      response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound'), 409: problemOf('emailTaken', 'profileChangeConflict') },
+      response: { 200: OrganizationResponse, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound'), 409: problemOf('emailTaken', 'profileChangeConflict', 'externalIdTaken') },
     },
     handler: async (request) => {
-      const { rateLimit, keyLimit, name, email, plan } = request.body;
+      const { rateLimit, keyLimit, name, email, plan, externalIds } = request.body;
       if (name !== undefined || email !== undefined) {
         refuseSpoofingName('name', name);
         const outcome = await opts.profiles.change(request.params.id, { name, email });
@@ -122,7 +122,9 @@ export async function adminRoutes(
           trail.record({ type: 'organization.plan_changed', orgId: moved.orgId, ...admin(request), details: { from: moved.from, to: moved.to } });
         }
       }
-      let org = rateLimit === undefined ? undefined : await organizations.setRateLimit(request.params.id, rateLimit);
+      let org = externalIds === undefined ? undefined : await organizations.setExternalIds(request.params.id, externalIds);
+      if (externalIds !== undefined) trail.record({ type: 'organization.changed', orgId: request.params.id, ...admin(request), details: { externalIds: Object.keys(externalIds) } });
+      if (rateLimit !== undefined) org = await organizations.setRateLimit(request.params.id, rateLimit);
       if (keyLimit !== undefined) org = await organizations.setKeyLimit(request.params.id, keyLimit);
       org ??= await organizations.get(request.params.id);
       if (rateLimit !== undefined || keyLimit !== undefined) {

@@ -1,6 +1,7 @@
 // The audit trail's writer: security events recorded off the request path, in batches.
 import type { Logger } from '../observability/logging.js';
 import { sha256Base64url } from '../credentials/digest.js';
+import type { CredentialKind } from '../credentials/decisions.js';
 import { addressPrefix } from '../services/client-description.js';
 import { sessionHandle } from '../services/sessions.js';
 import type { AuditEvent, AuditRetention, AuditStore } from '../store/audit.js';
@@ -81,7 +82,7 @@ export function createAuditTrail(deps: {
  * shows), never the session id the token is signed over (issue 45): with the JWT secret, that id
  * is a working token for a live session, and the trail is read by every `audit:read` key.
  */
-export function actorOf(request: { principal: { via: 'jwt' | 'api_key'; credentialId: string } | null; ip?: string | undefined }): Pick<AuditEvent, 'actor' | 'credential' | 'network'> {
+export function actorOf(request: { principal: { via: CredentialKind; credentialId: string } | null; ip?: string | undefined }): Pick<AuditEvent, 'actor' | 'credential' | 'network'> {
   const network = addressPrefix(request.ip);
   if (request.principal === null) return { actor: 'anonymous', network };
   const { via, credentialId } = request.principal;

@@ -3,7 +3,7 @@ import type { Principal } from '../credentials/principal.js';
 import type { CredentialRequirement } from '../http/request-context.js';
 import { Problem } from '../problems.js';
 import { planAllows } from '../route-table/plans.js';
-import type { CompiledPlan, CompiledRoute } from '../route-table/types.js';
+import type { CompiledPlan, CompiledRoute, RouteCredentials } from '../route-table/types.js';
 import type { ScopeRule } from './scopes.js';
 
 export type AuthorizeHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
@@ -33,6 +33,18 @@ export function createAuthorize(requirement: Exclude<CredentialRequirement, 'non
   };
 }
 
+/** Whether a credentialed route takes this principal's kind of credential (and, for a provider token, its issuer). */
+export function takesCredential(credentials: Extract<RouteCredentials, { kind: 'bearer' }>, principal: Principal): boolean {
+  switch (principal.via) {
+    case 'jwt':
+      return credentials.loginToken;
+    case 'api_key':
+      return credentials.apiKey;
+    case 'issuer_token':
+      return credentials.issuers.has(principal.issuer!);
+  }
+}
+
 const loginTokenRequired = () => new Problem('loginTokenRequired', 'This operation needs a login token from POST /auth/login, not an API key.', 'login_token_required');
 
 /**
@@ -47,7 +59,9 @@ const loginTokenRequired = () => new Problem('loginTokenRequired', 'This operati
 export function routeRefusal(route: CompiledRoute, rule: ScopeRule | null, principal: Principal, plan: CompiledPlan | undefined): Problem | undefined {
   const credentials = route.credentials;
   if (credentials.kind === 'none' || rule === null) return undefined;
-  if (principal.via === 'jwt' ? !credentials.loginToken : !credentials.apiKey) {
+  if (principal.via === 'issuer_token') {
+    if (!takesCredential(credentials, principal)) return new Problem('issuerNotAccepted', 'This route does not take tokens of this issuer.', 'issuer_not_accepted');
+  } else if (!takesCredential(credentials, principal)) {
     if (!credentials.apiKey) return loginTokenRequired();
     return new Problem('insufficientScope', `This route takes API keys only (with the scope ${rule.name}), not a login token.`, 'insufficient_scope', undefined, rule.name);
   }

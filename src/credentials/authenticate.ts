@@ -31,6 +31,10 @@ export function denialProblem(resolution: Extract<Resolution, { ok: false }>): P
   if (resolution.reason === 'wrong_environment' && resolution.environment !== undefined) {
     return new Problem('wrongEnvironment', ENVIRONMENT_DETAIL[resolution.environment], resolution.reason);
   }
+  if (resolution.reason === 'unknown_organization') return new Problem('issuerOrganizationUnknown', 'The token names no organization known here.', resolution.reason);
+  if (resolution.reason === 'issuer_keys_unavailable') {
+    return new Problem('issuerKeysUnavailable', "The token's issuer keys are not available yet; try again.", resolution.reason, resolution.retryAfterSeconds ?? 1);
+  }
   const detail = DENIAL_DETAIL[resolution.reason] ?? 'The credential is invalid, expired or revoked.';
   return new Problem('credentialInvalid', detail, resolution.reason);
 }

@@ -20,6 +20,9 @@ export const DENIAL_REASONS = [
   'expired_token',
   'revoked_token',
   'wrong_environment',
+  // Provider tokens (issue 49): the organization claim names no organization; the issuer's keys cannot be had (503).
+  'unknown_organization',
+  'issuer_keys_unavailable',
 ] as const;
 export type DenialReason = (typeof DENIAL_REASONS)[number];
 
@@ -28,7 +31,7 @@ export const DECISION_REASONS = ['ok', ...BEARER_REFUSALS, ...DENIAL_REASONS, 's
 export type DecisionReason = (typeof DECISION_REASONS)[number];
 
 /** The kind of a credential, picked by its shape. */
-export type CredentialKind = 'jwt' | 'api_key';
+export type CredentialKind = 'jwt' | 'api_key' | 'issuer_token';
 /** `none` when no bearer token could be read. */
 export type DecisionKind = CredentialKind | 'none';
 export type DecisionOutcome = 'allowed' | 'denied' | 'error';
@@ -39,7 +42,8 @@ export type AuthDecision = Readonly<{ kind: DecisionKind; outcome: DecisionOutco
 export type DecisionRecorder = (kind: DecisionKind, outcome: DecisionOutcome, reason: DecisionReason) => void;
 
 /** The decision of every allowed request, one per credential kind (decisions are read-only). */
-export const ALLOWED: Readonly<Record<'jwt' | 'api_key', AuthDecision>> = {
+export const ALLOWED: Readonly<Record<CredentialKind, AuthDecision>> = {
   jwt: Object.freeze({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
   api_key: Object.freeze({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
+  issuer_token: Object.freeze({ kind: 'issuer_token', outcome: 'allowed', reason: 'ok' }),
 };

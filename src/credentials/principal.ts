@@ -4,12 +4,13 @@
  */
 import type { ScopeGrant } from '../authz/scopes.js';
 
-export type CredentialKind = 'jwt' | 'api_key';
+export type { CredentialKind } from './decisions.js';
+import type { CredentialKind } from './decisions.js';
 
 export type Principal = Readonly<{
   orgId: string;
   via: CredentialKind;
-  /** The API key's id, or the login session's id: never a secret. */
+  /** The API key's id, the login session's id, or `<issuer>:<sub>` for a provider token: never a secret. */
   credentialId: string;
   /** What it may do (authz/scopes.ts): every scope for a login token, the key's own for an API key. */
   scopes: ScopeGrant;
@@ -18,4 +19,7 @@ export type Principal = Readonly<{
    * otherwise). The resolver compares it with its clock on every lookup, cache hits too.
    */
   expiresAt?: number;
+  /** A provider token's (via issuer_token, issue 49): the routes file's name of its issuer and the token's `sub`. */
+  issuer?: string;
+  subject?: string;
 }>;

@@ -6,6 +6,7 @@ import { apiKeyShape, checksumMatches, looksLikeApiKey } from './api-keys.js';
 import type { CredentialKind, DenialReason } from './decisions.js';
 import { sha256Base64url } from './digest.js';
 import type { TokenService } from './jwt.js';
+import { NOT_ISSUED, type IssuerTokenResolver } from './issuer-tokens.js';
 import type { Principal } from './principal.js';
 
 /**
@@ -21,7 +22,7 @@ import type { Principal } from './principal.js';
  */
 export type Resolution =
   | Readonly<{ ok: true; principal: Principal }>
-  | Readonly<{ ok: false; kind: CredentialKind; reason: DenialReason; environment?: Environment }>;
+  | Readonly<{ ok: false; kind: CredentialKind; reason: DenialReason; environment?: Environment; /** With issuer_keys_unavailable: when to come back. */ retryAfterSeconds?: number }>;
 
 export interface CredentialResolver {
   resolve(token: string): Resolution | Promise<Resolution>;
@@ -45,8 +46,26 @@ export function createResolver(deps: {
   tokens: TokenService;
   environment: Environment;
   now: () => number;
+  /** Provider tokens (issue 49): asked first for a bearer token that is no API key. */
+  issuerTokens?: IssuerTokenResolver;
 }): CredentialResolver {
-  const { store, cache, tokens, environment, now } = deps;
+  const { store, cache, tokens, environment, now, issuerTokens } = deps;
+
+  /**
+   * A bearer token that is no API key: a warm login token is answered by its memo before a
+   * provider token is looked for (no payload decoded for it); the digest is computed once for both.
+   */
+  function resolveToken(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
+    const digest = sha256Base64url(token);
+    if (issuerTokens !== undefined) {
+      const memo = cache.verifiedToken(digest);
+      if (memo === undefined || memo.expiresAtMs <= now()) {
+        const issued = issuerTokens.resolve(token, digest, cachedOnly);
+        if (issued !== NOT_ISSUED) return issued;
+      }
+    }
+    return resolveJwt(token, cachedOnly, digest);
+  }
 
   function resolveApiKey(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
     const shape = apiKeyShape(token);
@@ -87,9 +106,8 @@ export function createResolver(deps: {
     return principal ? keyPrincipal(principal) : UNKNOWN_KEY;
   }
 
-  function resolveJwt(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
+  function resolveJwt(token: string, cachedOnly: boolean, digest: string): Resolution | Promise<Resolution> | undefined {
     const t = now();
-    const digest = sha256Base64url(token);
     const memo = cache.verifiedToken(digest);
     if (memo === undefined || memo.expiresAtMs <= t) return cachedOnly ? undefined : verifyJwt(token, digest, t);
     return sessionPrincipal(memo.sessionId, cachedOnly);
@@ -126,9 +144,9 @@ export function createResolver(deps: {
   }
 
   return {
-    resolve: (token) => (looksLikeApiKey(token) ? resolveApiKey(token, false) : resolveJwt(token, false))!,
+    resolve: (token) => (looksLikeApiKey(token) ? resolveApiKey(token, false) : resolveToken(token, false))!,
     resolveCached: (token) => {
-      const resolved = looksLikeApiKey(token) ? resolveApiKey(token, true) : resolveJwt(token, true);
+      const resolved = looksLikeApiKey(token) ? resolveApiKey(token, true) : resolveToken(token, true);
       return resolved instanceof Promise ? undefined : resolved;
     },
   };

@@ -20,7 +20,8 @@ export type OrganizationProfile = Readonly<{ name: string; email: string }>;
 /**
  * The claims (README "Verifying the identity in your service"):
  * iss, aud, sub (organization id), name, email, environment, kind (`jwt` or `api_key`),
- * key_id (an API key's id; absent for a login token), scope (space-separated), iat, exp, jti.
+ * key_id (an API key's id; absent for a login token), idp and idp_sub (a provider token's issuer
+ * name and subject; issue 49), scope (space-separated), iat, exp, jti.
  */
 export type IdentityClaims = Readonly<{
   iss: string;
@@ -31,6 +32,9 @@ export type IdentityClaims = Readonly<{
   environment: Environment;
   kind: Principal['via'];
   key_id?: string;
+  /** A provider token's (kind issuer_token, issue 49): the routes file's name of its issuer, and the token's `sub`. */
+  idp?: string;
+  idp_sub?: string;
   scope: string;
   iat: number;
   exp: number;
@@ -132,6 +136,7 @@ export function createIdentityAsserter(deps: {
       environment,
       kind: principal.via,
       ...(principal.via === 'api_key' && { key_id: principal.credentialId }),
+      ...(principal.via === 'issuer_token' && { idp: principal.issuer, idp_sub: principal.subject }),
       scope: effectiveScopesHeader(principal.scopes, table, plan),
     };
     const token = await new SignJWT(claims)

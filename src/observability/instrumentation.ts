@@ -101,6 +101,9 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     failMfaChallenge: timed('fail_mfa_challenge', store.failMfaChallenge.bind(store)),
     consumeMfaChallenge: timed('consume_mfa_challenge', store.consumeMfaChallenge.bind(store)),
     listPasskeys: timed('list_passkeys', store.listPasskeys.bind(store)),
+    setExternalIds: timed('set_external_ids', store.setExternalIds.bind(store)),
+    readExternalIds: timed('read_external_ids', store.readExternalIds.bind(store)),
+    findOrganizationIdByExternalId: timed('find_external_id', store.findOrganizationIdByExternalId.bind(store)),
     beginPasskeyRegistration: timed('begin_passkey_registration', store.beginPasskeyRegistration.bind(store)),
     takePasskeyRegistration: timed('take_passkey_registration', store.takePasskeyRegistration.bind(store)),
     addPasskey: timed('add_passkey', store.addPasskey.bind(store)),
@@ -166,6 +169,7 @@ function decisionRecorder(metrics: Metrics): DecisionRecorder {
   const allowed = {
     jwt: metrics.authDecisions.bound({ kind: 'jwt', outcome: 'allowed', reason: 'ok' }),
     api_key: metrics.authDecisions.bound({ kind: 'api_key', outcome: 'allowed', reason: 'ok' }),
+    issuer_token: metrics.authDecisions.bound({ kind: 'issuer_token', outcome: 'allowed', reason: 'ok' }),
   };
   return (kind, outcome, reason) => {
     if (outcome === 'allowed' && kind !== 'none') allowed[kind].inc();

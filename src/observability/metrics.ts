@@ -61,6 +61,25 @@ export function createMetrics(environment: string) {
       buckets: LATENCY_BUCKETS,
       registry,
     }),
+    // Trusted issuers (issue 49, src/issuers/): the `issuer` label is a name the routes file declares.
+    issuerKeyFetches: new Counter({
+      name: 'authgate_issuer_key_fetches_total',
+      help: "Fetches of a trusted issuer's key set (discovery included), by issuer and result (ok, error, invalid).",
+      labelNames: ['issuer', 'result'] as const,
+      registers: [registry],
+    }),
+    issuerKeys: new Gauge({
+      name: 'authgate_issuer_keys',
+      help: "Keys held of a trusted issuer's key set (0 until its first fetch succeeds).",
+      labelNames: ['issuer'] as const,
+      registers: [registry],
+    }),
+    issuerTokenRefusals: new Counter({
+      name: 'authgate_issuer_token_refusals_total',
+      help: 'Provider tokens refused, by issuer and reason (signature, algorithm, issuer, audience, expired, not_yet_valid, type, claims, no_organization, unknown_organization, keys_unavailable).',
+      labelNames: ['issuer', 'reason'] as const,
+      registers: [registry],
+    }),
     upstreamErrors: new Counter({
       name: 'authgate_upstream_errors_total',
       help: 'Forwarded requests that got no answer from the upstream, by route, kind and upstream (the routes file\'s name: `default` without one).',

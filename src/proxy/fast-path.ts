@@ -23,6 +23,7 @@ import type { PlanLookup } from '../plans/organization-plans.js';
 import { planAllows } from '../route-table/plans.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { methodOverrideRefusal } from '../authz/method-override.js';
+import { takesCredential } from '../authz/authorize.js';
 import { readBearer } from '../credentials/bearer.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
@@ -186,7 +187,7 @@ export function createFastPath(deps: {
     const principal = resolved.principal;
     const route = lane.route;
     const credentials = route.credentials;
-    if (credentials.kind !== 'bearer' || (principal.via === 'jwt' ? !credentials.loginToken : !credentials.apiKey)) return false;
+    if (credentials.kind !== 'bearer' || !takesCredential(credentials, principal)) return false;
     const rule = route.methods.get(method)!;
     if (!principal.scopes.holds(rule)) return false;
     const plan = deps.plans.planOf(principal.orgId, lane.table);

@@ -131,20 +131,23 @@ export function describeTable(table: RouteTable): Paths {
 /** What http/openapi.ts reads of a route's requirement to list its refusals. */
 function authOf(route: CompiledRoute): ForwardedAuth {
   if (route.credentials.kind === 'none') return 'none';
-  return route.credentials.apiKey ? 'any' : 'login-token';
+  return route.credentials.apiKey || route.credentials.issuers.size > 0 ? 'any' : 'login-token';
 }
 
 /** A forwarded route as its OpenAPI operations show it: what the upstream's user calls. */
 function describeForwardedRoute(route: CompiledRoute, below: boolean, scope: string | undefined): { summary: string; description: string } {
   const credentials = route.credentials;
+  const issuers = credentials.kind === 'none' || credentials.issuers.size === 0 ? '' : ` or an access token of ${[...credentials.issuers].join(', ')} holding it`;
   const credential =
     credentials.kind === 'none'
       ? undefined
-      : !credentials.apiKey
+      : !credentials.apiKey && issuers === ''
         ? 'a login token'
-        : !credentials.loginToken
-          ? `an API key with the scope \`${scope}\``
-          : `a login token or an API key with the scope \`${scope}\``;
+        : !credentials.apiKey
+          ? `${credentials.loginToken ? 'a login token, ' : ''}an access token of ${[...credentials.issuers].join(', ')} with the scope \`${scope}\``
+          : !credentials.loginToken
+            ? `an API key with the scope \`${scope}\`${issuers}`
+            : `a login token or an API key with the scope \`${scope}\`${issuers}`;
   const upstream = route.upstream.name === 'default' ? 'the upstream' : `the upstream ${route.upstream.name}`;
   return {
     summary: below ? `Forwarded to ${upstream}: any path below ${route.path}` : `Forwarded to ${upstream}: ${route.path}`,

@@ -7,10 +7,11 @@
 import { createHash } from 'node:crypto';
 import { isScopeName, ScopeTable, BUILTIN_SCOPES } from '../authz/scopes.js';
 import { parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
+import { compileIssuers } from '../issuers/compile.js';
 import { isWithin } from './match.js';
 import { asksLess, createPathReader, foldedKey } from './path-reading.js';
 import { compilePlans } from './plans.js';
-import { PUBLIC, type CompiledRoute, type CompiledUpstream, type RouteCredentials, type RouteFileError, type RoutesFile, type RouteSpec, type RouteTable, type UpstreamSpec, RESERVED_PREFIXES } from './types.js';
+import { PUBLIC, type CompiledRoute, type CompiledUpstream, type RouteCredentials, type RouteFileError, type RoutesFile, type RouteSpec, type RouteTable, type UpstreamSpec, RESERVED_PREFIXES, ISSUER_CREDENTIAL_PREFIX } from './types.js';
 
 /** What the file leaves to the environment. */
 export type CompileContext = Readonly<{
@@ -57,6 +58,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     else declared.set(name, description);
   }
   const scopes = new ScopeTable(declared);
+  const issuers = compileIssuers(file.issuers, scopes, fail);
   const { plans, defaultPlan } = compilePlans(file, scopes, fail);
 
   // Upstreams: `default` may take its URL from the environment; every other names its own.
@@ -132,6 +134,12 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
       else methods.set(method, scopes.rule(scope));
     }
     if (Object.keys(route.methods).length === 0) fail(`${at}/methods`, 'a route forwards at least one method');
+    if (Array.isArray(route.credentials)) {
+      route.credentials.forEach((kind, k) => {
+        const name = issuerNameOf(kind);
+        if (name !== undefined && file.issuers?.[name] === undefined) fail(`${at}/credentials/${k}`, `issuer ${name} is not declared under issuers`);
+      });
+    }
     let rateLimit;
     if (route.rateLimit !== undefined) {
       rateLimit = parseRateLimit(route.rateLimit);
@@ -179,18 +187,23 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
   const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()] })).digest('hex').slice(0, 16);
   const read = createPathReader(compiled, file.paths);
   const match = (path: string) => read(path).route;
-  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, match, read } };
+  return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, issuers, match, read } };
 }
 
 function credentialsOf(route: RouteSpec): RouteCredentials {
   if (route.credentials === 'none') return { kind: 'none' };
   const kinds = route.credentials ?? ['login_token', 'api_key'];
-  return { kind: 'bearer', loginToken: kinds.includes('login_token'), apiKey: kinds.includes('api_key') };
+  const issuers = new Set(kinds.map(issuerNameOf).filter((name) => name !== undefined));
+  return { kind: 'bearer', loginToken: kinds.includes('login_token'), apiKey: kinds.includes('api_key'), issuers };
+}
+
+function issuerNameOf(kind: string): string | undefined {
+  return kind.startsWith(ISSUER_CREDENTIAL_PREFIX) ? kind.slice(ISSUER_CREDENTIAL_PREFIX.length) : undefined;
 }
 
 function describe(credentials: RouteCredentials): string {
   if (credentials.kind === 'none') return 'none';
-  return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key'].filter(Boolean).join(', ');
+  return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key', ...[...credentials.issuers].map((name) => `${ISSUER_CREDENTIAL_PREFIX}${name}`)].filter(Boolean).join(', ');
 }
 
 export function escapePointer(key: string): string {

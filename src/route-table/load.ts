@@ -163,7 +163,8 @@ function schemaErrors(raw: readonly ErrorObject[]): RouteFileError[] {
         break;
       case 'anyOf': {
         const branches = (error.parentSchema as { anyOf?: { const?: unknown }[] }).anyOf ?? [];
-        if (field === 'credentials') push(at, 'must be none, or a list of login_token and/or api_key (each once)');
+        if (field === 'credentials') push(at, 'must be none, or a list of login_token, api_key and issuer:NAME (each once)');
+        else if (field === 'organization') push(at, 'must be {claim: NAME} or {fixed: ORGANIZATION_ID}');
         else if (/^\/plans\/[^/]+\/scopes$/.test(at)) push(at, 'must be all, or a list of declared scopes (each once)');
         else if (branches.length > 0 && branches.every((b) => typeof b.const === 'string')) push(at, `${JSON.stringify(data)} is not one of ${branches.map((b) => String(b.const)).join(', ')}`);
         else push(at, 'is not one of the forms allowed here');
@@ -213,6 +214,7 @@ function where(at: string): string {
   if (/^\/routes\/\d+$/.test(at)) return 'a route';
   if (/^\/routes\/\d+\/methods$/.test(at)) return 'methods';
   if (/^\/upstreams\/[^/]+$/.test(at)) return 'an upstream';
+  if (/^\/issuers\/[^/]+$/.test(at)) return 'an issuer';
   if (/^\/plans\/[^/]+$/.test(at)) return 'a plan';
   if (/^\/plans\/[^/]+\/quota$/.test(at)) return 'a quota';
   return 'this';
@@ -226,6 +228,7 @@ function article(type: string): string {
 
 /** A key that is a name (an upstream's, a scope's) and is not one. */
 function nameProblem(at: string, name: string): string {
+  if (at === '/issuers') return `issuer name "${name}" must be lower-case letters, digits, _ and -, starting with a letter or digit, at most 40 characters`;
   if (at === '/scopes') return `scope name "${name}" is not resource:action (lower-case letters, digits, _ and -; e.g. invoices:read; at most 64 characters)`;
   return `name "${name}" must be lower-case letters, digits, _ . and -, starting with a letter or digit, at most ${MAX_NAME_LENGTH} characters`;
 }

@@ -116,6 +116,13 @@ export function referenceErrorsDespiteShape(
       const scope = isObject(plan) && Array.isArray(plan['scopes']) ? (plan['scopes'] as unknown[])[Number(method)] : undefined;
       return typeof scope === 'string' && brokenScopes.has(scope);
     }
+    // An issuer's scopeMap naming a scope the schema refused (issue 49): not told again that it is undeclared.
+    if (part === 'issuers' && key !== undefined && field === 'scopeMap' && method !== undefined) {
+      const issuer = isObject(value['issuers']) ? value['issuers'][key] : undefined;
+      const map = isObject(issuer) && isObject(issuer['scopeMap']) ? issuer['scopeMap'] : undefined;
+      const scope = map === undefined ? undefined : map[method.replace(/~1/g, '/').replace(/~0/g, '~')];
+      return typeof scope === 'string' && brokenScopes.has(scope);
+    }
     if (part !== 'routes' || key === undefined) return false;
     const n = Number(key);
     const hurt = routes.get(n);

@@ -9,6 +9,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_SCOPE_NAME_LENGTH, SCOPE_NAME_PATTERN } from '../authz/scopes.js';
+import { IssuersSchema, ISSUER_NAME_PATTERN, MAX_ISSUER_NAME_LENGTH } from '../issuers/schema.js';
 import { CREDENTIAL_KINDS, PUBLIC, QUOTA_PERIODS, type RouteMethod, type RoutesFile } from './types.js';
 
 /** A route id or an upstream name: it becomes a metrics label and part of rate-limit keys, so it is short and plain. */
@@ -31,6 +32,11 @@ const scopeName = Type.String({ pattern: SCOPE_NAME_PATTERN, maxLength: MAX_SCOP
 /** A method's value: the scope it needs, or `public` on a route with `credentials: none`. */
 const methodValue = Type.String({ pattern: `^${PUBLIC}$|${SCOPE_NAME_PATTERN}`, maxLength: MAX_SCOPE_NAME_LENGTH });
 
+/** `issuer:NAME`: the access tokens of an issuer declared under `issuers` (issue 49). */
+const issuerCredential = Type.Unsafe<`issuer:${string}`>(
+  Type.String({ pattern: `^issuer:${ISSUER_NAME_PATTERN.slice(1)}`, maxLength: MAX_ISSUER_NAME_LENGTH + 7 }),
+);
+
 const upstream = Type.Object(
   {
     url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL, with an optional base path put in front of every forwarded path. `default` may leave it out: AUTHGATE_UPSTREAM_URL.' })),
@@ -48,10 +54,10 @@ const route = Type.Object(
     credentials: Type.Optional(
       Type.Union(
         [
-          Type.Array(Type.Union(CREDENTIAL_KINDS.map((kind) => Type.Literal(kind))), { minItems: 1, uniqueItems: true }),
+          Type.Array(Type.Union([...CREDENTIAL_KINDS.map((kind) => Type.Literal(kind)), issuerCredential]), { minItems: 1, uniqueItems: true }),
           Type.Literal('none'),
         ],
-        { description: 'The credential kinds taken (both unless set), or `none` for a public route.' },
+        { description: 'The credential kinds taken (login_token and api_key unless set; `issuer:NAME` for the tokens of an issuer under `issuers`), or `none` for a public route.' },
       ),
     ),
     methods: Type.Object(
@@ -101,6 +107,7 @@ export const RoutesFileSchema = Type.Object(
         description: 'The scopes credentials can hold, with their descriptions, besides the built-in keys:read and keys:write.',
       }),
     ),
+    issuers: Type.Optional(IssuersSchema),
     plans: Type.Optional(
       Type.Record(Type.String(), plan, {
         additionalProperties: false,

@@ -9,6 +9,7 @@
  */
 import type { RateLimit } from '../limits/rate-limit.js';
 import type { ScopeRule, ScopeTable } from '../authz/scopes.js';
+import type { CompiledIssuer, IssuerSpec } from '../issuers/types.js';
 
 /** The methods a file may list. HEAD goes with GET and is never listed. */
 export const ROUTE_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -16,7 +17,9 @@ export type RouteMethod = (typeof ROUTE_METHODS)[number];
 
 /** The credential kinds a route can take, as the file names them. */
 export const CREDENTIAL_KINDS = ['login_token', 'api_key'] as const;
-export type RouteCredential = (typeof CREDENTIAL_KINDS)[number];
+/** A kind, or `issuer:NAME`: the JWT access tokens of an issuer declared under `issuers` (issue 49). */
+export type RouteCredential = (typeof CREDENTIAL_KINDS)[number] | `issuer:${string}`;
+export const ISSUER_CREDENTIAL_PREFIX = 'issuer:';
 
 /** The gateway's own paths: no route may be one of them or below one, and a `/` subtree never takes them. */
 export const RESERVED_PREFIXES = ['/auth', '/.well-known', '/console'] as const;
@@ -83,6 +86,7 @@ export type RoutesFile = Readonly<{
   version: 1;
   upstreams?: Readonly<Record<string, UpstreamSpec>>;
   scopes?: Readonly<Record<string, string>>;
+  issuers?: Readonly<Record<string, IssuerSpec>>;
   plans?: Readonly<Record<string, PlanSpec>>;
   /** The plan of organizations without one of their own; absent: every scope, no quota. */
   defaultPlan?: string;
@@ -104,7 +108,9 @@ export type CompiledUpstream = Readonly<{
 }>;
 
 /** What a route needs of a request's credential. */
-export type RouteCredentials = Readonly<{ kind: 'none' }> | Readonly<{ kind: 'bearer'; loginToken: boolean; apiKey: boolean }>;
+export type RouteCredentials =
+  | Readonly<{ kind: 'none' }>
+  | Readonly<{ kind: 'bearer'; loginToken: boolean; apiKey: boolean; /** The names of the issuers whose tokens it takes (issue 49). */ issuers: ReadonlySet<string> }>;
 
 export type CompiledRoute = Readonly<{
   id: string;
@@ -153,6 +159,9 @@ export type RouteTable = Readonly<{
   routes: readonly CompiledRoute[];
   upstreams: ReadonlyMap<string, CompiledUpstream>;
   scopes: ScopeTable;
+  /** The trusted issuers (issue 49) by name. */
+  issuers: ReadonlyMap<string, CompiledIssuer>;
+  /** The route a path (already through the path guard, without its query) belongs to. */
   /** The file's plans by name (empty: no plans, every organization may hold every scope). */
   plans: ReadonlyMap<string, CompiledPlan>;
   /** The plan of an organization without one (or whose plan the file no longer has); undefined: no restriction. */

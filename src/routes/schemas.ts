@@ -237,6 +237,7 @@ export const OrganizationResponse = Type.Object({
   effectiveRateLimit: Type.Union([Type.String(), Type.Null()], { description: 'What each of its credentials gets unless a key has a lower limit of its own; null: no limit.' }),
   keyLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'Its own limit of API keys held; null: AUTHGATE_MAX_KEYS_PER_ORGANIZATION applies.' }),
   effectiveKeyLimit: Type.Union([Type.Integer(), Type.Null()], { description: 'How many API keys it may hold (expired ones count until deleted).' }),
+  externalIds: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Its id at each trusted issuer of the routes file (issue 49), when it has any.' })),
   plan: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "Only when the routes file has plans: its own plan; null: the file's defaultPlan applies." })),
   effectivePlan: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Only when the routes file has plans: the plan its requests are decided by (its own, or defaultPlan when it has none or its own was removed from the file); null: none, every scope.' })),
 }, { description: 'The organization.' });
@@ -257,6 +258,9 @@ export const OrganizationChangeBody = Type.Object(
     })),
     keyLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
       description: 'How many API keys it may hold, 1 to 1000000 (raise or lower; keys above a lowered limit stay, no new one is made until below it); null returns it to AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
+    })),
+    externalIds: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$', maxLength: 40 }), Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]), {
+      description: 'Its id at each named trusted issuer (routes file `issuers:`), which a provider token\'s organization claim names; null removes it. Unique per issuer across the store (409, 1340); an issuer the file does not declare is 400 (1260).',
     })),
     plan: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
       description: "Its plan, one the routes file declares under `plans` (400, 1250 for another); null returns it to the file's defaultPlan. Every replica applies it within a second, no key rewritten; audited and noticed as `organization.plan_changed`.",

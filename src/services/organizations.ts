@@ -9,6 +9,7 @@ import type { Organization, Store } from '../store/store.js';
 import type { TenantLimitStore } from '../store/tenant-limits.js';
 import type { RateLimitService } from './rate-limits.js';
 import { NO_PASSWORD_HASH } from './password-changes.js';
+import type { ExternalIdChange, ExternalIds, ExternalIdStore } from '../store/external-ids.js';
 import type { OrganizationPlans } from '../plans/organization-plans.js';
 import type { RouteTableSource } from '../route-table/types.js';
 
@@ -23,6 +24,8 @@ export type OrganizationView = Readonly<{
   effectiveRateLimit: string | null;
   /** Its own API-key limit; null: AUTHGATE_MAX_KEYS_PER_ORGANIZATION applies. */
   keyLimit: number | null;
+  /** Its id at each trusted issuer (issue 49), only when it has one. */
+  externalIds?: ExternalIds;
   /** How many API keys it may hold. */
   effectiveKeyLimit: number | null;
   /** With plans in the routes file only (issue 47): its own plan; null: the file's defaultPlan. */
@@ -40,7 +43,7 @@ export function normalizeEmail(email: string): NormalizedEmail {
 }
 
 export function createOrganizationService(deps: {
-  store: Store & TenantLimitStore & OrganizationListing;
+  store: Store & TenantLimitStore & OrganizationListing & ExternalIdStore;
   bus: Pick<InvalidationBus, 'applyLocally'>;
   passwords: PasswordHasher;
   /** Applied to every password set here (credentials/password-policy.ts); login never applies it. */
@@ -49,12 +52,15 @@ export function createOrganizationService(deps: {
   rateLimits: RateLimitService;
   /** AUTHGATE_MAX_KEYS_PER_ORGANIZATION; undefined: no default limit. */
   defaultKeyLimit?: number;
+  /** The names of the live table's trusted issuers (issue 49): an external id is only set at one of them. */
+  issuerNames?: () => ReadonlySet<string> | ReadonlyMap<string, unknown>;
   /** The organizations' plans and the live table that declares them (issue 47). */
   plans?: Readonly<{ lookup: Pick<OrganizationPlans, 'planOf' | 'ownPlan'>; routes: RouteTableSource; forget: (orgId: string) => Promise<void> }>;
 }) {
   const { store, bus, passwords, policy, now, rateLimits } = deps;
   const view = async (org: Organization): Promise<OrganizationView> => {
     const keyLimit = (await store.readKeyLimit(org.id)) ?? null;
+    const externalIds = await store.readExternalIds(org.id);
     const table = deps.plans?.routes.current();
     const plan = table === undefined || table.plans.size === 0 ? undefined : deps.plans!.lookup.planOf(org.id, table);
     const planned = table !== undefined && table.plans.size > 0 && {
@@ -70,6 +76,7 @@ export function createOrganizationService(deps: {
       keyLimit,
       effectiveKeyLimit: keyLimit ?? plan?.maxKeys ?? deps.defaultKeyLimit ?? null,
       ...planned,
+      ...(Object.keys(externalIds).length > 0 && { externalIds }),
     };
   };
 
@@ -129,6 +136,22 @@ export function createOrganizationService(deps: {
       return this.get(orgId);
     },
 
+    /**
+     * Its external id at each issuer named (null removes it): unique per issuer across the store
+     * (409). Its provider tokens map by the new ids at once here, on other replicas within the
+     * credential cache's TTL (a deletion is announced to every replica at once).
+     */
+    async setExternalIds(orgId: string, change: ExternalIdChange): Promise<OrganizationView> {
+      const declared = deps.issuerNames?.() ?? new Set<string>();
+      const unknown = Object.keys(change).find((name) => !declared.has(name));
+      if (unknown !== undefined) throw new Problem('unknownIssuer', `No issuer ${unknown} is declared under issuers in the routes file.`);
+      const outcome = await store.setExternalIds(orgId, change);
+      if (outcome === 'not-found') throw new Problem('organizationNotFound');
+      if (typeof outcome.takenAt === 'string') throw new Problem('externalIdTaken', `Another organization has this id at issuer ${outcome.takenAt}.`);
+      bus.applyLocally([{ kind: 'organization', cacheKey: orgId }]);
+      return this.get(orgId);
+    },
+
     /** Deletes it with every key and session; the store announces them to every replica in the same step. */
     async delete(orgId: string): Promise<{ revoked: number }> {
       const revoked = await store.deleteOrganization(orgId);
@@ -137,7 +160,8 @@ export function createOrganizationService(deps: {
       // Its limits go after it: left behind (the store failing now), they name credentials that no longer exist.
       await rateLimits.dropOrganization(orgId).catch(() => {});
       await deps.plans?.forget(orgId);
-      return { revoked: revoked.length };
+      // The count is of credentials (keys and sessions), as ever: the organization's own entry is none.
+      return { revoked: revoked.filter((r) => r.kind === 'api_key' || r.kind === 'session').length };
     },
   };
 }

@@ -16,7 +16,7 @@ export type AuditEvent = Readonly<{
   /** Who acted: the organization (with a credential), the admin API, or nobody authenticated. */
   actor: 'organization' | 'admin' | 'anonymous';
   /** The acting credential, by kind and id (never the secret). */
-  credential?: Readonly<{ kind: 'jwt' | 'api_key'; id: string }>;
+  credential?: Readonly<{ kind: 'jwt' | 'api_key' | 'issuer_token'; id: string }>;
   /** The client's network, coarse (services/client-description.ts). */
   network?: string;
   /** Bounded details: ids, counts, reasons; never a secret. */

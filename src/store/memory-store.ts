@@ -17,6 +17,7 @@ import { memoryOrganizationPlans } from './memory/organization-plans.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
 import { memoryTenantLimits } from './memory/tenant-limits.js';
+import { memoryExternalIds } from './memory/external-ids.js';
 import { memoryUsage } from './memory/usage.js';
 import { memoryQuotas } from './memory/quotas.js';
 import { memoryKeyQuotas } from './memory/key-quotas.js';
@@ -41,8 +42,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryQuotas(),
     memoryOrganizationPlans(state),
     memoryKeyQuotas(),
+    memoryExternalIds(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans, keyQuotas] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans, keyQuotas, externalIds] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -68,6 +70,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...quotas.methods,
     ...plans.methods,
     ...keyQuotas.methods,
+    ...externalIds.methods,
 
     async ping() {},
 

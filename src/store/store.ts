@@ -19,6 +19,7 @@ import type { PasswordResetStore } from './password-resets.js';
 import type { OrganizationProfileStore } from './organization-profiles.js';
 import type { MfaStore } from './mfa.js';
 import type { PasskeyStore } from './passkeys.js';
+import type { ExternalIdStore } from './external-ids.js';
 import type { UsageStore } from './usage.js';
 import type { QuotaStore } from './quotas.js';
 import type { OrganizationPlanStore } from './organization-plans.js';
@@ -50,9 +51,11 @@ export * from './counters.js';
  * key that now exists (issue 45): nothing is revoked, but a replica that remembers it as unknown
  * forgets that; on the wire an `api_key` item with `"created":true`, which a replica of an older
  * build reads as a revocation of a key it holds nothing of. `plan` is the organization cacheKey's
- * plan (store/organization-plans.ts): every replica reads the plans again.
+ * plan (store/organization-plans.ts): every replica reads the plans again. `organization`: the
+ * organization cacheKey is deleted (or its external ids changed), and the provider tokens resolved
+ * to it (issue 49, credentials/issuer-tokens.ts) are refused at once.
  */
-export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan' | 'key_quota'; cacheKey: string; created?: true }>;
+export type Revoked = Readonly<{ kind: 'api_key' | 'session' | 'rate_limits' | 'profile' | 'plan' | 'key_quota' | 'organization'; cacheKey: string; created?: true }>;
 
 export interface OrganizationStore {
   /** Creates the organization unless its (normalized) e-mail is taken. */
@@ -87,4 +90,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore & KeyQuotaStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore & KeyQuotaStore & ExternalIdStore;

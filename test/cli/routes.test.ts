@@ -150,3 +150,36 @@ t.test('the help lists both', async (t) => {
   t.match(help.stdout, /routes check <file>/);
   t.match(help.stdout, /routes explain <METHOD> <path> \[--file <file>\]/);
 });
+
+t.test('routes check with issuers: valid offline (exit 0), a warning per issuer whose keys cannot be reached; none for one that answers', async (t) => {
+  const { createServer } = await import('node:http');
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  // An issuer that answers its discovery document, and one on a port nothing listens on.
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const up = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const dir = mkdtempSync(join(tmpdir(), 'authgate-issuers-'));
+  const file = join(dir, 'routes.yaml');
+  writeFileSync(file, [
+    'version: 1',
+    'scopes: { orders:read: Read orders }',
+    'issuers:',
+    `  up: { issuer: ${up}, audiences: [api], organization: { claim: org_id } }`,
+    '  down: { issuer: http://127.0.0.1:9, audiences: [api], organization: { fixed: org_1 } }',
+    'routes:',
+    '  - { id: orders, path: /orders, match: subtree, credentials: [issuer:up, issuer:down], methods: { GET: orders:read } }',
+    '',
+  ].join('\n'));
+  // Not spawnSync: the issuer that answers is served from this process, whose loop must run meanwhile.
+  const { execFile } = await import('node:child_process');
+  const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = execFile(process.execPath, [CLI, 'routes', 'check', file], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 }, (_error, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }));
+  });
+  t.equal(run.status, 0, 'valid: unreachable discovery is no error');
+  t.match(run.stdout, /is valid: 1 route/);
+  t.match(run.stderr, /^authgate: warning: issuers\.down: http:\/\/127\.0\.0\.1:9\/\.well-known\/openid-configuration could not be reached \(/);
+  t.notMatch(run.stderr, /issuers\.up/, 'no warning for the issuer that answers');
+});

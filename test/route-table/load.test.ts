@@ -33,7 +33,7 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
   'yaml-duplicate-key': { schema: 'yaml', lines: ['yaml-duplicate-key.yaml:7: YAML: Map keys must be unique'] },
   'not-a-mapping': { schema: true, lines: ['not-a-mapping.yaml:1: /: must be a mapping with version and routes'] },
   version: { schema: true, lines: ['version.yaml:1: /version: version 2 is not supported: this gateway reads version 1'] },
-  'unknown-top-level-key': { schema: true, lines: ['unknown-top-level-key.yaml:9: /rate_limits: unknown key "rate_limits" (the file takes version, upstreams, scopes, plans, defaultPlan, routes, paths)'] },
+  'unknown-top-level-key': { schema: true, lines: ['unknown-top-level-key.yaml:9: /rate_limits: unknown key "rate_limits" (the file takes version, upstreams, scopes, issuers, plans, defaultPlan, routes, paths)'] },
   'unknown-route-key': {
     schema: true,
     lines: [
@@ -47,7 +47,14 @@ const INVALID: Record<string, { schema: boolean | 'yaml'; lines: string[] }> = {
   'missing-key': { schema: true, lines: ['missing-key.yaml:5: /routes/0/path: is required (a route needs id, path, match, methods)'] },
   'wrong-type': { schema: true, lines: ['wrong-type.yaml:3: /upstreams/default/timeoutMs: must be an integer'] },
   'match-value': { schema: true, lines: ['match-value.yaml:7: /routes/0/match: "prefix" is not one of exact, subtree'] },
-  'credentials-value': { schema: true, lines: ['credentials-value.yaml:8: /routes/0/credentials: must be none, or a list of login_token and/or api_key (each once)'] },
+  'issuer-undeclared': { schema: false, lines: ['issuer-undeclared.yaml:8: /routes/0/credentials/1: issuer corp is not declared under issuers'] },
+  'issuer-algorithm': { schema: true, lines: ['issuer-algorithm.yaml:8: /issuers/corp/algorithms/1: "HS256" is not one of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA'] },
+  'issuer-organization': { schema: true, lines: ['issuer-organization.yaml:8: /issuers/corp/organization: must be {claim: NAME} or {fixed: ORGANIZATION_ID}'] },
+  'issuer-plain-http': {
+    schema: false,
+    lines: ['issuer-plain-http.yaml:6: /issuers/corp/issuer: must be https (http only on localhost)', 'issuer-plain-http.yaml:9: /issuers/corp/scopeMap/read: scope orders:reed is not declared under scopes'],
+  },
+  'credentials-value': { schema: true, lines: ['credentials-value.yaml:8: /routes/0/credentials: must be none, or a list of login_token, api_key and issuer:NAME (each once)'] },
   'path-form': { schema: true, lines: ['path-form.yaml:6: /routes/0/path: path "/accounts/" must not end with / (a subtree already holds the paths below it)'] },
   'path-encoded': { schema: true, lines: ['path-encoded.yaml:6: /routes/0/path: path "/accounts/%2e%2e" may hold only letters, digits and - _ ~ ! $ & \' ( ) + , = : @ . (no %, *, {, ;, ?, #, \\)'] },
   'scope-name': {
@@ -243,7 +250,7 @@ t.test('the file must be readable, bounded, UTF-8 text, and its aliases bounded'
   t.match(bombed.ok ? [] : bombed.errors.map(formatRouteError), [/^bomb\.yaml: YAML: Excessive alias count/]);
   // `__proto__` is a key like any other: unknown, never a prototype.
   const proto = loadRoutesText('{"version": 1, "routes": [], "__proto__": {"polluted": true}}', 'proto.json', context);
-  t.same(proto.ok ? [] : proto.errors.map(formatRouteError), ['proto.json:1: /__proto__: unknown key "__proto__" (the file takes version, upstreams, scopes, plans, defaultPlan, routes, paths)']);
+  t.same(proto.ok ? [] : proto.errors.map(formatRouteError), ['proto.json:1: /__proto__: unknown key "__proto__" (the file takes version, upstreams, scopes, issuers, plans, defaultPlan, routes, paths)']);
   t.equal(({} as Record<string, unknown>).polluted, undefined);
 });
 

@@ -79,7 +79,7 @@ t.test('delete: the organization goes with every key and session, all announced 
 
   t.same(await organizations.delete(org.id), { revoked: 3 });
   t.equal(announced.length, 1, 'one announcement');
-  t.same(announced[0]?.map((r) => r.kind).sort(), ['api_key', 'api_key', 'session']);
+  t.same(announced[0]?.map((r) => r.kind).sort(), ['api_key', 'api_key', 'organization', 'session'], 'its keys, its session, and the organization itself (its provider tokens: issue 49)');
   t.equal(await store.findOrganizationById(org.id), undefined);
   t.equal(await store.findOrganizationByEmail('a@example.test'), undefined, 'the e-mail is free again');
   t.equal(await store.findApiKeyByHash(h1), undefined);

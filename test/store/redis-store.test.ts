@@ -196,7 +196,7 @@ t.test('a key with a name and an expiry: expiresAt appended to the hot-path valu
   // The scripts read the digest (the entry's first 22 characters) only.
   t.strictSame(await store.deleteApiKeyIfOwned(org.id, key.id), { kind: 'api_key', cacheKey: key.hash });
   t.equal(await value(key), null, 'its hot-path value went with it');
-  t.equal((await store.deleteOrganization(org.id))?.length, 2);
+  t.equal((await store.deleteOrganization(org.id))?.length, 3, 'its keys and the organization itself');
   t.equal(await value(onlyExpiry), null);
   t.equal(await value(onlyName), null);
 });

@@ -12,6 +12,7 @@ import type { ApiKeyRecord, ApiKeySummary, FoundApiKey, GatewayStore, NewOrganiz
 import { organizationListingContract } from './organization-listing-contract.js';
 import { passwordResetContract } from './password-reset-contract.js';
 import { organizationProfileContract } from './organization-profile-contract.js';
+import { externalIdContract } from './external-id-contract.js';
 import { mfaContract } from './mfa-contract.js';
 import { passkeyContract } from './passkey-contract.js';
 import { usageContract } from './usage-contract.js';
@@ -38,6 +39,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   organizationPlanContract(t, open, { newOrganization: () => newOrganization() });
   keyQuotaContract(t, open);
   mfaContract(t, open, { newOrganization: () => newOrganization() });
+  externalIdContract(t, open, () => newOrganization());
   passkeyContract(t, open, { newOrganization: () => newOrganization() });
   usageContract(t, open);
 
@@ -102,7 +104,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.strictSame(await store.deleteApiKeyIfOwned(org.id, both.id), { kind: 'api_key', cacheKey: both.hash }, 'deleted by id');
     t.equal(await store.findApiKeyByHash(both.hash), undefined);
     const revoked = await store.deleteOrganization(org.id);
-    t.strictSame(sortRevoked(revoked ?? []), sortRevoked([plain, named, expiring, expired].map((key): Revoked => ({ kind: 'api_key', cacheKey: key.hash }))), 'the organization\'s deletion revokes each');
+    t.strictSame(sortRevoked(revoked ?? []), sortRevoked([...[plain, named, expiring, expired].map((key): Revoked => ({ kind: 'api_key', cacheKey: key.hash })), { kind: 'organization', cacheKey: org.id }]), 'the organization\'s deletion revokes each');
     for (const key of keys) t.equal(await store.findApiKeyByHash(key.hash), undefined);
   });
 
@@ -565,6 +567,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
       sortRevoked([
         ...keys.map((key): Revoked => ({ kind: 'api_key', cacheKey: key.hash })),
         ...sessions.map((session): Revoked => ({ kind: 'session', cacheKey: session.id })),
+        { kind: 'organization', cacheKey: org.id },
       ]),
     );
     t.equal(await store.findOrganizationById(org.id), undefined);
@@ -742,7 +745,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
     t.strictSame(await store.findSession(session.id), session, 'a fractional expiry too');
     t.strictSame(await store.deleteApiKeyIfOwned(org.id, key.id), { kind: 'api_key', cacheKey: key.hash });
     t.strictSame(sortRevoked((await store.deleteOrganization(org.id)) ?? []),
-      sortRevoked([{ kind: 'api_key', cacheKey: generated.hash }, { kind: 'session', cacheKey: session.id }]));
+      sortRevoked([{ kind: 'api_key', cacheKey: generated.hash }, { kind: 'session', cacheKey: session.id }, { kind: 'organization', cacheKey: org.id }]));
   });
 
   t.test('attempts over counters placed apart (braces): all counted, or none once the refusal returns', async (t) => {

@@ -12,6 +12,7 @@
 import type { ScopeRule } from '../../authz/scopes.js';
 import { planAllows } from '../../route-table/plans.js';
 import { parseArgs } from 'node:util';
+import { probeIssuer } from '../../issuers/probe.js';
 import { parseKind } from '../../config/setting-kinds.js';
 import { settingSpec, type SettingName } from '../../config/settings.js';
 import { isAmbiguousPath, isDoublyEncodedPath } from '../../proxy/path-guard.js';
@@ -41,14 +42,14 @@ export const ROUTES_USAGE = `  routes check <file>     Check a routes file as a 
 const STAND_IN_UPSTREAM = 'http://127.0.0.1/';
 
 /** `args`: what follows `routes` on the command line. Returns the exit status. */
-export function routesCommand(args: readonly string[], io: RoutesIo): number {
+export function routesCommand(args: readonly string[], io: RoutesIo): number | Promise<number> {
   const [action, ...rest] = args;
   if (action === 'check') return check(rest, io);
   if (action === 'explain') return explain(rest, io);
   return usage(io, action === undefined ? 'missing routes subcommand (check or explain)' : `unknown routes subcommand '${printable(action)}'`);
 }
 
-function check(args: readonly string[], io: RoutesIo): number {
+function check(args: readonly string[], io: RoutesIo): number | Promise<number> {
   const parsed = parse(args, io);
   if (parsed === undefined) return 2;
   const [file, ...extra] = parsed.positionals;
@@ -68,7 +69,14 @@ function check(args: readonly string[], io: RoutesIo): number {
   // Warnings never fail the check (the gateway takes the file): on stderr, before the verdict.
   for (const warning of warnings) io.stderr(formatRouteError(warning));
   io.stdout(`authgate: ${file} is valid: ${count(table.routes.length, 'route')}, ${count(table.upstreams.size, 'upstream')}, ${count(table.scopes.names.length, 'scope')}${plans}, hash ${table.hash}${warnings.length === 0 ? '' : `; ${count(warnings.length, 'warning')}`}`);
-  return 0;
+  if (table.issuers.size === 0) return 0;
+  // Trusted issuers (issue 49): a provider that cannot be reached from here is a warning, never a failure.
+  return Promise.all(
+    [...table.issuers.values()].map(async (issuer) => {
+      const problem = await probeIssuer(issuer);
+      if (problem !== undefined) io.stderr(`authgate: warning: issuers.${issuer.name}: ${problem}; the gateway fetches its keys in the background and answers its tokens 503 until they arrive`);
+    }),
+  ).then(() => 0);
 }
 
 function explain(args: readonly string[], io: RoutesIo): number {
@@ -151,7 +159,7 @@ const REFUSALS: Readonly<Record<PathRefusal, string>> = {
 function credentialsOf(route: CompiledRoute): string {
   const { credentials } = route;
   if (credentials.kind === 'none') return 'none: public (no credential; Authorization and identity headers stripped)';
-  return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key'].filter(Boolean).join(', ');
+  return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key', ...[...credentials.issuers].map((name) => `issuer:${name}`)].filter(Boolean).join(', ');
 }
 
 function parse(args: readonly string[], io: RoutesIo): { positionals: string[]; file: string | undefined } | undefined {

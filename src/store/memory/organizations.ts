@@ -1,4 +1,5 @@
 /** The memory store's organizations (store.ts OrganizationStore) and their listing. */
+import { dropExternalIds } from './external-ids.js';
 import type { NewOrganization, OrganizationStore, Revoked } from '../store.js';
 import { listOrganizationsIn, type OrganizationListing } from '../organization-listing.js';
 import type { MemoryPart, MemoryState } from './state.js';
@@ -45,6 +46,9 @@ export function memoryOrganizations(state: MemoryState): MemoryPart<Organization
         orgsById.delete(orgId);
         keyLimits.delete(orgId);
         resetsByOrg.delete(orgId);
+        dropExternalIds(state, orgId);
+        // Its provider tokens (issue 49) are refused at once: they are cached by organization.
+        revoked.push({ kind: 'organization', cacheKey: orgId });
         for (const factors of [state.totpByOrg, state.recoveryCodesByOrg, state.passkeysByOrg, state.passkeyRegistrations]) factors.delete(orgId);
         return revoked;
       },

@@ -51,12 +51,18 @@ export type MemoryState = {
   /** orgId → credential id → passkey, in the order added. */
   passkeysByOrg: Map<string, Map<string, Passkey>>;
   passkeyRegistrations: Map<string, PasskeyRegistration>;
+  // External ids at trusted issuers (external-ids.ts), gone with the organization.
+  externalIdsByOrg: Map<string, Readonly<Record<string, string>>>;
+  /** `<issuer>\n<external id>` → orgId. */
+  orgIdByExternalId: Map<string, string>;
 };
 
 export function createMemoryState(now: () => number): MemoryState {
   return {
     now,
     orgsById: new Map(),
+    externalIdsByOrg: new Map(),
+    orgIdByExternalId: new Map(),
     orgIdByEmail: new Map(),
     keysByHash: new Map(),
     keyHashesByOrg: new Map(),

@@ -302,8 +302,8 @@ function parseMessage(text: string): Message | undefined {
     const { kind, cacheKey, created } = item;
     // rate_limits: the overrides of the organization cacheKey changed (store/rate-limits.ts);
     // profile: its name or e-mail (store/organization-profiles.ts); plan: its plan (store/organization-plans.ts);
-    // key_quota: one of its keys' own quota (store/key-quotas.ts).
-    if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits' && kind !== 'profile' && kind !== 'plan' && kind !== 'key_quota') return undefined;
+    // key_quota: one of its keys' own quota (store/key-quotas.ts); organization: it was deleted, and its provider tokens with it (issue 49).
+    if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits' && kind !== 'profile' && kind !== 'plan' && kind !== 'key_quota' && kind !== 'organization') return undefined;
     if (typeof cacheKey !== 'string' || cacheKey.length === 0) return undefined;
     items.push(kind === 'api_key' && created === true ? { kind, cacheKey, created } : { kind, cacheKey });
   }

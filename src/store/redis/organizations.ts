@@ -8,6 +8,7 @@ import { shardTagOf } from '../shard-tag.js';
 import type { OrganizationStore } from '../store.js';
 import type { RedisStoreContext } from './context.js';
 import { createEmailClaims } from './email-claims.js';
+import { externalIdsKey } from './external-ids.js';
 import { createOrganizationIndex } from './organization-index.js';
 import { organizationRevocations, unexpected } from './replies.js';
 import { describe } from './support.js';
@@ -68,13 +69,13 @@ export function redisOrganizations(context: RedisStoreContext): OrganizationStor
         const tag = shardTagOf(orgId);
         const reply = await run.deleteOrganization(
           [shard.organization(packed), shard.organizationSessions(packed), shard.apiKeys, shard.sessions, shard.organizationSessionInfo(packed)],
-          [tag, channel, head],
+          [tag, channel, head, orgId],
         );
-        const deleted = organizationRevocations(reply);
+        const deleted = organizationRevocations(reply, orgId);
         if (deleted === undefined) return undefined;
         // Its second factor (redis/mfa.ts): after the record, so a crash between leaves only
         // keys no step reads again (every one looks the organization up first).
-        await client.del(shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed), shard.organizationPasskeys(packed), shard.organizationPasskeyRegistration(packed));
+        await client.del(externalIdsKey(context, orgId), shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed), shard.organizationPasskeys(packed), shard.organizationPasskeyRegistration(packed));
         if (listed !== undefined) {
           // Committed already: an entry left behind is removed by the next listing that meets it.
           await organizationIndex.remove(listed).catch((error: unknown) => {

@@ -63,7 +63,7 @@ export function sessionReply(id: string, reply: unknown): Session | undefined {
 }
 
 /** The deleteOrganization script: nil (no such organization) or {email, key hashes, session ids}. */
-export function organizationRevocations(reply: unknown): { email: string; revoked: Revoked[] } | undefined {
+export function organizationRevocations(reply: unknown, orgId: string): { email: string; revoked: Revoked[] } | undefined {
   if (reply === null) return undefined;
   if (!Array.isArray(reply) || reply.length !== 3) throw unexpected('deleteOrganization');
   const [email, hashes, sessionIds] = reply as unknown[];
@@ -73,6 +73,8 @@ export function organizationRevocations(reply: unknown): { email: string; revoke
     revoked: [
       ...strings(hashes, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'api_key', cacheKey })),
       ...strings(sessionIds, 'deleteOrganization').map((cacheKey): Revoked => ({ kind: 'session', cacheKey })),
+      // Its provider tokens (issue 49), announced by the script too.
+      { kind: 'organization', cacheKey: orgId },
     ],
   };
 }

@@ -29,6 +29,7 @@ import { redisKeyQuotas } from './key-quotas.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
 import { redisTenantLimits } from './tenant-limits.js';
+import { redisExternalIds } from './external-ids.js';
 import { redisUsage } from './usage.js';
 import { redisQuotas } from './quotas.js';
 import { describe, withDeadline, type Logger } from './support.js';
@@ -126,6 +127,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisOrganizationProfiles(context),
     ...redisMfa(context),
     ...redisPasskeys(context),
+    ...redisExternalIds(context),
     ...redisUsage(context),
     ...redisQuotas(context),
 

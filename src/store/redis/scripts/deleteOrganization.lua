@@ -10,6 +10,7 @@
 -- ARGV[1]  the organization's shard tag
 -- ARGV[2]  the invalidation channel
 -- ARGV[3]  the message head (invalidation.ts)
+-- ARGV[4]  the organization id (its provider tokens are revoked with it: issue 49)
 -- Reply: nil when there was no organization, else {email, revoked key hashes, revoked session ids}.
 -- The 22 below is packing.ts DIGEST_LENGTH: an index entry's first 22 characters are the digest.
 --@include lib/announce.lua
@@ -33,6 +34,7 @@ for i, id in ipairs(sessions) do
   ids[i] = ARGV[1] .. '.' .. id
   revoked[#revoked + 1] = {kind = 'session', cacheKey = ids[i]}
 end
+revoked[#revoked + 1] = {kind = 'organization', cacheKey = ARGV[4]}
 announce(ARGV[2], ARGV[3], revoked)
 for _, digest in ipairs(digests) do redis.call('HDEL', KEYS[3], digest) end
 for _, id in ipairs(sessions) do redis.call('HDEL', KEYS[4], id) end
