@@ -134,7 +134,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
   const passwords = traced(createPasswordHasher(), tracing, { hash: 'argon2.hash', verify: 'argon2.verify' });
   const growth = createTenantGrowth(store, config.tenantLimits);
-  const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth });
+  const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth, members: store });
   const trail = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
   const notices = config.notices && createNoticeDelivery({
     ...config.notices,

@@ -12,6 +12,7 @@ import { memoryPasswordResets } from './memory/password-resets.js';
 import { memoryOrganizationProfiles } from './memory/organization-profiles.js';
 import { memoryMfa } from './memory/mfa.js';
 import { memoryPasskeys } from './memory/passkeys.js';
+import { memoryMembers } from './memory/members.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
 import { memorySessions } from './memory/sessions.js';
 import { createMemoryState } from './memory/state.js';
@@ -33,8 +34,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryOrganizationProfiles(state),
     memoryMfa(state),
     memoryPasskeys(state),
+    memoryMembers(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, members] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -56,6 +58,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...profiles.methods,
     ...mfa.methods,
     ...passkeys.methods,
+    ...members.methods,
 
     async ping() {},
 

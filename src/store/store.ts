@@ -19,6 +19,7 @@ import type { PasswordResetStore } from './password-resets.js';
 import type { OrganizationProfileStore } from './organization-profiles.js';
 import type { MfaStore } from './mfa.js';
 import type { PasskeyStore } from './passkeys.js';
+import type { InvitationStore, MemberStore } from './members.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -82,4 +83,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & MemberStore & InvitationStore;

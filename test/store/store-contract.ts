@@ -14,6 +14,7 @@ import { passwordResetContract } from './password-reset-contract.js';
 import { organizationProfileContract } from './organization-profile-contract.js';
 import { mfaContract } from './mfa-contract.js';
 import { passkeyContract } from './passkey-contract.js';
+import { memberContract } from './member-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -34,6 +35,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   organizationProfileContract(t, open, { newOrganization: (overrides) => newOrganization(overrides), newSession: (orgId) => newSession(orgId) });
   mfaContract(t, open, { newOrganization: () => newOrganization() });
   passkeyContract(t, open, { newOrganization: () => newOrganization() });
+  memberContract(t, open, { newOrganization: (overrides) => newOrganization(overrides) });
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

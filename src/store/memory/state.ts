@@ -6,6 +6,7 @@
 import type { ApiKeyRecord, Organization, Session } from '../store.js';
 import type { StoredLimit } from '../rate-limits.js';
 import type { Passkey, PasskeyRegistration } from '../passkeys.js';
+import { createMemoryMembers, type MemoryMembers } from './members.js';
 
 export type MemoryState = {
   now: () => number;
@@ -49,6 +50,8 @@ export type MemoryState = {
   /** orgId → credential id → passkey, in the order added. */
   passkeysByOrg: Map<string, Map<string, Passkey>>;
   passkeyRegistrations: Map<string, PasskeyRegistration>;
+  // Members (members.ts, issue 50): gone with the organization.
+  members: MemoryMembers;
 };
 
 export function createMemoryState(now: () => number): MemoryState {
@@ -72,6 +75,7 @@ export function createMemoryState(now: () => number): MemoryState {
     recoveryCodesByOrg: new Map(),
     passkeysByOrg: new Map(),
     passkeyRegistrations: new Map(),
+    members: createMemoryMembers(),
   };
 }
 

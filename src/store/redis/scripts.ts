@@ -56,6 +56,9 @@ export const SCRIPT_NAMES = [
   'removePasskey',
   'usePasskey',
   'removeSecondFactors',
+  'createMember',
+  'changeMember',
+  'takeInvitation',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

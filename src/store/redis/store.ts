@@ -23,6 +23,8 @@ import { redisPasswordResets } from './password-resets.js';
 import { redisOrganizationProfiles } from './organization-profiles.js';
 import { redisMfa } from './mfa.js';
 import { redisPasskeys } from './passkeys.js';
+import { redisMembers } from './members.js';
+import { redisInvitations } from './invitations.js';
 import { redisRateLimits } from './rate-limits.js';
 import { defineScripts, SCRIPT_NAMES } from './scripts.js';
 import { redisSessions } from './sessions.js';
@@ -120,6 +122,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisOrganizationProfiles(context),
     ...redisMfa(context),
     ...redisPasskeys(context),
+    ...redisMembers(context),
+    ...redisInvitations(context),
 
     ping: () =>
       guard('ping', async () => {
