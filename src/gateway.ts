@@ -48,6 +48,7 @@ import { createProfileService } from './services/organization-profiles.js';
 import { createMfaService } from './services/mfa.js';
 import { createSecretBox } from './credentials/mfa-secrets.js';
 import { createPasskeyService } from './services/passkeys.js';
+import { createMemberService } from './services/members.js';
 import { createTenantGrowth } from './guards/tenant-growth.js';
 import { buildIdentity, buildTracing, initialRouteTable, openStorage, type Storage } from './gateway-parts.js';
 import { routeLoadContext } from './route-table/context.js';
@@ -163,6 +164,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const policy = createPasswordPolicy(config.passwords);
   const organizations = createOrganizationService({ store, bus, passwords, policy, now, rateLimits: limitOverrides, defaultKeyLimit: config.tenantLimits.maxKeys });
   const profiles = createProfileService({ store, bus });
+  const members = createMemberService({ store, bus, passwords, policy, now });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
   // The second factor (issue 32). Without a key (production, unset) nothing is sealed: a random
   // one stands in, so that no enrolment exists to need it (the routes refuse enrolment).
@@ -206,6 +208,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     keyUsage,
     audit,
     auditLog: store,
+    members: { service: members, store },
     identity: identity === undefined ? undefined : traced(identity.asserter, tracing, { sign: 'identity.sign' }),
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
