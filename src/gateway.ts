@@ -258,6 +258,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     sessions,
     passwords: passwordChanges,
     mfa,
+    members,
     audit,
     auditLog: store,
     publicOpenApi: createScopedDocument(() => forwardedDocs.complete(publicServer.swagger()), () => routes.current().scopes),

@@ -19,6 +19,8 @@ import { passwordResetRoute } from './password-reset.js';
 import { adminMfaRoutes } from './mfa.js';
 import type { MfaService } from '../services/mfa.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
+import type { MemberService } from '../services/members.js';
+import { adminMemberRoutes } from './members.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
 export async function adminRoutes(
@@ -33,6 +35,8 @@ export async function adminRoutes(
     passwords: PasswordChangeService;
     /** Second factors (issue 32): seen and removed, never read. */
     mfa: MfaService;
+    /** Members (issue 50): listed, their roles changed, removed. */
+    members?: MemberService;
     /** The audit trail: every admin action is recorded in it; GET /admin/audit reads it. */
     trail: AuditTrail;
     auditLog: Pick<AuditStore, 'readAuditEvents'>;
@@ -50,6 +54,7 @@ export async function adminRoutes(
   organizationListRoute(app, organizations);
   passwordResetRoute(app, { passwords: opts.passwords, trail, audit, admin });
   adminMfaRoutes(app, { mfa: opts.mfa, trail, audit, admin });
+  if (opts.members !== undefined) adminMemberRoutes(app, { members: opts.members, trail, admin });
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {

@@ -46,6 +46,8 @@ export type OpsServerDeps = Readonly<{
   passwords: PasswordChangeService;
   /** Second factors: the admin API sees and removes them (issue 32). */
   mfa: import('../services/mfa.js').MfaService;
+  /** Members (issue 50): the admin API lists them, changes a role, removes one. */
+  members?: import('../services/members.js').MemberService;
   /** The audit trail: admin actions are recorded in it, GET /admin/audit reads it. */
   audit: AuditTrail;
   auditLog: Pick<AuditStore, 'readAuditEvents'>;
@@ -138,6 +140,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/routes.schema.json', hidden, async (_request, reply) => reply.type('application/schema+json').send(routesSchema));
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, mfa: deps.mfa, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
+  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, mfa: deps.mfa, members: deps.members, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger });
   return app;
 }

@@ -18,6 +18,10 @@ export const MemberSchema = Type.Object(
 );
 export const MemberList = Type.Object({ members: Type.Array(MemberSchema) });
 export const MemberParams = IdParams;
+const PathIdPattern = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
+/** An organization's id and one of its members' (the admin API). */
+export const OrgMemberParams = Type.Object({ id: PathIdPattern, memberId: PathIdPattern }, { additionalProperties: false });
+export type OrgMemberParams = Static<typeof OrgMemberParams>;
 export const RoleChangeBody = Type.Object({ role: Role }, { additionalProperties: false });
 export type RoleChangeBody = Static<typeof RoleChangeBody>;
 

@@ -135,3 +135,24 @@ t.test('an organization created the old way logs in unchanged as its first owner
   t.equal(events.at(-1)?.member, undefined, "the first member's does not: as before");
   assertProblem(t, await a.pub({ method: 'POST', url: '/auth/invitations', headers: bearer(owner), payload: { email: org.email, role: 'viewer' } }), 409, 1303, "the organization's own e-mail is taken");
 });
+
+t.test('the admin API lists members, changes a role and removes a member; the last owner stays', async (t) => {
+  const { a, b } = await replicas(t);
+  const org = await a.createOrganization();
+  const owner = await a.login(org.email, org.password);
+  const dev = await invite(t, a, owner, 'developer');
+  const listed = await b.ops({ url: `/admin/organizations/${org.id}/members` });
+  t.equal(listed.statusCode, 200);
+  const members = listed.json<{ members: Array<{ id: string; role: string; first: boolean }> }>().members;
+  t.strictSame(members.map((m) => m.role), ['owner', 'developer']);
+  const firstId = members.find((m) => m.first)!.id;
+  assertProblem(t, await b.ops({ method: 'PATCH', url: `/admin/organizations/${org.id}/members/${firstId}`, payload: { role: 'admin' } }), 409, 1308, 'the last owner is not demoted');
+  assertProblem(t, await b.ops({ method: 'DELETE', url: `/admin/organizations/${org.id}/members/${firstId}` }), 409, 1308, 'nor removed');
+  t.match((await b.ops({ method: 'PATCH', url: `/admin/organizations/${org.id}/members/${dev.memberId}`, payload: { role: 'viewer' } })).json(), { id: dev.memberId, role: 'viewer' });
+  t.equal(await until401(a, dev.token), 401, 'a changed role ends its sessions, on the other replica too');
+  t.equal((await b.ops({ method: 'DELETE', url: `/admin/organizations/${org.id}/members/${dev.memberId}` })).statusCode, 204);
+  assertProblem(t, await b.ops({ method: 'DELETE', url: `/admin/organizations/${org.id}/members/${dev.memberId}` }), 404, 1307, 'once');
+  assertProblem(t, await b.ops({ url: '/admin/organizations/org_00000000000000000000000000000000/members' }), 404, 1302, 'no organization');
+  const events = (await a.pub({ url: '/auth/audit?type=member.removed', headers: bearer(owner) })).json<{ events: Array<{ actor: string }> }>().events;
+  t.equal(events[0]?.actor, 'admin', 'the operator is the actor');
+});
