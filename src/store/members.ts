@@ -81,7 +81,7 @@ export type Invitation = Readonly<{
 /** Invitations and who created which API key: the rest of the members part of the contract. */
 export interface InvitationStore {
   createInvitation(invitation: Invitation): Promise<'created' | 'no-organization'>;
-  /** The organization's live invitations, oldest first. */
+  /** The organization's live invitations, oldest first (ties by id). */
   listInvitations(orgId: string): Promise<Invitation[]>;
   /** Revokes a live invitation; false when there was none. */
   deleteInvitation(orgId: string, invitationId: string): Promise<boolean>;

@@ -122,7 +122,7 @@ export function memoryMembers(state: MemoryState): MemoryPart<MemberStore & Invi
         return 'created';
       },
 
-      listInvitations: async (orgId) => [...liveInvitations(orgId).values()].sort((a, b) => a.createdAt - b.createdAt),
+      listInvitations: async (orgId) => [...liveInvitations(orgId).values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       deleteInvitation: async (orgId, id) => liveInvitations(orgId).delete(id),
 
       async takeInvitation(orgId, id, tokenHash) {

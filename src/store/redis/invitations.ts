@@ -39,7 +39,7 @@ export function redisInvitations(context: RedisStoreContext): InvitationStore {
         const t = now();
         const expired = all.filter((i) => i.expiresAt <= t).map((i) => i.id);
         if (expired.length > 0) await client.hdel(invitationsKey(orgId), ...expired);
-        return all.filter((i) => i.expiresAt > t).sort((a, b) => a.createdAt - b.createdAt);
+        return all.filter((i) => i.expiresAt > t).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       }),
 
     deleteInvitation: (orgId, id) =>
