@@ -51,6 +51,7 @@ import { createProfileService } from './services/organization-profiles.js';
 import { createMfaService } from './services/mfa.js';
 import { createSecretBox } from './credentials/mfa-secrets.js';
 import { createPasskeyService } from './services/passkeys.js';
+import { createMemberService } from './services/members.js';
 import { createTenantGrowth } from './guards/tenant-growth.js';
 import { buildIdentity, buildTracing, initialRouteTable, openStorage, type Storage } from './gateway-parts.js';
 import { routeLoadContext } from './route-table/context.js';
@@ -147,7 +148,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   // The argon2 queue is this gateway's: a burst on one gateway never queues another's logins.
   const passwords = traced(createPasswordHasher(), tracing, { hash: 'argon2.hash', verify: 'argon2.verify' });
   const growth = createTenantGrowth(store, config.tenantLimits);
-  const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth });
+  const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth, members: store });
   const trail = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
   const notices = config.notices && createNoticeDelivery({
     ...config.notices,
@@ -197,6 +198,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     issuerNames: () => routes.current().issuers,
   });
   const profiles = createProfileService({ store, bus });
+  const members = createMemberService({ store, bus, passwords, policy, now });
   const passwordChanges = createPasswordChangeService({ store, bus, passwords, policy, sessions, now, resetTtlMs: config.passwords.resetTtlSeconds * 1000 });
   // The second factor (issue 32). Without a key (production, unset) nothing is sealed: a random
   // one stands in, so that no enrolment exists to need it (the routes refuse enrolment).
@@ -238,6 +240,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     keyUsage,
     audit,
     auditLog: store,
+    members: { service: members, store },
     identity: identity === undefined ? undefined : traced(identity.asserter, tracing, { sign: 'identity.sign' }),
     publicJwks: identity !== undefined && config.identity.mode === 'on' && config.identity.jwksOnPublicPort ? identity.keys.jwks : undefined,
     rateLimit: createRateLimitCheck(rateLimits, limiter, () => metrics.rateLimitRefusals.inc()),
@@ -295,6 +298,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
     passwords: passwordChanges,
     mfa,
     plans: planService,
+    members,
     audit,
     auditLog: store,
     usage: quotas.reports,

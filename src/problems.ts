@@ -51,6 +51,8 @@ export const problems = {
   tooManyMfaTokens: { status: 429, code: 1122, title: 'Too many second-factor challenges' },
   // A change to the authenticators while a second factor is enrolled, without proving it.
   secondFactorRequired: { status: 403, code: 1123, title: 'Second factor required for this change' },
+  // Members (issue 50): the signed-in member's role does not allow this; the detail names the role.
+  memberRoleForbidden: { status: 403, code: 1124, title: "Not allowed for the member's role" },
   // Plans (issue 47): a key given (created or narrowed with) a scope its organization's plan does not include.
   scopesOutsidePlan: { status: 403, code: 1130, title: 'Scope outside the plan' },
 
@@ -85,6 +87,8 @@ export const problems = {
   // The edge proxies' authorization port (issue 30): the proxy did not say (or said twice) which request to decide.
   originalRequestMissing: { status: 400, code: 1220, title: 'Original request not described' },
   originalRequestInvalid: { status: 400, code: 1221, title: 'Original request not readable' },
+  // Members (issue 50): one answer for an invitation token that is malformed, unknown, used, revoked or expired.
+  invitationInvalid: { status: 400, code: 1236, title: 'Invalid or expired invitation' },
   // Changing an organization's name and e-mail (PATCH /auth/organization, issue 31).
   nothingToChange: { status: 400, code: 1222, title: 'Nothing to change' },
   currentPasswordRequired: { status: 400, code: 1223, title: 'Current password required' },
@@ -121,6 +125,10 @@ export const problems = {
   // What one organization may hold (issue 26): a key or a session beyond its limit.
   apiKeyLimitReached: { status: 409, code: 1305, title: 'API key limit reached' },
   sessionLimitReached: { status: 409, code: 1306, title: 'Session limit reached' },
+  // Members (issue 50).
+  memberNotFound: { status: 404, code: 1307, title: 'Member not found' },
+  lastOwner: { status: 409, code: 1308, title: 'The last owner stays' },
+  invitationNotFound: { status: 404, code: 1309, title: 'Invitation not found' },
   // An external id (issue 49) another organization holds at that issuer.
   externalIdTaken: { status: 409, code: 1340, title: 'External id taken' },
 

@@ -22,6 +22,8 @@ import type { PlanService } from '../services/organization-plans.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { UsageReports } from '../services/usage-report.js';
 import { adminUsageRoute } from '../routes/usage.js';
+import type { MemberService } from '../services/members.js';
+import { adminMemberRoutes } from './members.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
 export async function adminRoutes(
@@ -38,6 +40,8 @@ export async function adminRoutes(
     mfa: MfaService;
     /** Moving organizations between the routes file's plans (issue 47). */
     plans: PlanService;
+    /** Members (issue 50): listed, their roles changed, removed. */
+    members?: MemberService;
     /** The audit trail: every admin action is recorded in it; GET /admin/audit reads it. */
     trail: AuditTrail;
     auditLog: Pick<AuditStore, 'readAuditEvents'>;
@@ -58,6 +62,7 @@ export async function adminRoutes(
   passwordResetRoute(app, { passwords: opts.passwords, trail, audit, admin });
   adminMfaRoutes(app, { mfa: opts.mfa, trail, audit, admin });
   adminUsageRoute(app, { usage: opts.usage, organizations });
+  if (opts.members !== undefined) adminMemberRoutes(app, { members: opts.members, trail, admin });
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {

@@ -5,12 +5,17 @@ import type { CredentialKind } from '../credentials/decisions.js';
 import { addressPrefix } from '../services/client-description.js';
 import { sessionHandle } from '../services/sessions.js';
 import type { AuditEvent, AuditRetention, AuditStore } from '../store/audit.js';
+import { firstMemberId } from '../store/members.js';
 
 /**
  * What a notice of an event may say beyond the stored event, which names e-mail domains only:
  * the address an e-mail change left, so the operator can tell the organization there.
  */
-export type NoticeExtras = Readonly<{ previousEmail?: string }>;
+export type NoticeExtras = Readonly<{
+  previousEmail?: string;
+  /** member.invited (issue 50): the invitation, its token once, for the operator's mailer to deliver. */
+  invitation?: Readonly<{ email: string; role: string; token: string; expiresAt: string }>;
+}>;
 
 /**
  * Records security events into the store's audit log without a store round trip on the request:
@@ -82,11 +87,13 @@ export function createAuditTrail(deps: {
  * shows), never the session id the token is signed over (issue 45): with the JWT secret, that id
  * is a working token for a live session, and the trail is read by every `audit:read` key.
  */
-export function actorOf(request: { principal: { via: CredentialKind; credentialId: string } | null; ip?: string | undefined }): Pick<AuditEvent, 'actor' | 'credential' | 'network'> {
+export function actorOf(request: { principal: { via: CredentialKind; credentialId: string } | null; ip?: string | undefined; member?: { id: string; orgId: string; email: string } | undefined }): Pick<AuditEvent, 'actor' | 'credential' | 'network' | 'member'> {
   const network = addressPrefix(request.ip);
   if (request.principal === null) return { actor: 'anonymous', network };
   const { via, credentialId } = request.principal;
-  return { actor: 'organization', credential: { kind: via, id: via === 'jwt' ? sessionHandle(credentialId) : credentialId }, network };
+  // The member who acted (issue 50), where it is one other than the organization's first.
+  const member = request.member === undefined || request.member.id === firstMemberId(request.member.orgId) ? undefined : { id: request.member.id, email: request.member.email };
+  return { actor: 'organization', credential: { kind: via, id: via === 'jwt' ? sessionHandle(credentialId) : credentialId }, network, ...(member !== undefined && { member }) };
 }
 
 /** An e-mail as the trail may name it: 16 base64url characters of its SHA-256, never the address. */

@@ -49,6 +49,8 @@ export type OpsServerDeps = Readonly<{
   mfa: import('../services/mfa.js').MfaService;
   /** Moving organizations between plans (issue 47). */
   plans: import('../services/organization-plans.js').PlanService;
+  /** Members (issue 50): the admin API lists them, changes a role, removes one. */
+  members?: import('../services/members.js').MemberService;
   /** The audit trail: admin actions are recorded in it, GET /admin/audit reads it. */
   audit: AuditTrail;
   auditLog: Pick<AuditStore, 'readAuditEvents'>;
@@ -143,6 +145,6 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
   app.get('/routes.schema.json', hidden, async (_request, reply) => reply.type('application/schema+json').send(routesSchema));
   if (deps.jwks !== undefined) await app.register(jwksRoute, { jwks: deps.jwks, public: false });
 
-  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, mfa: deps.mfa, plans: deps.plans, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger, usage: deps.usage });
+  await app.register(adminRoutes, { organizations: deps.organizations, profiles: deps.profiles, apiKeys: deps.apiKeys, sessions: deps.sessions, passwords: deps.passwords, mfa: deps.mfa, plans: deps.plans, members: deps.members, trail: deps.audit, auditLog: deps.auditLog, adminToken: deps.adminToken, refusals: deps.adminRefusals, countRefusal: (reason) => deps.metrics.adminRefusals.inc({ reason }), audit: deps.logger, usage: deps.usage });
   return app;
 }

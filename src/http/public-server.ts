@@ -29,6 +29,9 @@ import { scopeRoutes } from '../routes/scopes.js';
 import { usageRoutes } from '../routes/usage.js';
 import type { UsageReports } from '../services/usage-report.js';
 import { sessionRoutes } from '../routes/sessions.js';
+import { memberRoutes } from '../routes/members.js';
+import { createRoleGuard, type RoleGuardStore } from '../members/role-guard.js';
+import type { MemberService } from '../services/members.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { AuditTrail } from '../audit/trail.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
@@ -97,6 +100,8 @@ export type PublicServerDeps = Readonly<{
   /** Security events (audit/trail.ts); the organization reads its own with GET /auth/audit. */
   audit: AuditTrail;
   auditLog: Pick<AuditStore, 'readAuditEvents'>;
+  /** Members and their roles (issue 50): the routes, and the store the role guard reads. */
+  members: Readonly<{ service: MemberService; store: RoleGuardStore }>;
   /** Signs the identity sent upstream; undefined when the assertion is off. */
   identity: IdentityAsserter | undefined;
   /** Served at /.well-known/jwks.json when AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT=on. */
@@ -217,17 +222,20 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     useStrictJsonBodies(auth);
     // Their answers carry tokens, key secrets and what only the credential may see: never stored.
     auth.addHook('onRequest', noStore);
+    // A login token acts as its member: the member's role must allow the route (members/role-guard.ts).
+    auth.addHook('preValidation', createRoleGuard(deps.members.store));
     await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit, mfa: deps.mfa.service });
     await auth.register(mfaRoutes, { mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit, enrolment: deps.mfa.enrolment, passkeysOffered: deps.mfa.passkeys.offered });
     await auth.register(passkeyRoutes, { passkeys: deps.mfa.passkeys, mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit });
     await auth.register(passwordRoutes, { passwords: deps.passwords, throttle: deps.throttle, resets: deps.passwordResets, audit: deps.audit });
     await auth.register(organizationRoutes, { profiles: deps.profiles, passwords: deps.passwords, throttle: deps.throttle, audit: deps.audit });
-    await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit });
+    await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit, keyCreators: deps.members.store });
     await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
     await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });
     await auth.register(auditRoutes, { auditLog: deps.auditLog });
     await auth.register(scopeRoutes, { routes: deps.routes, plans: deps.plans });
     await auth.register(usageRoutes, { usage: deps.usage });
+    await auth.register(memberRoutes, { members: deps.members.service, sessions: deps.sessions, audit: deps.audit });
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
   // The self-service console: static files that call the routes above, like any client.

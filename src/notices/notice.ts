@@ -26,6 +26,8 @@ export const NOTICED_TYPES: ReadonlySet<string> = new Set([
   'mfa.removed',
   // What the organization's credentials may do (issue 47): a move to another plan.
   'organization.plan_changed',
+  // Members (issue 50): an invitation, whose token the operator's mailer delivers.
+  'member.invited',
 ]);
 
 /** An event to notify, as the trail took it: without the organization, which is read at send time. */
@@ -53,6 +55,8 @@ export type NoticeBody = Readonly<{
   details: NonNullable<AuditEvent['details']>;
   /** Only for organization.email_changed: the address it left, where the organization may read this. */
   previousEmail?: string;
+  /** Only for member.invited: whom to send it to, and the invitation's token (shown once to the inviter, and here). */
+  invitation?: NonNullable<NoticeExtras['invitation']>;
 }>;
 
 export function noticeBody(source: NoticeSource, organization: NoticeOrganization, sentAtSeconds: number): NoticeBody {
@@ -68,6 +72,7 @@ export function noticeBody(source: NoticeSource, organization: NoticeOrganizatio
     // The audit entry's details, which by the trail's contract hold ids, counts and reasons, never a secret.
     details: event.details ?? {},
     ...(event.type === 'organization.email_changed' && extras?.previousEmail !== undefined && { previousEmail: extras.previousEmail }),
+    ...(event.type === 'member.invited' && extras?.invitation !== undefined && { invitation: extras.invitation }),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
 import type { ApiKeyService } from '../services/api-keys.js';
+import type { InvitationStore } from '../store/members.js';
 import { refuseSpoofingName } from './display-names.js';
 import {
   ApiKeyChangeBody,
@@ -22,7 +23,7 @@ import {
  * the organization's keys, always its own. Creating and rolling need a login token; the rest
  * takes any credential with the scope (keys:read, keys:write).
  */
-export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService; audit: AuditTrail }) {
+export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKeyService; audit: AuditTrail; keyCreators?: Pick<InvitationStore, 'recordKeyCreator'> }) {
   const { apiKeys, audit } = opts;
 
   app.post<{ Body: NewApiKeyBody | undefined }>('/auth/api-key', {
@@ -43,6 +44,8 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       const orgId = request.principal!.orgId;
       refuseSpoofingName('name', request.body?.name);
       const created = await apiKeys.create(orgId, request.body ?? {});
+      // Its creator (issue 50): a developer manages the keys it created (members/role-guard.ts).
+      if (request.member !== undefined) await opts.keyCreators?.recordKeyCreator(orgId, created.id, request.member.id);
       request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
       audit.record({ type: 'api_key.created', orgId, ...actorOf(request), details: { keyId: created.id, name: created.name, scopes: created.scopes, expiresAt: created.expiresAt, rateLimit: created.rateLimit, quota: created.quota === null ? null : `${created.quota.requests}/${created.quota.per}` } });
       return reply.code(201).header('cache-control', 'no-store').send(created);
@@ -118,6 +121,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
       const rolled = await apiKeys.roll(orgId, request.params.id, request.body ?? {});
+      if (request.member !== undefined) await opts.keyCreators?.recordKeyCreator(orgId, rolled.id, request.member.id);
       request.log.info({ event: 'api_key.rolled', orgId, keyId: rolled.rolled.id, successorId: rolled.id, expiresAt: rolled.rolled.expiresAt }, 'API key rolled');
       request.log.info({ event: 'api_key.created', orgId, keyId: rolled.id, rolledFrom: rolled.rolled.id, scopes: rolled.scopes, expiresAt: rolled.expiresAt }, 'API key created');
       audit.record({ type: 'api_key.rolled', orgId, ...actorOf(request), details: { keyId: rolled.rolled.id, successorId: rolled.id, expiresAt: rolled.rolled.expiresAt } });

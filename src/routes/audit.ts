@@ -13,6 +13,7 @@ function entryView(event: StoredAuditEvent) {
     actor: event.actor,
     credential: event.credential ?? null,
     network: event.network ?? null,
+    ...(event.member !== undefined && { member: event.member }),
     details: event.details ?? {},
   };
 }

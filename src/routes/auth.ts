@@ -40,11 +40,13 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       const attempt = await throttle.attempt(email, address);
       let token: string;
       let orgId: string;
+      let member: { id: string; email: string } | undefined;
       try {
         const org = await sessions.checkPassword(email, request.body.password);
         orgId = org.id;
         // An organization with a second factor: the password was right, but this is no login yet.
-        const challenge = mfa === undefined ? undefined : await mfa.challengeFor(org);
+        // The organization's second factor is its first member's; other members have none yet (issue 50).
+        const challenge = mfa === undefined || org.memberId !== undefined ? undefined : await mfa.challengeFor(org);
         if (challenge !== undefined) {
           // Not settled as a success (issue 45): the attempt stays counted until the second factor
           // succeeds (POST /auth/login/mfa settles it), or a right password would reset the
@@ -53,7 +55,8 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
           return reply.code(403).header('content-type', PROBLEM_CONTENT_TYPE).header('cache-control', 'no-store')
             .send({ ...problemBody('mfaRequired', 'This organization has a second factor: finish at POST /auth/login/mfa with the mfaToken and a code.'), ...challenge });
         }
-        token = await sessions.open(orgId, { userAgent: request.headers['user-agent'], address: request.ip });
+        token = await sessions.open(orgId, { userAgent: request.headers['user-agent'], address: request.ip }, org.memberId);
+        if (org.memberId !== undefined) member = { id: org.memberId, email: org.memberEmail ?? '' };
       } catch (error) {
         // The password was not judged, or was right and the organization's own limit refused the
         // session: nothing to count against the e-mail or the address.
@@ -72,7 +75,7 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
         }
         throw error;
       }
-      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request) });
+      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), ...(member !== undefined && { member }) });
       await attempt.succeeded();
       return reply.header('cache-control', 'no-store').send({ token });
     },

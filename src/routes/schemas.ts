@@ -305,6 +305,7 @@ export const AuditEntry = Type.Object(
     actor: Type.String({ description: '`organization`, `admin` or `anonymous`.' }),
     credential: Type.Union([Type.Object({ kind: Type.String(), id: Type.String() }), Type.Null()], { description: 'The acting credential: its kind and id, never the secret.' }),
     network: Type.Union([Type.String(), Type.Null()], { description: "The client's network (/24 or /48)." }),
+    member: Type.Optional(Type.Object({ id: Type.String(), email: Type.String() }, { description: 'The member who acted, where a member did (issue 50); absent for the first member\'s sessions, API keys and the operator.' })),
     details: Type.Record(Type.String(), Type.Unknown()),
   },
   { additionalProperties: false },

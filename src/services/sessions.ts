@@ -7,11 +7,18 @@ import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { shardTagOf, tagged } from '../store/shard-tag.js';
 import type { Organization, Store } from '../store/store.js';
+import { firstMemberId, type MemberStore } from '../store/members.js';
 import type { TenantGrowth } from '../guards/tenant-growth.js';
 import { describeClient } from './client-description.js';
 import type { NormalizedEmail } from './organizations.js';
 
 export type LoginOutcome = Readonly<{ token: string; orgId: string }>;
+
+/**
+ * Whose password was right: the organization, and with `memberId` a member other than its first
+ * (issue 50); an organization's own e-mail is its first member, exactly as before members.
+ */
+export type PasswordHolder = Organization & Readonly<{ memberId?: string; memberEmail?: string }>;
 
 /**
  * How a session is named outside the gateway (listings, DELETE /auth/sessions/:id, the audit
@@ -52,24 +59,39 @@ export async function createSessionService(deps: {
   now: () => number;
   /** Logins per organization and window, and live sessions per organization (guards/tenant-growth.ts). */
   growth?: Pick<TenantGrowth, 'admitLogin' | 'maxSessions'>;
+  /** The members (store/members.ts): their e-mails log in too, and their sessions are linked to them. */
+  members?: Pick<MemberStore, 'findMemberByEmail' | 'findMember' | 'linkSessionToMember'>;
 }) {
-  const { store, bus, tokens, passwords, now, growth } = deps;
+  const { store, bus, tokens, passwords, now, growth, members } = deps;
   const dummyVerify = await passwords.dummyVerifier();
 
-  async function checkPassword(email: NormalizedEmail, password: string): Promise<Organization> {
+  async function checkPassword(email: NormalizedEmail, password: string): Promise<PasswordHolder> {
     const org = await store.findOrganizationByEmail(email);
+    if (org === undefined && members !== undefined) {
+      const member = await members.findMemberByEmail(email);
+      if (member !== undefined) {
+        const valid = await passwords.verify(member.passwordHash, password);
+        const ofMember = valid ? await store.findOrganizationById(member.orgId) : undefined;
+        if (ofMember === undefined) throw new LoginRefused(member.orgId);
+        return { ...ofMember, memberId: member.id, memberEmail: member.email };
+      }
+    }
     const valid = org === undefined ? await dummyVerify(password) : await passwords.verify(org.passwordHash, password);
     if (!valid || org === undefined) throw new LoginRefused(org?.id);
+    // The first member removed (an owner chose so): the organization's own e-mail no longer logs in.
+    if (members !== undefined && (await members.findMember(org.id, firstMemberId(org.id))) === undefined) throw new LoginRefused(org.id);
     return org;
   }
 
   /** The session of a login whose password was right; its token. */
-  async function openSession(orgId: string, client?: LoginClient): Promise<string> {
+  async function openSession(orgId: string, client?: LoginClient, memberId?: string): Promise<string> {
     // Counted only once the password is right: nobody else can spend an organization's logins.
     await growth?.admitLogin(orgId);
     // `<shard tag>.<128 random bits>`: the tag routes the session to its organization's shard.
     const sessionId = tagged(shardTagOf(orgId), randomBytes(16).toString('base64url'));
     const { token, expiresAtMs } = await tokens.sign(sessionId, now());
+    // The link first: a session without one is its organization's first member's (store/members.ts).
+    if (memberId !== undefined && memberId !== firstMemberId(orgId)) await members?.linkSessionToMember(orgId, sessionId, memberId, expiresAtMs - now());
     const created = await store.createSession({
       id: sessionId,
       orgId,
@@ -89,7 +111,7 @@ export async function createSessionService(deps: {
     /** Same 401 for an unknown e-mail and a wrong password, in comparable time. */
     async login(email: NormalizedEmail, password: string, client?: LoginClient): Promise<LoginOutcome> {
       const org = await checkPassword(email, password);
-      return { token: await openSession(org.id, client), orgId: org.id };
+      return { token: await openSession(org.id, client, org.memberId), orgId: org.id };
     },
 
     /** The organization whose password this is (the first half of login): LoginRefused otherwise. */

@@ -17,6 +17,12 @@ export type AuditEvent = Readonly<{
   actor: 'organization' | 'admin' | 'anonymous';
   /** The acting credential, by kind and id (never the secret). */
   credential?: Readonly<{ kind: 'jwt' | 'api_key' | 'issuer_token'; id: string }>;
+  /**
+   * The member who acted, where a member of the organization did (issue 50): its id and e-mail,
+   * so the trail answers "who did it" for a team (absent for the first member's sessions of
+   * before members, for API keys and for the operator).
+   */
+  member?: Readonly<{ id: string; email: string }>;
   /** The client's network, coarse (services/client-description.ts). */
   network?: string;
   /** Bounded details: ids, counts, reasons; never a secret. */

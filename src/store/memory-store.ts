@@ -12,6 +12,7 @@ import { memoryPasswordResets } from './memory/password-resets.js';
 import { memoryOrganizationProfiles } from './memory/organization-profiles.js';
 import { memoryMfa } from './memory/mfa.js';
 import { memoryPasskeys } from './memory/passkeys.js';
+import { memoryMembers } from './memory/members.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
 import { memoryOrganizationPlans } from './memory/organization-plans.js';
 import { memorySessions } from './memory/sessions.js';
@@ -43,8 +44,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryOrganizationPlans(state),
     memoryKeyQuotas(),
     memoryExternalIds(state),
+    memoryMembers(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans, keyQuotas, externalIds] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans, keyQuotas, externalIds, members] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -71,6 +73,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...plans.methods,
     ...keyQuotas.methods,
     ...externalIds.methods,
+    ...members.methods,
 
     async ping() {},
 

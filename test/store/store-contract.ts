@@ -18,6 +18,7 @@ import { passkeyContract } from './passkey-contract.js';
 import { usageContract } from './usage-contract.js';
 import { organizationPlanContract } from './organization-plan-contract.js';
 import { keyQuotaContract } from './key-quota-contract.js';
+import { memberContract } from './member-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
 
@@ -42,6 +43,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   externalIdContract(t, open, () => newOrganization());
   passkeyContract(t, open, { newOrganization: () => newOrganization() });
   usageContract(t, open);
+  memberContract(t, open, { newOrganization: (overrides) => newOrganization(overrides) });
 
   t.test('organizations: create, find, e-mail taken', async (t) => {
     const store = await open(t);

@@ -13,7 +13,7 @@ export function memoryOrganizationProfiles(state: MemoryState): MemoryPart<Organ
         if (org === undefined) return undefined;
         const email = change.email ?? org.email;
         const emailChanged = email !== org.email;
-        if (emailChanged && orgIdByEmail.has(email)) return 'email-taken';
+        if (emailChanged && (orgIdByEmail.has(email) || state.members.memberByEmail.has(email))) return 'email-taken';
         const revoked: Revoked[] = [{ kind: 'profile', cacheKey: orgId }];
         if (emailChanged) {
           const index = sessionIdsByOrg.get(orgId);

@@ -3,13 +3,15 @@ import { dropExternalIds } from './external-ids.js';
 import type { NewOrganization, OrganizationStore, Revoked } from '../store.js';
 import { listOrganizationsIn, type OrganizationListing } from '../organization-listing.js';
 import type { MemoryPart, MemoryState } from './state.js';
+import { dropMembersOf } from './members.js';
 
 export function memoryOrganizations(state: MemoryState): MemoryPart<OrganizationStore & OrganizationListing> {
   const { orgsById, orgIdByEmail, keysByHash, keyHashesByOrg, lastUsedByKey, sessions, sessionIdsByOrg, keyLimits, resetsByOrg } = state;
   return {
     methods: {
       async createOrganizationIfEmailFree(org: NewOrganization) {
-        if (orgIdByEmail.has(org.email)) return 'email-taken';
+        // A member's e-mail is taken too (memory/members.ts): one e-mail, one person, store-wide.
+        if (orgIdByEmail.has(org.email) || state.members.memberByEmail.has(org.email)) return 'email-taken';
         orgsById.set(org.id, org);
         orgIdByEmail.set(org.email, org.id);
         keyHashesByOrg.set(org.id, new Map());
@@ -44,6 +46,7 @@ export function memoryOrganizations(state: MemoryState): MemoryPart<Organization
         sessionIdsByOrg.delete(orgId);
         orgIdByEmail.delete(org.email);
         orgsById.delete(orgId);
+        dropMembersOf(state.members, orgId);
         keyLimits.delete(orgId);
         resetsByOrg.delete(orgId);
         dropExternalIds(state, orgId);

@@ -6,6 +6,7 @@
 import type { ApiKeyRecord, Organization, Session } from '../store.js';
 import type { StoredLimit } from '../rate-limits.js';
 import type { Passkey, PasskeyRegistration } from '../passkeys.js';
+import { createMemoryMembers, type MemoryMembers } from './members.js';
 
 export type MemoryState = {
   now: () => number;
@@ -55,6 +56,8 @@ export type MemoryState = {
   externalIdsByOrg: Map<string, Readonly<Record<string, string>>>;
   /** `<issuer>\n<external id>` → orgId. */
   orgIdByExternalId: Map<string, string>;
+  // Members (members.ts, issue 50): gone with the organization.
+  members: MemoryMembers;
 };
 
 export function createMemoryState(now: () => number): MemoryState {
@@ -81,6 +84,7 @@ export function createMemoryState(now: () => number): MemoryState {
     recoveryCodesByOrg: new Map(),
     passkeysByOrg: new Map(),
     passkeyRegistrations: new Map(),
+    members: createMemoryMembers(),
   };
 }
 

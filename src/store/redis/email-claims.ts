@@ -18,13 +18,29 @@ import { unexpected } from './replies.js';
  */
 export const PENDING_CLAIM_MS = 60_000;
 
-export function createEmailClaims(context: Pick<RedisStoreContext, 'client' | 'keys' | 'run' | 'readOrganization'>) {
-  const { client, keys, run, readOrganization } = context;
+/** A member's claim of its e-mail (redis/members.ts): `m <org id> <member id>`. */
+export function memberClaimHolder(orgId: string, memberId: string): string {
+  return `m ${orgId} ${memberId}`;
+}
+
+export function parseMemberClaim(holder: string): { orgId: string; memberId: string } | undefined {
+  const match = /^m (\S+) (\S+)$/.exec(holder);
+  return match === null ? undefined : { orgId: match[1]!, memberId: match[2]! };
+}
+
+export function createEmailClaims(context: Pick<RedisStoreContext, 'client' | 'keys' | 'run' | 'readOrganization' | 'organizationPlace'>) {
+  const { client, keys, run, readOrganization, organizationPlace } = context;
   const claimKey = (email: string) => keys.shard(shardTagOf(email)).emailClaim(email);
   const pendingKey = (email: string) => `${keys.shard(shardTagOf(email)).base}ep:${email}`;
 
   /** Whether the claim of `email` by `holder` is left over: released by the next claim. */
   async function leftOver(email: string, holder: string): Promise<boolean> {
+    const member = parseMemberClaim(holder);
+    if (member !== undefined) {
+      const { shard, packed } = organizationPlace(member.orgId);
+      const json: unknown = await client.hget(shard.organizationMembers(packed), member.memberId);
+      return typeof json !== 'string' || (JSON.parse(json) as { e?: unknown }).e !== email;
+    }
     const org = await readOrganization(holder);
     if (org === undefined) return true;
     if (org.email === email) return false;
@@ -39,6 +55,8 @@ export function createEmailClaims(context: Pick<RedisStoreContext, 'client' | 'k
       const orgId: unknown = await client.get(claimKey(email));
       if (orgId === null) return undefined;
       if (typeof orgId !== 'string') throw unexpected('findOrganizationByEmail');
+      // A member's e-mail (redis/members.ts) is no organization's.
+      if (parseMemberClaim(orgId) !== undefined) return undefined;
       const org = await readOrganization(orgId);
       return org !== undefined && org.email === email ? org : undefined;
     },

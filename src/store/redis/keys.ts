@@ -79,6 +79,16 @@ export type ShardKeys = Readonly<{
    * its name, `c:<id>` its signature counter, `u:<id>` its last use (epoch ms, 0 before the first).
    */
   organizationPasskeys(packedOrgId: string): string;
+  /**
+   * Hash: the organization's members (store/members.ts, redis/members.ts), member id → JSON
+   * `{e,h,r,c}`; the first member's field only `{r}` or `{x:1}`. Beside it `:um`, session id →
+   * member id, a session's link to its member (none for the first member's sessions).
+   */
+  organizationMembers(packedOrgId: string): string;
+  organizationSessionMembers(packedOrgId: string): string;
+  /** Hash: the organization's invitations, id → JSON (`:iv`); and `:uk`, API key id → the member who created it. */
+  organizationInvitations(packedOrgId: string): string;
+  organizationKeyCreators(packedOrgId: string): string;
   /** String with a PX TTL: the organization's pending passkey registration, `<expiresAt> <challenge>`. */
   organizationPasskeyRegistration(packedOrgId: string): string;
   /** Hash with a PX TTL: a login's second-factor challenge by its token's digest, `o` `p` `e` `f`. */
@@ -159,6 +169,10 @@ export function redisKeys(prefix: string, environment: string): RedisKeys {
       mfaChallenge: (digest) => `${base}m:${digest}`,
       organizationUsage: (packedOrgId, granularity, start) => `${organizationStem}${packedOrgId}:u${granularity}:${Math.floor(start / 3_600_000).toString(36)}`,
       organizationQuota: (packedOrgId, period) => `${organizationStem}${packedOrgId}:q:${period}`,
+      organizationMembers: (packedOrgId) => `${organizationStem}${packedOrgId}:u`,
+      organizationSessionMembers: (packedOrgId) => `${organizationStem}${packedOrgId}:um`,
+      organizationInvitations: (packedOrgId) => `${organizationStem}${packedOrgId}:iv`,
+      organizationKeyCreators: (packedOrgId) => `${organizationStem}${packedOrgId}:uk`,
     };
   };
   return Object.freeze({

@@ -76,6 +76,8 @@ export function redisOrganizations(context: RedisStoreContext): OrganizationStor
         // Its second factor (redis/mfa.ts): after the record, so a crash between leaves only
         // keys no step reads again (every one looks the organization up first).
         await client.del(externalIdsKey(context, orgId), shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed), shard.organizationPasskeys(packed), shard.organizationPasskeyRegistration(packed));
+        // Its members (redis/members.ts): their e-mail claims, left over now, go with their next claim.
+        await client.del(shard.organizationMembers(packed), shard.organizationSessionMembers(packed), shard.organizationInvitations(packed), shard.organizationKeyCreators(packed));
         if (listed !== undefined) {
           // Committed already: an entry left behind is removed by the next listing that meets it.
           await organizationIndex.remove(listed).catch((error: unknown) => {

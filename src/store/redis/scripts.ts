@@ -62,6 +62,9 @@ export const SCRIPT_NAMES = [
   'readUsage',
   'leaseQuota',
   'returnQuota',
+  'createMember',
+  'changeMember',
+  'takeInvitation',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

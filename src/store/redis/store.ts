@@ -23,6 +23,8 @@ import { redisPasswordResets } from './password-resets.js';
 import { redisOrganizationProfiles } from './organization-profiles.js';
 import { redisMfa } from './mfa.js';
 import { redisPasskeys } from './passkeys.js';
+import { redisMembers } from './members.js';
+import { redisInvitations } from './invitations.js';
 import { redisRateLimits } from './rate-limits.js';
 import { redisOrganizationPlans } from './organization-plans.js';
 import { redisKeyQuotas } from './key-quotas.js';
@@ -130,6 +132,8 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisExternalIds(context),
     ...redisUsage(context),
     ...redisQuotas(context),
+    ...redisMembers(context),
+    ...redisInvitations(context),
 
     ping: () =>
       guard('ping', async () => {
