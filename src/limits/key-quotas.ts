@@ -11,6 +11,7 @@ import type { CompiledPlan } from '../route-table/types.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { KeyQuotaStore, StoredKeyQuota } from '../store/key-quotas.js';
 import type { QuotaPeriod } from './quota.js';
+import { coalescedReload } from '../store/coalesced-reload.js';
 
 /** A key's quota as the API takes and shows it: the same shape as a plan's. */
 export type KeyQuota = Readonly<{ requests: number; per: QuotaPeriod }>;
@@ -54,31 +55,15 @@ export async function createKeyQuotas(deps: {
   let table = new Map<string, KeyQuota>();
   let loaded = false;
   let closed = false;
-  let reading: Promise<void> | undefined;
-  let again = false;
-  async function reload(): Promise<void> {
-    if (reading !== undefined) {
-      again = true;
-      return reading;
+  const reload = coalescedReload(async () => {
+    const read = new Map<string, KeyQuota>();
+    for (const [keyId, entry] of await deps.store.readKeyQuotas()) {
+      const quota = parseKeyQuota(entry.quota);
+      if (quota !== undefined) read.set(keyId, quota);
     }
-    reading = (async () => {
-      try {
-        do {
-          again = false;
-          const read = new Map<string, KeyQuota>();
-          for (const [keyId, entry] of await deps.store.readKeyQuotas()) {
-            const quota = parseKeyQuota(entry.quota);
-            if (quota !== undefined) read.set(keyId, quota);
-          }
-          table = read;
-          loaded = true;
-        } while (again);
-      } finally {
-        reading = undefined;
-      }
-    })();
-    return reading;
-  }
+    table = read;
+    loaded = true;
+  });
   const reloadQuietly = () =>
     reload().catch((error: unknown) => {
       deps.logger.warn({ event: 'key_quotas.reload_failed', err: error }, "could not read the keys' own quotas; keeping those in memory");

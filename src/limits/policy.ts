@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logging.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { RateLimitStore, RateLimitTable } from '../store/rate-limits.js';
 import { formatRateLimit, lowerOf, NO_LIMIT, parseRateLimit, type RateLimit } from './rate-limit.js';
+import { coalescedReload } from '../store/coalesced-reload.js';
 
 /** A limit as the limiter uses it, with its RateLimit-Policy value made once. */
 export type AppliedLimit = RateLimit &
@@ -91,25 +92,7 @@ export async function createRateLimitPolicy(deps: {
   }
 
   // One read at a time; a change announced during a read makes one more after it.
-  let reading: Promise<void> | undefined;
-  let again = false;
-  async function reload(): Promise<void> {
-    if (reading !== undefined) {
-      again = true;
-      return reading;
-    }
-    reading = (async () => {
-      try {
-        do {
-          again = false;
-          adopt(await deps.store.readRateLimits());
-        } while (again);
-      } finally {
-        reading = undefined;
-      }
-    })();
-    return reading;
-  }
+  const reload = coalescedReload(async () => adopt(await deps.store.readRateLimits()));
   const reloadQuietly = () =>
     reload().catch((error: unknown) => {
       // The table in memory stays; the next announcement (or 'all' after a reconnect) reads again.

@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logging.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { OrganizationPlanStore } from '../store/organization-plans.js';
 import type { CompiledPlan, RouteTable } from '../route-table/types.js';
+import { coalescedReload } from '../store/coalesced-reload.js';
 
 /** What holds until the table was first read: only the gateway's own scopes (fail closed). */
 const UNREAD: CompiledPlan = Object.freeze({
@@ -53,26 +54,10 @@ export async function createOrganizationPlans(deps: {
   /** Table → the removed plans already logged for it: one warning per table and plan. */
   const warned = new WeakMap<RouteTable, Set<string>>();
 
-  let reading: Promise<void> | undefined;
-  let again = false;
-  async function reload(): Promise<void> {
-    if (reading !== undefined) {
-      again = true;
-      return reading;
-    }
-    reading = (async () => {
-      try {
-        do {
-          again = false;
-          own = await deps.store.readOrganizationPlans();
-          loaded = true;
-        } while (again);
-      } finally {
-        reading = undefined;
-      }
-    })();
-    return reading;
-  }
+  const reload = coalescedReload(async () => {
+    own = await deps.store.readOrganizationPlans();
+    loaded = true;
+  });
   const reloadQuietly = () =>
     reload().catch((error: unknown) => {
       deps.logger.warn({ event: 'plans.reload_failed', err: error }, 'could not read the organizations\' plans; keeping those in memory');
