@@ -10,6 +10,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
 import { Problem } from '../problems.js';
 import type { MfaService } from '../services/mfa.js';
+import { callersMemberId } from '../members/own-credentials.js';
 
 /** What a change is called in the audit entry of a wrong proof. */
 export type AuthenticatorChange = 'totp_enrolment' | 'totp_removal' | 'recovery_codes' | 'passkey_registration' | 'passkey_removal';
@@ -24,8 +25,9 @@ export async function proveStepUp(
   try {
     // The schema bounds the passkey's shape; the library reads it as what the browser sent.
     const input = { code: proof.code, recoveryCode: proof.recoveryCode, passkey: proof.passkey as AuthenticationResponseJSON | undefined };
-    // The routes calling this take a login token only: its credential is the session's id.
-    const used = await deps.mfa.proveSecondFactor(orgId, request.principal!.credentialId, input);
+    // The routes calling this take a login token only: its credential is the session's id; the
+    // factor proved is the caller's own (a member's, issue 50).
+    const used = await deps.mfa.proveSecondFactor(orgId, request.principal!.credentialId, input, callersMemberId(request));
     if (used === 'recovery_code') deps.audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request), details: { change } });
   } catch (error) {
     auditWrongProof(deps.audit, request, orgId, error, change);

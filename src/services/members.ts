@@ -12,7 +12,8 @@ import { mayManageRole } from '../members/roles.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { firstMemberId, type Invitation, type Member, type MemberRole } from '../store/members.js';
-import type { GatewayStore, Revoked } from '../store/store.js';
+import type { GatewayStore } from '../store/store.js';
+import { endMemberSessions } from './member-sessions.js';
 import type { NormalizedEmail } from './organizations.js';
 
 export type MemberView = Readonly<{ id: string; email: string; role: MemberRole; createdAt: string; first: boolean }>;
@@ -64,26 +65,8 @@ export function createMemberService(deps: {
     throw new Problem('memberRoleForbidden', `The role ${actor.role} may not ${what}.`, `role_${actor.role}`);
   }
 
-  /** Ends every session of the member, on every replica (the store announces each revocation). */
-  async function endSessionsOf(orgId: string, memberId: string): Promise<number> {
-    let ids: string[];
-    if (memberId === firstMemberId(orgId)) {
-      // The first member's sessions are the organization's sessions linked to nobody.
-      const linked = new Set<string>();
-      for (const other of await store.listMembers(orgId)) for (const id of await store.linkedSessionIds(orgId, other.id)) linked.add(id);
-      const all = await store.listSessions(orgId);
-      ids = all.map((s) => s.id).filter((id) => !linked.has(id));
-    } else {
-      ids = await store.linkedSessionIds(orgId, memberId);
-    }
-    const revoked: Revoked[] = [];
-    for (const id of ids) {
-      const ended = await store.deleteSessionIfOwned(orgId, id);
-      if (ended !== undefined) revoked.push(ended);
-    }
-    bus.applyLocally(revoked);
-    return revoked.length;
-  }
+  /** Ends every session of the member, on every replica (services/member-sessions.ts). */
+  const endSessionsOf = (orgId: string, memberId: string): Promise<number> => endMemberSessions({ store, bus }, orgId, memberId);
 
   function changed(result: Member | 'not-found' | 'last-owner'): Member {
     if (result === 'not-found') throw new Problem('memberNotFound');
