@@ -5,8 +5,12 @@
 -- KEYS[1]  the organization's record
 -- KEYS[2]  the organization's members (hash: member id → JSON {e,h,r,c}; the first member's
 --          field, when present, only {r} (a changed role) or {x:1} (removed))
--- KEYS[3..6]  the member's second factor (member-factors.ts: TOTP, recovery codes, passkeys, pending
---          registration; the organization's own for the first member), deleted with its removal
+-- The member's second factor (member-factors.ts; the organization's own for the first member),
+-- deleted with its removal:
+-- KEYS[3]  its TOTP factor (hash)
+-- KEYS[4]  its recovery codes (set)
+-- KEYS[5]  its passkeys (hash)
+-- KEYS[6]  its pending passkey registration (string)
 -- ARGV[1]  the member id to change
 -- ARGV[2]  the organization's first member id
 -- ARGV[3]  the new role, or '' to remove the member
