@@ -1,5 +1,5 @@
 // The composition root: builds the gateway's parts from its config and wires them (buildGateway).
-import { createScopedDocument } from './http/openapi-scopes.js';
+import { createScopedDocument } from './openapi/scopes.js';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';

@@ -33,14 +33,14 @@ import { ALLOWED, type AuthDecision, type DecisionRecorder } from '../credential
 import { looksLikeApiKey } from '../credentials/api-keys.js';
 import type { Principal } from '../credentials/principal.js';
 import type { CredentialResolver, Resolution } from '../credentials/resolver.js';
-import { problemBody, problemHeaders } from '../http/error-handler.js';
+import { problemBody, problemHeaders } from '../request/error-handler.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import { rateLimitHeader } from '../limits/enforce.js';
 import type { RateLimiter, RateVerdict } from '../limits/limiter.js';
 import type { RateLimitPolicy } from '../limits/policy.js';
 import { appliedRouteLimit, routeLimitKey } from '../limits/route-limit.js';
 import { Problem, problems } from '../problems.js';
-import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../proxy/path-guard.js';
+import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../request/path-guard.js';
 import { pathRefusalProblem } from '../route-table/path-reading.js';
 import type { CompiledPlan, CompiledRoute, RouteTable, RouteTableSource } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';

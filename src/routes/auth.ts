@@ -6,7 +6,7 @@ import { Problem } from '../problems.js';
 import { normalizeEmail } from '../services/organizations.js';
 import { LoginRefused, type SessionService } from '../services/sessions.js';
 import type { MfaService } from '../services/mfa.js';
-import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/error-handler.js';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../request/error-handler.js';
 import { LoginBody, LoginResponse, LogoutBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 import { MfaRequiredProblem } from './mfa-schemas.js';
 
