@@ -1,12 +1,10 @@
 // authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage: organizations through the admin API.
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import { CliError, usageError } from '../cli-error.js';
-import type { Command, Family, Refusal } from '../command-table.js';
+import type { Command, Family } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
+import { ID_ONLY, NOT_SESSIONS, ONE_ORGANIZATION } from './org-id.js';
 import { orgUsage } from './org-usage.js';
-
-/** Every org subcommand refuses these first: they belong to keys and sessions. */
-const NOT_SESSIONS: Refusal = { flags: ['session', 'all'] };
 
 async function readNewPassword(): Promise<string> {
   if (process.stdin.isTTY) {
@@ -71,11 +69,9 @@ const list: Command = {
 /** `org get <id>` and `org delete <id>`: the same checks, one call each. */
 function byId(action: 'get' | 'delete', description: string, example?: string): Command {
   return {
-    family: 'org',
+    ...ONE_ORGANIZATION,
     action,
-    args: ['id'],
-    argsWhat: 'an organization id',
-    refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+    refuse: ID_ONLY,
     description: [description],
     ...(example !== undefined && { examples: [example] }),
     async run({ args: [id] }) {
@@ -93,7 +89,7 @@ function setter(action: 'limit' | 'key-limit' | 'plan', value: string, what: str
     family: 'org',
     action,
     args: ['id', value],
-    argsWhat: `an organization id and ${what}`,
+    argsWhat: `${ONE_ORGANIZATION.argsWhat} and ${what}`,
     refuse: [NOT_SESSIONS, { flags: ['name', 'email', 'org', 'key'], hint: `the id and the ${value} are arguments` }],
     description,
     ...(examples !== undefined && { examples }),
@@ -127,10 +123,8 @@ const plan = setter('plan', 'plan', 'a plan of the routes file (or default)', (g
 
 /** `org update <id> --name --email`: one PATCH of the organization, printed. */
 const update: Command = {
-  family: 'org',
+  ...ONE_ORGANIZATION,
   action: 'update',
-  args: ['id'],
-  argsWhat: 'an organization id',
   flags: [
     { name: 'name', type: 'string', value: 'name' },
     { name: 'email', type: 'string', value: 'email' },
@@ -153,11 +147,9 @@ const update: Command = {
 
 /** `org reset-password <id>`: the one-time reset token, printed once (POST .../password-reset). */
 const resetPassword: Command = {
-  family: 'org',
+  ...ONE_ORGANIZATION,
   action: 'reset-password',
-  args: ['id'],
-  argsWhat: 'an organization id',
-  refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+  refuse: ID_ONLY,
   description: [
     'End every login session of an organization and print a one-time',
     'password-reset token (resetToken, expiresAt) as JSON: shown this',
@@ -173,11 +165,9 @@ const resetPassword: Command = {
 /** `org mfa <id>` and `org remove-mfa <id>` (issue 32): the second factors' status, or the removal of all. */
 function mfaCommand(action: 'mfa' | 'remove-mfa', description: string[], example: string): Command {
   return {
-    family: 'org',
+    ...ONE_ORGANIZATION,
     action,
-    args: ['id'],
-    argsWhat: 'an organization id',
-    refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+    refuse: ID_ONLY,
     description,
     examples: [example],
     async run({ args: [id] }) {
