@@ -24,6 +24,24 @@ export type AppliedLimit = RateLimit &
 /** The policy name in RateLimit-Policy and RateLimit: the limit is per credential. */
 export const POLICY_NAME = 'credential';
 
+/**
+ * Limits as the limiter uses them under one policy name (the credential's, a route's:
+ * route-limit.ts): one object per distinct limit, so a budget survives a reload that keeps the
+ * limit (limiter.ts compares them) and the RateLimit-Policy value is made once.
+ */
+export function limitApplier(policyName: string): (limit: RateLimit) => AppliedLimit {
+  const applied = new Map<string, AppliedLimit>(); // by formatRateLimit
+  return (limit) => {
+    const name = formatRateLimit(limit);
+    let made = applied.get(name);
+    if (made === undefined) {
+      made = Object.freeze({ ...limit, windowMs: limit.windowSeconds * 1000, policyHeader: `"${policyName}";q=${limit.count};w=${limit.windowSeconds}` });
+      applied.set(name, made);
+    }
+    return made;
+  };
+}
+
 export type RateLimitPolicy = Readonly<{
   /** The hot path: the credential's limit, or undefined when it has none. */
   limitFor(principal: Principal): AppliedLimit | undefined;
@@ -49,16 +67,7 @@ export async function createRateLimitPolicy(deps: {
    */
   planLimit?: (orgId: string) => RateLimit | undefined;
 }): Promise<RateLimitPolicy> {
-  const applied = new Map<string, AppliedLimit>(); // by formatRateLimit: one object per distinct limit
-  const apply = (limit: RateLimit): AppliedLimit => {
-    const name = formatRateLimit(limit);
-    let made = applied.get(name);
-    if (made === undefined) {
-      made = Object.freeze({ ...limit, windowMs: limit.windowSeconds * 1000, policyHeader: `"${POLICY_NAME}";q=${limit.count};w=${limit.windowSeconds}` });
-      applied.set(name, made);
-    }
-    return made;
-  };
+  const apply = limitApplier(POLICY_NAME);
   const fallback = deps.defaultLimit && apply(deps.defaultLimit);
   // A plan's limit is one object per compiled table: applied once, not formatted per request.
   const appliedPlanLimits = new WeakMap<RateLimit, AppliedLimit>();
