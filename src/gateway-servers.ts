@@ -14,7 +14,7 @@ import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
 import { createLeakReportThrottle } from './guards/leak-report-throttle.js';
 import { createLoginThrottle } from './guards/login-throttle.js';
 import { createResetThrottle } from './guards/reset-throttle.js';
-import { createScopedDocument } from './http/openapi-scopes.js';
+import { createScopedDocument } from './openapi/scopes.js';
 import { buildOpsServer } from './http/ops-server.js';
 import { buildPublicServer } from './http/public-server.js';
 import { createRateLimitCheck } from './limits/enforce.js';

@@ -1,13 +1,13 @@
 /**
  * How an edge decision ends (decider.ts): the allow and its identity headers, kept per credential
  * so the port renders it once; the refusal, as the public port renders its problems
- * (http/error-handler.ts); anything thrown on the way turned into one of those; and the record of
+ * (request/error-handler.ts); anything thrown on the way turned into one of those; and the record of
  * every decision (its metric, access line and span). Apart from the steps that reach it, so the
  * pipeline reads as the order of its checks. Made once per decider: no closure per decision.
  */
 import { effectiveScopesHeader } from '../plans/effective-scopes.js';
 import type { Principal } from '../credentials/principal.js';
-import { problemBody, problemHeaders } from '../http/error-handler.js';
+import { problemBody, problemHeaders } from '../request/error-handler.js';
 import { Problem, problems } from '../problems.js';
 import type { CompiledPlan, CompiledRoute, RouteTable } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';

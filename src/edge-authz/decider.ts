@@ -5,7 +5,7 @@
  *
  * 0. a client's header only authgate sets (x-organization-*, x-authgate-*, an underscore name):
  *    400 before anything else, as no proxy can drop those names by prefix (issue 45);
- * 1. the path guard (proxy/path-guard.ts): an ambiguous target is 404 before anything else;
+ * 1. the path guard (request/path-guard.ts): an ambiguous target is 404 before anything else;
  * 2. the live route table, read once: no route is 404, a method the route does not list is 405
  *    with the route's Allow; then a doubly encoded path is 400 (the public port's order);
  * 3. a public route reads no credential: only its own limit, per client address;
@@ -19,7 +19,7 @@
  *    (budget shared with it, and across replicas through the store);
  * 7. the identity assertion for the route's upstream (kept, or signed now).
  *
- * Refusals are the public port's problems, rendered as it renders them (http/error-handler.ts).
+ * Refusals are the public port's problems, rendered as it renders them (request/error-handler.ts).
  * Synchronous on a warm cache with budget held and an assertion kept; a promise otherwise.
  *
  * The steps are here, in that order; what a decision spends (step 6 and the plan's quota) is
@@ -36,7 +36,7 @@ import { looksLikeApiKey } from '../credentials/api-keys.js';
 import type { Principal } from '../credentials/principal.js';
 import type { Resolution } from '../credentials/resolver.js';
 import { Problem } from '../problems.js';
-import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../proxy/path-guard.js';
+import { isAmbiguousPath, isDoublyEncodedPath, pathOf } from '../request/path-guard.js';
 import { pathRefusalProblem } from '../route-table/path-reading.js';
 import type { CompiledRoute } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';

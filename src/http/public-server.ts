@@ -28,22 +28,22 @@ import type { RouteLimitCheck } from '../limits/route-limit.js';
 import type { LiveRouteTable } from '../route-table/live.js';
 import { forwardedInfoOf } from '../proxy/forwarded-info.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from './admission.js';
-import { noStore } from './cache-headers.js';
-import { createCors } from './cors.js';
+import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from '../request/admission.js';
+import { noStore } from '../request/cache-headers.js';
+import { createCors } from '../request/cors.js';
 import { consoleRoutes } from './console.js';
-import { createErrorHandler } from './error-handler.js';
-import { publicDocumentOptions } from './openapi.js';
+import { createErrorHandler } from '../request/error-handler.js';
+import { publicDocumentOptions } from '../openapi/document.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from './json-body.js';
 import { registerLoadShedding } from './load-shedding.js';
-import { recordRequest } from './record-request.js';
-import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, refuseUnrouted, shuttingDown, watchClosing } from './refusals.js';
+import { recordRequest } from '../request/record-request.js';
+import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, refuseUnrouted, shuttingDown, watchClosing } from '../request/refusals.js';
 import routePolicy from './route-policy.js';
 import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 import type { Server as HttpsServer } from 'node:https';
-import './request-context.js';
+import '../request/request-context.js';
 import { readTlsFiles, reloadTlsOnChange, TLS_MIN_VERSION } from './tls.js';
-import { trustProxyOption } from './trust-proxy.js';
+import { trustProxyOption } from '../request/trust-proxy.js';
 import type { Tracing } from '../tracing/tracing.js';
 import type { QuotaGate } from '../limits/quota-check.js';
 import type { UsageNote } from '../services/usage-recorder.js';
@@ -136,11 +136,11 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.decorateRequest('rateLimited', false);
   app.decorateRequest('forwardedRoute', null);
   app.decorateRequest('routeTable', null);
-  // Every path is routed (the catch-all): 404 and 405 ask the route table too (http/refusals.ts).
+  // Every path is routed (the catch-all): 404 and 405 ask the route table too (request/refusals.ts).
   app.decorate('forwardedMethods', createForwardedMethods(deps.routes));
   app.setErrorHandler(createErrorHandler('authgate'));
   app.setNotFoundHandler(notFoundOrMethodNotAllowed);
-  // The public API's document (served on the ops port): http/openapi.ts.
+  // The public API's document (served on the ops port): openapi/document.ts.
   await app.register(swagger, publicDocumentOptions());
 
   // 0. Every answer carries the request id, a refusal by the very first check included. A request
@@ -166,7 +166,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   app.addHook('onRequest', cors.preflight);
   // Under overload, refuse at once rather than queue without bound.
   await registerLoadShedding(app, config.shedding);
-  // An unknown route or method is refused here, before its body would be parsed (http/refusals.ts).
+  // An unknown route or method is refused here, before its body would be parsed (request/refusals.ts).
   app.addHook('onRequest', refuseUnrouted);
   // A route with a body runs its handler from the body's events: its span made current again,
   // so argon2, the store and the lease are its children (tracing on only).
@@ -219,7 +219,7 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
   // handler, untouched.
   const [framework] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   if (framework === undefined) throw new Error('fastify attached no request handler');
-  // Behind the admission of bodies (http/admission.ts): `Expect: 100-continue` is answered when
+  // Behind the admission of bodies (request/admission.ts): `Expect: 100-continue` is answered when
   // the body is first read, and a refusal past the drain bound closes the connection.
   // With tracing on, each request's server span begins before anything else is done with it.
   const fastPath = createFastPath({

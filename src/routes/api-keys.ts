@@ -3,6 +3,7 @@ import { actorOf, type AuditTrail } from '../audit/trail.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { InvitationStore } from '../store/members.js';
 import { refuseSpoofingName } from './display-names.js';
+import { absentBodyIsEmpty } from './optional-body.js';
 import {
   ApiKeyChangeBody,
   ApiKeyCreated,
@@ -37,9 +38,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       response: { 201: ApiKeyCreated, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 409: problemOf('apiKeyLimitReached'), 415: ProblemSchema, 429: problemOf('tooManyKeyCreations') },
     },
     // No body (or an empty one) is no options: validated as {}.
-    preValidation: async (request) => {
-      if (request.body === undefined) request.body = {};
-    },
+    preValidation: absentBodyIsEmpty,
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
       refuseSpoofingName('name', request.body?.name);
@@ -115,9 +114,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       body: ApiKeyRollBody,
       response: { 201: ApiKeyRolled, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: problemOf('apiKeyNotFound'), 415: ProblemSchema, 429: problemOf('tooManyKeyCreations') },
     },
-    preValidation: async (request) => {
-      if (request.body === undefined) request.body = {};
-    },
+    preValidation: absentBodyIsEmpty,
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
       const rolled = await apiKeys.roll(orgId, request.params.id, request.body ?? {});

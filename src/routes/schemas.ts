@@ -286,7 +286,7 @@ export function describeProblems(names: readonly ProblemName[]): string {
 /**
  * A route's own problem answer for a status, with the problems it stands for. The description
  * is documentation only: what is serialized is `Problem`'s, unchanged. (The problems every
- * route of a pipeline can answer are added to the document by http/openapi.ts.)
+ * route of a pipeline can answer are added to the document by openapi/document.ts.)
  */
 export function problemOf(...names: readonly ProblemName[]): typeof Problem {
   return { ...Problem, description: describeProblems(names) };

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { probeIssuer } from '../../issuers/probe.js';
 import { parseKind } from '../../config/setting-kinds.js';
 import { settingSpec, type SettingName } from '../../config/settings.js';
-import { isAmbiguousPath, isDoublyEncodedPath } from '../../proxy/path-guard.js';
+import { isAmbiguousPath, isDoublyEncodedPath } from '../../request/path-guard.js';
 import { BUILTIN_ROUTES_FILE } from '../../route-table/builtin.js';
 import { compileRoutes } from '../../route-table/compile.js';
 import { isWithin } from '../../route-table/match.js';
