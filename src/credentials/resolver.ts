@@ -22,7 +22,7 @@ import type { Principal } from './principal.js';
  */
 export type Resolution =
   | Readonly<{ ok: true; principal: Principal }>
-  | Readonly<{ ok: false; kind: CredentialKind; reason: DenialReason; environment?: Environment; /** With issuer_keys_unavailable: when to come back. */ retryAfterSeconds?: number }>;
+  | Readonly<{ ok: false; kind: CredentialKind; reason: DenialReason; environment?: Environment; /** With issuer_keys_unavailable or issuer_introspection_unavailable: when to come back. */ retryAfterSeconds?: number }>;
 
 export interface CredentialResolver {
   resolve(token: string): Resolution | Promise<Resolution>;

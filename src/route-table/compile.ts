@@ -58,7 +58,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     else declared.set(name, description);
   }
   const scopes = new ScopeTable(declared);
-  const issuers = compileIssuers(file.issuers, scopes, fail);
+  const issuers = compileIssuers(file.issuers, scopes, fail, context.source);
   const { plans, defaultPlan } = compilePlans(file, scopes, fail);
 
   // Upstreams: `default` may take its URL from the environment; every other names its own.
@@ -184,7 +184,9 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
   });
 
   if (errors.length > 0) return { ok: false, errors };
-  const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()] })).digest('hex').slice(0, 16);
+  // An introspection client secret is read from its own file: its digest makes a rotated one a changed table, which a reload applies.
+  const secrets = [...issuers.values()].map((issuer) => issuer.introspection?.clientSecret.fingerprint ?? null);
+  const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()], ...(secrets.some((s) => s !== null) && { secrets }) })).digest('hex').slice(0, 16);
   const read = createPathReader(compiled, file.paths);
   const match = (path: string) => read(path).route;
   return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, issuers, match, read } };

@@ -74,7 +74,8 @@ function check(args: readonly string[], io: RoutesIo): number | Promise<number> 
   return Promise.all(
     [...table.issuers.values()].map(async (issuer) => {
       const problem = await probeIssuer(issuer);
-      if (problem !== undefined) io.stderr(`authgate: warning: issuers.${issuer.name}: ${problem}; the gateway fetches its keys in the background and answers its tokens 503 until they arrive`);
+      const consequence = issuer.introspection === undefined ? 'the gateway fetches its keys in the background and answers its tokens 503 until they arrive' : 'the gateway answers its tokens 503 while the endpoint cannot be reached';
+      if (problem !== undefined) io.stderr(`authgate: warning: issuers.${issuer.name}: ${problem}; ${consequence}`);
     }),
   ).then(() => 0);
 }
