@@ -9,6 +9,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { Client, credentials, Metadata } from '@grpc/grpc-js';
+import { listenExtAuthzGrpc } from '../../src/edge-authz/grpc/listen.js';
+import { authorizationService } from '../../src/edge-authz/grpc/server.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { listenAuthz } from '../helpers/authz.js';
 import { ADMIN_TOKEN, send, startGateway, UA, type Response, type StartedGateway } from '../helpers/gateway.js';
@@ -74,6 +77,30 @@ async function setUp(t: Test, bounds: { cacheSeconds?: number; inactiveCacheSeco
   };
 }
 
+type GrpcAnswer = {
+  ok_response?: { headers?: Array<{ header: { key: string; value: string } }> };
+  denied_response?: { status?: { code?: number | string }; headers?: Array<{ header: { key: string; value: string } }> };
+};
+
+/** Envoy ext_authz over gRPC (the gateway's own listener, as main.ts starts it): Check for a GET of `path` with the token. */
+async function grpcCheck(t: Test, gw: StartedGateway): Promise<(path: string, token: string) => Promise<GrpcAnswer>> {
+  const server = await listenExtAuthzGrpc(gw.gateway.edge, { authz: { port: undefined, host: '127.0.0.1', trustedProxies: [], cacheSeconds: 0 }, authzGrpc: { port: 0, removeCredential: true } }, gw.gateway.logger);
+  if (server === undefined) throw new Error('no listener');
+  t.teardown(() => server.close());
+  const client = new Client(`127.0.0.1:${server.port}`, credentials.createInsecure());
+  t.teardown(() => client.close());
+  const check = authorizationService()['Check']!;
+  return (path, token) =>
+    new Promise((resolve, reject) => {
+      const headers = { ':authority': 'api.example.com', ':method': 'GET', ':path': path, ...UA, authorization: `Bearer ${token}` };
+      const request = { attributes: { source: { address: { socket_address: { address: '203.0.113.7', port_value: 41000 } } }, request: { http: { id: 'req-1', method: 'GET', path, host: 'api.example.com', scheme: 'https', headers } } } };
+      client.makeUnaryRequest<Buffer, GrpcAnswer>(check.path, (value) => value, (bytes) => check.responseDeserialize(bytes) as GrpcAnswer, check.requestSerialize(request), new Metadata(), { deadline: Date.now() + 10_000 }, (error, answer) =>
+        error || answer === undefined ? reject(error ?? new Error('no answer')) : resolve(answer),
+      );
+    });
+}
+const headersOf = (list: Array<{ header: { key: string; value: string } }> | undefined): Record<string, string> => Object.fromEntries((list ?? []).map((o) => [o.header.key, o.header.value]));
+
 async function metric(gw: StartedGateway, line: string): Promise<number> {
   const text = (await send(`${gw.opsUrl}/metrics`)).body;
   const found = text.split('\n').find((l) => l.startsWith(line));
@@ -91,6 +118,9 @@ t.test('an opaque token: active on both ports, inactive refused, a burst costs o
   t.equal(seen.headers['x-organization-id'], org.id, 'the organization injected');
   t.notOk(JSON.stringify(seen.headers).includes(active), 'the token never reaches the upstream');
   t.equal((await edge('/orders/2', active)).status, 200, 'the authorization port');
+  const grpc = await grpcCheck(t, gw);
+  const allowed = await grpc('/orders/2', active);
+  t.equal(headersOf(allowed.ok_response?.headers)['x-organization-id'], org.id, 'ext_authz over gRPC: allowed, the organization injected');
   const write = await send(`${gw.publicUrl}/orders/3`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${active}` } });
   t.equal(write.status, 403, 'without orders:write: the scope check as for keys');
   t.equal((await edge('/orders/3', active, 'POST')).status, 403, 'the same on the authorization port');
@@ -149,6 +179,10 @@ t.test('the endpoint down: 503 with Retry-After on both ports, never a 200; then
   const edgeDown = await edge('/orders/2', unseen);
   t.equal(edgeDown.status, 503, 'the authorization port too');
   t.ok(Number(edgeDown.headers['retry-after']) >= 1, 'with Retry-After');
+  const grpc = await grpcCheck(t, gw);
+  const grpcDown = await grpc('/orders/2', unseen);
+  t.ok(grpcDown.ok_response === undefined && ['ServiceUnavailable', 503].includes(grpcDown.denied_response?.status?.code ?? 0), 'ext_authz over gRPC: denied 503, never allowed');
+  t.ok(Number(headersOf(grpcDown.denied_response?.headers)['retry-after']) >= 1, 'with retry-after');
   t.equal((await get('/orders/3', seenBefore)).status, 200, 'a token answered active before is kept within its bound');
   t.ok((await metric(gw, 'authgate_issuer_introspections_total{issuer="corp",result="error"')) >= 1, 'the failed calls counted');
   t.ok((await metric(gw, 'authgate_issuer_token_refusals_total{issuer="corp",reason="introspection_unavailable"')) >= 1);
@@ -156,9 +190,35 @@ t.test('the endpoint down: 503 with Retry-After on both ports, never a 200; then
   await provider.start();
   await waitFor(async () => (await get('/orders/4', unseen)).status === 200, 'recovered once the endpoint answers');
   t.equal((await edge('/orders/5', unseen)).status, 200);
+  t.ok((await grpc('/orders/5', unseen)).ok_response !== undefined, 'and over gRPC');
 
   const everything = [gw.logs.text(), down.body, edgeDown.body, (await send(`${gw.opsUrl}/metrics`)).body].join('\n');
   t.ok(gw.logs.lines.length > 0, 'the gateway logged');
   t.notOk(everything.includes(SECRET), 'the client secret is in no log line, error body or metric');
   t.notOk(everything.includes(Buffer.from(`${CLIENT_ID}:${SECRET}`).toString('base64')), 'nor its Basic form');
+});
+
+t.test('a wrong client secret is a 503, never a 401; the secret rotated in its file is applied by a reload', async (t) => {
+  const provider = await startTestProvider({ introspection: { clientId: CLIENT_ID, clientSecret: SECRET } });
+  t.teardown(() => provider.close());
+  const upstream = await startRecordingUpstream();
+  t.teardown(() => upstream.close());
+  const path = secretFile();
+  writeFileSync(path, 'not-the-secret\n');
+  const file = routesFile(provider, path);
+  const gw = await startGateway(t, { upstream, deps: { routes: tableOf(file, upstream.url) } });
+  const org = await gw.createOrganization();
+  t.equal((await send(`${gw.opsUrl}/admin/organizations/${org.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ externalIds: { corp: 'org_rotated' } }) })).status, 200);
+  const token = await provider.token({ org: 'org_rotated', resource: API });
+  const get = () => gw.get('/orders/1', { ...UA, authorization: `Bearer ${token}` });
+  const wrong = await get();
+  t.equal(wrong.status, 503, 'the provider refuses the client (invalid_client): the token could not be checked');
+  t.equal(wrong.json().code, 1541);
+
+  writeFileSync(path, `${SECRET}\n`);
+  gw.gateway.routes.swap(tableOf(file, upstream.url)); // what a reload does: the file read, compiled, swapped in
+  const right = await get();
+  t.equal(right.status, 200, right.body);
+  t.equal(upstream.requests.at(-1)!.headers['x-organization-id'], org.id);
+  t.notOk(gw.logs.text().includes(SECRET) || gw.logs.text().includes('not-the-secret'), 'neither secret in a log line');
 });
