@@ -62,7 +62,7 @@ export function createAuthenticate(resolver: Pick<CredentialResolver, 'resolve'>
     try {
       // A cache hit comes back synchronously: no await, so no extra turn of the microtask queue.
       // The fast lane may have read the store for this very request already: its answer, then.
-      const resolved = takeSettledResolution(request.raw) ?? resolver.resolve(bearer.token);
+      const resolved = takeSettledResolution(request.raw) ?? resolver.resolve(bearer.token, request.forwardedRoute?.credentials);
       resolution = resolved instanceof Promise ? await resolved : resolved;
     } catch (error) {
       if (error instanceof StoreUnavailable) {

@@ -9,10 +9,11 @@
  * (the `organization` revocation, every replica), so its provider tokens are refused at once.
  *
  * An opaque token (RFC 7662) is one that is neither an API key (`agk_`, taken before this) nor
- * shaped as a JWT (three dot-separated parts, as authgate's own login tokens are): when the live
- * table has an issuer with introspection (one at most), it is asked about there
+ * shaped as a JWT (three dot-separated parts, as authgate's own login tokens are): when the route
+ * it was sent to takes an issuer with introspection (one at most), it is asked about there
  * (issuers/introspect.ts) and an active answer kept until the earlier of its `exp` and the
- * issuer's `cacheSeconds`; otherwise it goes the login-token way and is refused as ever.
+ * issuer's `cacheSeconds`; otherwise it goes the login-token way and is refused as ever, and no
+ * provider is ever sent a token for a route that does not take its tokens.
  */
 import { LRUCache } from 'lru-cache';
 import { BUILTIN_SCOPES, grantOf } from '../authz/scopes.js';
@@ -22,6 +23,7 @@ import type { IntrospectedIssuer, IssuerRegistry, KeyedIssuer } from '../issuers
 import { verifyIssuerToken, type IssuerRefusal, type VerifiedIssuerToken } from '../issuers/verify.js';
 import type { ExternalIdStore } from '../store/external-ids.js';
 import type { Invalidation, InvalidationBus } from '../store/invalidation.js';
+import type { RouteCredentials } from '../route-table/types.js';
 import type { Store } from '../store/store.js';
 import type { DenialReason } from './decisions.js';
 import { growingLru } from './growing-lru.js';
@@ -32,8 +34,11 @@ import type { Resolution } from './resolver.js';
 export const NOT_ISSUED = Symbol('not a provider token');
 
 export type IssuerTokenResolver = Readonly<{
-  /** `digest`: the token's sha256 (digest.ts), which the caller has computed already. */
-  resolve(token: string, digest: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined | typeof NOT_ISSUED;
+  /**
+   * `digest`: the token's sha256 (digest.ts), which the caller has computed already; `credentials`:
+   * the matched route's, which name the introspecting issuer an opaque token is sent to (none: no introspection).
+   */
+  resolve(token: string, digest: string, cachedOnly: boolean, credentials?: RouteCredentials): Resolution | Promise<Resolution> | undefined | typeof NOT_ISSUED;
 }>;
 
 /** `untilMs`: the token's `exp`, or for an introspected one the earlier of that and its cache bound. */
@@ -165,14 +170,23 @@ export function createIssuerTokenResolver(deps: {
     return principalOf(digest, memo, false)!;
   }
 
+  function introspectedOf(names: ReadonlySet<string>): IntrospectedIssuer | undefined {
+    for (const name of names) {
+      const introspected = registry.introspected(name);
+      if (introspected !== undefined) return introspected;
+    }
+    return undefined;
+  }
+
   return {
-    resolve(token, digest, cachedOnly) {
+    resolve(token, digest, cachedOnly, credentials) {
       if (!registry.any()) return NOT_ISSUED;
       const memo = memos.get(digest);
       if (memo !== undefined && memo.untilMs > now()) return principalOf(digest, memo, cachedOnly);
       if (!isCompactJws(token)) {
-        // No JWT (so no login token) and no API key (resolver.ts took those): an opaque token, the introspecting issuer's.
-        const opaque = registry.introspecting();
+        // No JWT (so no login token) and no API key (resolver.ts took those): an opaque token, for
+        // the introspecting issuer the route takes (one at most: compile.ts), if it takes one.
+        const opaque = credentials?.kind === 'bearer' && credentials.issuers.size > 0 ? introspectedOf(credentials.issuers) : undefined;
         if (opaque === undefined) return NOT_ISSUED;
         return cachedOnly ? undefined : introspect(token, digest, opaque);
       }

@@ -20,7 +20,6 @@ export function compileIssuers(
 ): Map<string, CompiledIssuer> {
   const compiled = new Map<string, CompiledIssuer>();
   const byIss = new Map<string, string>();
-  let introspecting: string | undefined;
   for (const [name, spec] of Object.entries(specs ?? {})) {
     const at = `/issuers/${name}`; // names are [a-z0-9_-]: nothing to escape
     const before = { count: 0 };
@@ -37,10 +36,6 @@ export function compileIssuers(
     let introspection: CompiledIntrospection | undefined;
     if (spec.introspection !== undefined) {
       introspection = compileIntrospection(spec, at, problem, source);
-      // An opaque token names no issuer: with one endpoint per file, a token is only ever sent to
-      // the endpoint the operator named for opaque tokens, never tried at one provider after another.
-      if (introspecting !== undefined) problem(`${at}/introspection`, `only one issuer may use introspection, and issuers.${introspecting} does`);
-      else introspecting = name;
     } else {
       const other = byIss.get(spec.issuer);
       // A JWT's `iss` picks the issuer (verify.ts): two entries for one `iss` would be one half applied.
@@ -89,6 +84,15 @@ function compileIntrospection(spec: IssuerSpec, at: string, problem: (pointer: s
     inactiveCacheSeconds: introspection.inactiveCacheSeconds ?? INTROSPECTION_DEFAULTS.inactiveCacheSeconds,
     timeoutSeconds: introspection.timeoutSeconds ?? INTROSPECTION_DEFAULTS.timeoutSeconds,
   };
+}
+
+/**
+ * Why a route's credentials cannot be: an opaque token names no issuer, so the route names the one
+ * endpoint it is sent to; with two, a token would be tried at one provider after another.
+ */
+export function routeIntrospectionProblem(issuerNames: readonly string[], specs: Readonly<Record<string, IssuerSpec>> | undefined): string | undefined {
+  const introspected = issuerNames.filter((name) => specs?.[name]?.introspection !== undefined);
+  return introspected.length > 1 ? `a route takes at most one issuer with introspection (an opaque token names no issuer): ${introspected.join(', ')}` : undefined;
 }
 
 /** Why a provider URL is not one: https, or http on loopback only; never credentials or a fragment. */

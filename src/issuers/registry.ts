@@ -20,8 +20,8 @@ export type IntrospectedIssuer = Readonly<{ issuer: CompiledIssuer; introspector
 export type IssuerRegistry = Readonly<{
   /** The issuer whose `iss` this is, in the live table; undefined for any other. */
   byIss(iss: string): KeyedIssuer | undefined;
-  /** The one issuer whose opaque tokens are introspected (compile.ts allows one per file), if any. */
-  introspecting(): IntrospectedIssuer | undefined;
+  /** The issuer of this name in the live table when its opaque tokens are introspected; undefined otherwise. */
+  introspected(name: string): IntrospectedIssuer | undefined;
   /** Whether the live table declares any issuer (none: no token is ever looked at for one). */
   any(): boolean;
   close(): void;
@@ -35,20 +35,20 @@ export type IssuerObserver = Readonly<{
 
 export function createIssuerRegistry(routes: LiveRouteTable, observer: IssuerObserver, now: () => number): IssuerRegistry {
   let byIss = new Map<string, KeyedIssuer>();
-  let introspecting: IntrospectedIssuer | undefined;
+  let introspecting = new Map<string, IntrospectedIssuer>();
   /** By the issuer's compiled form, as JSON: an unchanged issuer keeps its keys over a reload. */
   let bySpec = new Map<string, TrustedIssuer>();
 
   function follow(table: RouteTable): void {
     const nextByIss = new Map<string, KeyedIssuer>();
     const nextBySpec = new Map<string, TrustedIssuer>();
-    let nextIntrospecting: IntrospectedIssuer | undefined;
+    const nextIntrospecting = new Map<string, IntrospectedIssuer>();
     for (const issuer of table.issuers.values()) {
       // The client secret serialises as its digest (secret.ts): a rotated one is a changed issuer.
       const spec = JSON.stringify({ ...issuer, scopeMap: [...issuer.scopeMap] });
       const trusted = bySpec.get(spec) ?? start(issuer);
       nextBySpec.set(spec, trusted);
-      if (trusted.introspector !== undefined) nextIntrospecting = trusted;
+      if (trusted.introspector !== undefined) nextIntrospecting.set(issuer.name, trusted);
       else nextByIss.set(issuer.issuer, trusted);
     }
     for (const [spec, trusted] of bySpec) if (!nextBySpec.has(spec)) stop(trusted);
@@ -73,8 +73,8 @@ export function createIssuerRegistry(routes: LiveRouteTable, observer: IssuerObs
   routes.onSwap((table) => follow(table));
   return {
     byIss: (iss) => byIss.get(iss),
-    introspecting: () => introspecting,
-    any: () => byIss.size > 0 || introspecting !== undefined,
+    introspected: (name) => introspecting.get(name),
+    any: () => byIss.size > 0 || introspecting.size > 0,
     close() {
       for (const trusted of bySpec.values()) stop(trusted);
     },

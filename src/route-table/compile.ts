@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { isScopeName, ScopeTable, BUILTIN_SCOPES } from '../authz/scopes.js';
 import { parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
-import { compileIssuers } from '../issuers/compile.js';
+import { compileIssuers, routeIntrospectionProblem } from '../issuers/compile.js';
 import { isWithin } from './match.js';
 import { asksLess, createPathReader, foldedKey } from './path-reading.js';
 import { compilePlans } from './plans.js';
@@ -139,6 +139,8 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
         const name = issuerNameOf(kind);
         if (name !== undefined && file.issuers?.[name] === undefined) fail(`${at}/credentials/${k}`, `issuer ${name} is not declared under issuers`);
       });
+      const opaque = routeIntrospectionProblem(route.credentials.map(issuerNameOf).filter((name) => name !== undefined), file.issuers);
+      if (opaque !== undefined) fail(`${at}/credentials`, opaque);
     }
     let rateLimit;
     if (route.rateLimit !== undefined) {

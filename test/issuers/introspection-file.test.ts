@@ -17,8 +17,8 @@ const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url)
 const context: LoadContext = { defaultUpstreamUrl: 'http://upstream.test:8000', upstreamTimeoutMs: 10_000, defaultAudience: undefined };
 const SECRET = `s3cret-${randomBytes(12).toString('hex')}`;
 
-function fileOf(issuers: string[]): string {
-  return ['version: 1', 'scopes: { orders:read: Read orders }', 'issuers:', ...issuers, 'routes:', '  - { id: orders, path: /orders, match: subtree, credentials: [issuer:corp], methods: { GET: orders:read } }', ''].join('\n');
+function fileOf(issuers: string[], routes = ['  - { id: orders, path: /orders, match: subtree, credentials: [issuer:corp], methods: { GET: orders:read } }']): string {
+  return ['version: 1', 'scopes: { orders:read: Read orders }', 'issuers:', ...issuers, 'routes:', ...routes, ''].join('\n');
 }
 const corp = (extra = '', introspection = 'url: https://idp.example.com/introspect, clientId: authgate, clientSecretFile: client-secret') =>
   `  corp: { issuer: https://idp.example.com/, audiences: [api], organization: { claim: org_id }, introspection: { ${introspection} }${extra} }`;
@@ -54,7 +54,10 @@ t.test('introspection in the routes file: checked at load, the secret read besid
   t.same(errors(fileOf([corp('', 'url: http://idp.example.com/introspect, clientId: authgate, clientSecretFile: client-secret')])), ['routes.yaml:4: /issuers/corp/introspection/url: must be https (http only on localhost)']);
   t.same(errors(fileOf([corp(', jwksUri: https://idp.example.com/keys')])), ['routes.yaml:4: /issuers/corp/jwksUri: an issuer with introspection has no key set: its tokens are checked at the endpoint']);
   const second = '  other: { issuer: https://other.example.com/, audiences: [api], organization: { claim: org_id }, introspection: { url: https://other.example.com/introspect, clientId: authgate, clientSecretFile: client-secret } }';
-  t.same(errors(fileOf([corp(), second])), ['routes.yaml:5: /issuers/other/introspection: only one issuer may use introspection, and issuers.corp does']);
+  const both = '  - { id: both, path: /both, match: subtree, credentials: [issuer:corp, api_key, issuer:other], methods: { GET: orders:read } }';
+  t.same(errors(fileOf([corp(), second], [both])), ['routes.yaml:7: /routes/0/credentials: a route takes at most one issuer with introspection (an opaque token names no issuer): corp, other']);
+  const apart = ['  - { id: orders, path: /orders, match: subtree, credentials: [issuer:corp], methods: { GET: orders:read } }', '  - { id: other, path: /other, match: subtree, credentials: [issuer:other], methods: { GET: orders:read } }'];
+  t.ok(load(fileOf([corp(), second], apart)).ok, 'two introspecting issuers, each on routes of its own');
   t.match(errors(fileOf([corp('', 'url: https://idp.example.com/introspect, clientId: authgate')])).join('\n'), /\/issuers\/corp\/introspection\/clientSecretFile: is required/);
   t.match(errors(fileOf([corp('', 'url: https://idp.example.com/introspect, clientId: authgate, clientSecretFile: client-secret, clientSecret: x')])).join('\n'), /unknown key "clientSecret"/, 'no secret in the routes file itself');
   const jwt = '  jwt: { issuer: https://idp.example.com/, audiences: [api], organization: { claim: org_id } }';

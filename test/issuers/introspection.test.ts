@@ -41,7 +41,10 @@ function routesFile(provider: TestProvider, clientSecretFile: string, bounds: { 
         introspection: { url: `${provider.issuer}${INTROSPECTION_PATH}`, clientId: CLIENT_ID, clientSecretFile, timeoutSeconds: 2, ...bounds },
       },
     },
-    routes: [{ id: 'orders', path: '/orders', match: 'subtree', credentials: ['api_key', 'login_token', 'issuer:corp'], methods: { GET: 'orders:read', POST: 'orders:write' } }],
+    routes: [
+      { id: 'orders', path: '/orders', match: 'subtree', credentials: ['api_key', 'login_token', 'issuer:corp'], methods: { GET: 'orders:read', POST: 'orders:write' } },
+      { id: 'own', path: '/own', match: 'subtree', credentials: ['api_key', 'login_token'], methods: { GET: 'orders:read' } },
+    ],
   };
 }
 
@@ -131,6 +134,15 @@ t.test('an opaque token: active on both ports, inactive refused, a burst costs o
   t.same(burst.map((res) => res.status), burst.map(() => 200), 'every request of the burst allowed');
   t.equal(provider.introspectionsServed() - before, 1, 'one introspection call for 24 parallel requests on both ports');
 
+  const onOwn = provider.introspectionsServed();
+  const own = await get('/own/1', `opaque-${randomBytes(24).toString('base64url')}`);
+  t.equal(own.status, 401, 'an opaque token on a route that does not take issuer:corp');
+  t.equal((await edge('/own/1', `opaque-${randomBytes(24).toString('base64url')}`)).status, 401);
+  t.equal(provider.introspectionsServed(), onOwn, 'is never sent to the provider');
+  const warm = await get('/own/2', active);
+  t.equal(warm.status, 403, "an opaque token answered active for another route: this one does not take the issuer's tokens, as for a JWT");
+  t.equal(warm.json().code, 1141);
+
   const made = `opaque-${randomBytes(24).toString('base64url')}`;
   const inactive = await get('/orders/4', made);
   t.equal(inactive.status, 401, 'a token the provider does not know: active false');
@@ -184,6 +196,11 @@ t.test('the endpoint down: 503 with Retry-After on both ports, never a 200; then
   t.ok(grpcDown.ok_response === undefined && ['ServiceUnavailable', 503].includes(grpcDown.denied_response?.status?.code ?? 0), 'ext_authz over gRPC: denied 503, never allowed');
   t.ok(Number(headersOf(grpcDown.denied_response?.headers)['retry-after']) >= 1, 'with retry-after');
   t.equal((await get('/orders/3', seenBefore)).status, 200, 'a token answered active before is kept within its bound');
+  const junk = `opaque-${randomBytes(24).toString('base64url')}`;
+  const own = await get('/own/1', junk);
+  t.equal(own.status, 401, 'a route that takes no issuer of opaque tokens: an unknown token is 401 as ever, not 503');
+  t.equal(own.json().code, 1102);
+  t.equal((await edge('/own/1', junk)).status, 401, 'the same on the authorization port');
   t.ok((await metric(gw, 'authgate_issuer_introspections_total{issuer="corp",result="error"')) >= 1, 'the failed calls counted');
   t.ok((await metric(gw, 'authgate_issuer_token_refusals_total{issuer="corp",reason="introspection_unavailable"')) >= 1);
 
