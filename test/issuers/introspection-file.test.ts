@@ -81,8 +81,11 @@ t.test('routes check: an introspection issuer valid offline (exit 0, a warning w
   const reached = await check(`${up}/token/introspection`);
   t.equal(reached.status, 0, reached.stderr);
   t.equal(reached.stderr, '', 'an endpoint that answers (401 to no credentials) is reached: no warning');
+  const explained = await new Promise<string>((resolve) => execFile(process.execPath, [CLI, 'routes', 'explain', 'GET', '/orders/1', '--file', join(dir, 'routes.yaml')], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 }, (_error, stdout) => resolve(stdout)));
+  t.match(explained, new RegExp(`corp: opaque tokens introspected at ${up}/token/introspection as client authgate \\(active answers kept ≤ 60 s\\)`), 'routes explain names the endpoint and the client');
+  t.notOk(explained.includes(SECRET), 'and never the secret');
   const down = await check('http://127.0.0.1:9/token/introspection');
   t.equal(down.status, 0, 'unreachable is no error');
   t.match(down.stderr, /^authgate: warning: issuers\.corp: http:\/\/127\.0\.0\.1:9\/token\/introspection could not be reached \(.*answers its tokens 503/);
-  t.notOk(`${reached.stdout}${reached.stderr}${down.stdout}${down.stderr}`.includes(SECRET), 'the secret is never printed');
+  t.notOk(`${reached.stdout}${reached.stderr}${down.stdout}${down.stderr}`.includes(SECRET), 'the secret is never printed by check');
 });
