@@ -1,8 +1,9 @@
 /**
- * Trusted issuers (issue 49): identity providers whose JWT access tokens a route may take as a
- * credential (`credentials: [issuer:NAME]`). Two forms, as for routes (route-table/types.ts): the
- * file's (IssuerSpec, under `issuers:` in the routes file) and the compiled one (CompiledIssuer),
- * immutable, that the key sets (keys.ts) and the verifier (verify.ts) read.
+ * Trusted issuers (issue 49): identity providers whose access tokens a route may take as a
+ * credential (`credentials: [issuer:NAME]`): JWTs checked against its keys, or opaque tokens
+ * introspected. Two forms, as for routes (route-table/types.ts): the file's (IssuerSpec, under
+ * `issuers:` in the routes file) and the compiled one (CompiledIssuer), immutable, that the key
+ * sets (keys.ts), the verifier (verify.ts) and the introspection client (introspect.ts) read.
  */
 import type { ClientSecret } from './secret.js';
 
