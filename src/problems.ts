@@ -143,6 +143,8 @@ export const problems = {
   writeNotReplicated: { status: 503, code: 1511, title: 'Write not replicated' },
   // A provider token whose issuer's keys have not arrived yet, or are older than its maxStaleSeconds (issue 49).
   issuerKeysUnavailable: { status: 503, code: 1540, title: "Issuer's keys unavailable" },
+  // An opaque provider token whose issuer's introspection endpoint did not answer (issue 49, RFC 7662).
+  issuerIntrospectionUnavailable: { status: 503, code: 1541, title: 'Token introspection unavailable' },
 } as const satisfies Record<string, ProblemSpec>;
 
 export type ProblemName = keyof typeof problems;

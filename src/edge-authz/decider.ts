@@ -113,7 +113,7 @@ export function createEdgeDecider(deps: EdgeDeciderDeps): EdgeDecider {
       throw error;
     };
     try {
-      const resolved = resolver.resolve(token);
+      const resolved = resolver.resolve(token, ctx.route?.credentials);
       return resolved instanceof Promise ? resolved.catch(unavailable) : resolved;
     } catch (error) {
       return unavailable(error);

@@ -139,7 +139,7 @@ export function createFastPath(deps: {
     }
     const bearer = readBearer(headers.authorization, request.rawHeaders);
     if (!bearer.ok) return framework(request, response);
-    const resolved = deps.resolver.resolveCached(bearer.token);
+    const resolved = deps.resolver.resolveCached(bearer.token, route.credentials);
     if (resolved !== undefined) {
       if (!forward(request, response, lane, method, url, hasBody, resolved, performance.now())) framework(request, response);
       return;
@@ -148,7 +148,7 @@ export function createFastPath(deps: {
     // would make, awaited here. Then the same lane; or, for any refusal or wait, the framework's
     // path with that answer (settled-resolution.ts), so the store is never asked twice.
     const startedAt = performance.now();
-    const loading = loadResolution(bearer.token);
+    const loading = loadResolution(bearer.token, route.credentials);
     loading.then(
       (resolution) => {
         // A client that went while the store answered has nobody left to answer: its request
@@ -164,9 +164,9 @@ export function createFastPath(deps: {
   }
 
   /** The resolver's answer as a promise, a synchronous throw (a bug) included. */
-  function loadResolution(token: string): Promise<Resolution> {
+  function loadResolution(token: string, credentials: CompiledRoute['credentials']): Promise<Resolution> {
     try {
-      return Promise.resolve(deps.resolver.resolve(token));
+      return Promise.resolve(deps.resolver.resolve(token, credentials));
     } catch (error) {
       return Promise.reject(error);
     }

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { isScopeName, ScopeTable, BUILTIN_SCOPES } from '../authz/scopes.js';
 import { parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
-import { compileIssuers } from '../issuers/compile.js';
+import { compileIssuers, routeIntrospectionProblem } from '../issuers/compile.js';
 import { isWithin } from './match.js';
 import { asksLess, createPathReader, foldedKey } from './path-reading.js';
 import { compilePlans } from './plans.js';
@@ -58,7 +58,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     else declared.set(name, description);
   }
   const scopes = new ScopeTable(declared);
-  const issuers = compileIssuers(file.issuers, scopes, fail);
+  const issuers = compileIssuers(file.issuers, scopes, fail, context.source);
   const { plans, defaultPlan } = compilePlans(file, scopes, fail);
 
   // Upstreams: `default` may take its URL from the environment; every other names its own.
@@ -139,6 +139,8 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
         const name = issuerNameOf(kind);
         if (name !== undefined && file.issuers?.[name] === undefined) fail(`${at}/credentials/${k}`, `issuer ${name} is not declared under issuers`);
       });
+      const opaque = routeIntrospectionProblem(route.credentials.map(issuerNameOf).filter((name) => name !== undefined), file.issuers);
+      if (opaque !== undefined) fail(`${at}/credentials`, opaque);
     }
     let rateLimit;
     if (route.rateLimit !== undefined) {
@@ -184,7 +186,9 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
   });
 
   if (errors.length > 0) return { ok: false, errors };
-  const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()] })).digest('hex').slice(0, 16);
+  // An introspection client secret is read from its own file: its digest makes a rotated one a changed table, which a reload applies.
+  const secrets = [...issuers.values()].map((issuer) => issuer.introspection?.clientSecret.fingerprint ?? null);
+  const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()], ...(secrets.some((s) => s !== null) && { secrets }) })).digest('hex').slice(0, 16);
   const read = createPathReader(compiled, file.paths);
   const match = (path: string) => read(path).route;
   return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, issuers, match, read } };

@@ -74,7 +74,8 @@ function check(args: readonly string[], io: RoutesIo): number | Promise<number> 
   return Promise.all(
     [...table.issuers.values()].map(async (issuer) => {
       const problem = await probeIssuer(issuer);
-      if (problem !== undefined) io.stderr(`authgate: warning: issuers.${issuer.name}: ${problem}; the gateway fetches its keys in the background and answers its tokens 503 until they arrive`);
+      const consequence = issuer.introspection === undefined ? 'the gateway fetches its keys in the background and answers its tokens 503 until they arrive' : 'the gateway answers its tokens 503 while the endpoint cannot be reached';
+      if (problem !== undefined) io.stderr(`authgate: warning: issuers.${issuer.name}: ${problem}; ${consequence}`);
     }),
   ).then(() => 0);
 }
@@ -152,15 +153,22 @@ function plansAllowing(table: RouteTable, rule: ScopeRule): string {
 
 /**
  * Issue 49: which issuer verifies a provider token on this route (the one whose `issuer` is the
- * token's `iss`), with what it checks and how it finds the organization, one line each.
+ * token's `iss`, or the one that introspects its opaque tokens), with what it checks and how it
+ * finds the organization, one line each.
  */
 function issuerLines(table: RouteTable, names: ReadonlySet<string>): string[] {
   return [...names].map((name) => {
     const issuer = table.issuers.get(name)!; // compile.ts refuses a route naming an undeclared issuer
+    const organization = 'fixed' in issuer.organization ? `${issuer.organization.fixed} for every token` : `its external id in claim ${issuer.organization.claim}`;
+    const scopes = `scopes: ${issuer.scopeClaims.join(', then ')}${issuer.scopeMap.size > 0 ? ', renamed by scopeMap' : ''}`;
+    if (issuer.introspection !== undefined) {
+      // The secret is never printed: only the client it belongs to.
+      const { url, clientId, cacheSeconds } = issuer.introspection;
+      return `${name}: opaque tokens introspected at ${url} as client ${clientId} (active answers kept ≤ ${cacheSeconds} s), iss ${issuer.issuer} when the answer has one, aud ${issuer.audiences.join(' or ')}; organization: ${organization}; ${scopes}`;
+    }
     const keys = issuer.jwksUri ?? `by discovery at ${issuer.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
     const checks = [`aud ${issuer.audiences.join(' or ')}`, `alg ${issuer.algorithms.join(' or ')}`, ...(issuer.requireType === undefined ? [] : [`typ ${issuer.requireType}`])];
-    const organization = 'fixed' in issuer.organization ? `${issuer.organization.fixed} for every token` : `its external id in claim ${issuer.organization.claim}`;
-    return `${name}: tokens with iss ${issuer.issuer} (keys ${keys}), ${checks.join(', ')}; organization: ${organization}; scopes: ${issuer.scopeClaims.join(', then ')}${issuer.scopeMap.size > 0 ? ', renamed by scopeMap' : ''}`;
+    return `${name}: tokens with iss ${issuer.issuer} (keys ${keys}), ${checks.join(', ')}; organization: ${organization}; ${scopes}`;
   });
 }
 
