@@ -1,9 +1,8 @@
 // API keys of an organization: create (the secret shown once, only its hash stored), list, get,
 // rename, delete
 // (revoked everywhere); and leak reports, which revoke whatever reported key is real.
-import type { ScopeTable } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
-import { generateApiKey, parseApiKey } from '../credentials/api-keys.js';
+import { generateApiKey } from '../credentials/api-keys.js';
 import { Problem } from '../problems.js';
 import type { TenantGrowth } from '../guards/tenant-growth.js';
 import type { InvalidationBus } from '../store/invalidation.js';
@@ -13,60 +12,15 @@ import type { RouteTableSource } from '../route-table/types.js';
 import type { PlanLookup } from '../plans/organization-plans.js';
 import { scopesOutsidePlan } from '../route-table/plans.js';
 import { keyQuotaWithin, type KeyQuotas } from '../limits/key-quotas.js';
-import { storedScopes, type ApiKeyChangeRefusal, type ApiKeySummary, type ScopeNames, type Store } from '../store/store.js';
+import { storedScopes, type ApiKeySummary, type Store } from '../store/store.js';
+import { cursorOf, declaredScopes, expiryOf, iso, readCursor, REFUSALS, scopesShown } from './api-key-terms.js';
+import { reportLeakedKeys, type LeakedKeyRevoked } from './leaked-api-keys.js';
+
+export { declaredScopes, scopesShown } from './api-key-terms.js';
+export type { LeakedKeyRevoked } from './leaked-api-keys.js';
 
 export * from './api-key-shapes.js';
-import { DEFAULT_PAGE_SIZE, DEFAULT_ROLL_GRACE_SECONDS, EXPIRED_KEY_RETENTION_MS, MAX_API_KEY_LIFETIME_MS, MAX_PAGE_SIZE, type ApiKeyChangeOptions, type ApiKeyPage, type ApiKeyView, type CreatedApiKey, type KeyEnd, type NewApiKeyOptions, type PageRequest, type RollOptions, type RolledApiKey } from './api-key-shapes.js';
-
-/** A key's answer shape: null where it has no name or does not expire. */
-const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-
-/** A key a leak report revoked: for the audit line, never the key or its hash. */
-export type LeakedKeyRevoked = Readonly<{ orgId: string; keyId: string }>;
-
-/**
- * What a key's scopes show as under a table: the names it holds that the table declares, in the
- * table's order; every declared name for a key holding every scope. A name the file no longer
- * declares is not shown (and holds nothing), though the store keeps it.
- */
-export function scopesShown(scopes: ScopeNames | undefined, table: ScopeTable): string[] {
-  return scopes === undefined ? [...table.names] : table.declaredOf(scopes);
-}
-
-/** The names given, if the table declares every one; otherwise 400 (1212) naming those it does not. */
-export function declaredScopes(names: readonly string[], table: ScopeTable): readonly string[] {
-  const unknown = [...new Set(names)].filter((name) => !table.has(name));
-  if (unknown.length > 0) {
-    throw new Problem('unknownScope', `The route table declares no scope ${unknown.join(', ')} (GET /auth/scopes lists those it does).`, 'unknown_scope');
-  }
-  return names;
-}
-
-const REFUSALS: Record<Exclude<ApiKeyChangeRefusal, 'not-found'>, string> = {
-  'scopes-wider': 'A key\'s scopes can only be narrowed; create a new key for more.',
-  'expiry-later': 'A key\'s expiry can only be moved earlier; create or roll a key for a later one.',
-};
-
-/**
- * A page's cursor: where the last key of the page stands in the listing's order (its createdAt
- * and id), base64url so it is one opaque token. Any key created since sorts before it, so a
- * listing never repeats or skips a key that was there all along.
- */
-function cursorOf(key: ApiKeySummary): string {
-  return Buffer.from(JSON.stringify([key.createdAt, key.id])).toString('base64url');
-}
-
-function readCursor(cursor: string): readonly [string, string] {
-  try {
-    const position: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(position) && position.length === 2 && position.every((part) => typeof part === 'string')) {
-      return position as [string, string];
-    }
-  } catch {
-    // below
-  }
-  throw new Problem('badRequest', 'cursor is not one this API gave.');
-}
+import { DEFAULT_PAGE_SIZE, DEFAULT_ROLL_GRACE_SECONDS, EXPIRED_KEY_RETENTION_MS, MAX_API_KEY_LIFETIME_MS, MAX_PAGE_SIZE, type ApiKeyChangeOptions, type ApiKeyPage, type ApiKeyView, type CreatedApiKey, type NewApiKeyOptions, type PageRequest, type RollOptions, type RolledApiKey } from './api-key-shapes.js';
 
 export function createApiKeyService(deps: {
   store: Store;
@@ -115,20 +69,6 @@ export function createApiKeyService(deps: {
       quota: keyQuotas.quotaOf(key.id) ?? null,
     };
   };
-
-  /** The key's end in epoch ms, or undefined; a 400 for one in the past or beyond 366 days. */
-  function expiryOf(options: KeyEnd, t: number): number | undefined {
-    if (options.expiresAt !== undefined && options.expiresIn !== undefined) {
-      throw new Problem('badRequest', 'Give expiresAt or expiresIn, not both.');
-    }
-    if (options.expiresIn !== undefined) return t + options.expiresIn * 1000;
-    if (options.expiresAt === undefined) return undefined;
-    const at = Date.parse(options.expiresAt);
-    if (!Number.isFinite(at)) throw new Problem('badRequest', 'expiresAt must be an RFC 3339 date-time.');
-    if (at <= t) throw new Problem('badRequest', 'expiresAt must be in the future.');
-    if (at - t > MAX_API_KEY_LIFETIME_MS) throw new Problem('badRequest', 'expiresAt must be at most 366 days ahead.');
-    return at;
-  }
 
   /** Keys that expired more than the retention ago leave the store on the organization's next key write (or listing that finds one). */
   const prune = (orgId: string) => store.pruneExpiredApiKeys(orgId, now() - EXPIRED_KEY_RETENTION_MS);
@@ -296,34 +236,9 @@ export function createApiKeyService(deps: {
       await Promise.all([rateLimits.forgetKey(orgId, keyId), keyQuotas.forget(orgId, keyId)]);
     },
 
-    /**
-     * A leak report: every string that is a well-formed key of this gateway's environment and
-     * exists is revoked at once, everywhere, as revoke() does; anything else (another
-     * environment's key, a malformed string, a bad checksum, an unknown key) is skipped without a
-     * word, so the caller's answer never says which keys existed. `onRevoked` is told each
-     * revocation as it is committed (the audit line), even when another lookup of the report then
-     * fails: the first failure (StoreUnavailable: 503) is thrown once every lookup has settled.
-     */
-    async reportLeaked(keys: readonly string[], onRevoked: (revoked: LeakedKeyRevoked) => void): Promise<void> {
-      const hashes = new Set<string>();
-      for (const key of keys) {
-        const parsed = parseApiKey(key);
-        if (parsed.ok && parsed.environment === environment) hashes.add(parsed.hash);
-      }
-      const outcomes = await Promise.allSettled(
-        [...hashes].map(async (hash) => {
-          const found = await store.findApiKeyByHash(hash);
-          if (found === undefined) return;
-          const revoked = await store.deleteApiKeyIfOwned(found.orgId, found.id);
-          if (revoked === undefined) return; // deleted meanwhile, by its owner or another report
-          bus.applyLocally([revoked]);
-          onRevoked({ orgId: found.orgId, keyId: found.id });
-          await Promise.all([rateLimits.forgetKey(found.orgId, found.id), keyQuotas.forget(found.orgId, found.id)]);
-        }),
-      );
-      const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-      if (failed !== undefined) throw failed.reason;
-    },
+    /** A leak report (leaked-api-keys.ts): every real key of this gateway's environment in it is revoked, as revoke() does. */
+    reportLeaked: (keys: readonly string[], onRevoked: (revoked: LeakedKeyRevoked) => void): Promise<void> =>
+      reportLeakedKeys({ store, bus, environment, forget: (orgId, keyId) => Promise.all([rateLimits.forgetKey(orgId, keyId), keyQuotas.forget(orgId, keyId)]) }, keys, onRevoked),
   };
 }
 
