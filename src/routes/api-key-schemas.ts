@@ -56,8 +56,17 @@ const KeyExpiry = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]
 });
 const KeyRateLimit = Type.Union([Type.String(), Type.Null()], { description: "Its own rate limit (`600/60s`); null when its organization's applies." });
 
+/** Who created a key (issue 50; members/key-creators.ts). */
+const KeyCreatedBy = Type.Object(
+  {
+    id: Type.String({ description: 'The member (`mem_…`).' }),
+    email: Type.Union([Type.String(), Type.Null()], { description: "The member's e-mail; null when the member has since been removed (the key stays, for an admin to review)." }),
+  },
+  { description: 'The member who created the key. A key created before members (by the organization\'s e-mail and password) is its first member\'s.' },
+);
+
 export const ApiKeyCreated = Type.Object(
-  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry, rateLimit: KeyRateLimit, quota: KeyQuotaShown },
+  { id: Type.String(), apiKey: Type.String(), name: KeyName, scopes: KeyScopes, createdAt: Type.String({ format: 'date-time' }), expiresAt: KeyExpiry, rateLimit: KeyRateLimit, quota: KeyQuotaShown, createdBy: KeyCreatedBy },
   { description: 'The new key: `apiKey` is its secret, shown this once.' },
 );
 export const ApiKeyListed = Type.Object({
@@ -72,6 +81,7 @@ export const ApiKeyListed = Type.Object({
   }),
   rateLimit: KeyRateLimit,
   quota: KeyQuotaShown,
+  createdBy: KeyCreatedBy,
 });
 /** One key, as GET and PATCH /auth/api-key/:id answer it (ApiKeyListed with its own description). */
 export const ApiKeyShown: typeof ApiKeyListed = { ...ApiKeyListed, description: 'The key, without its secret.' };

@@ -13,6 +13,7 @@ import type { PlanLookup } from '../plans/organization-plans.js';
 import { scopesOutsidePlan } from '../route-table/plans.js';
 import { keyQuotaWithin, type KeyQuotas } from '../limits/key-quotas.js';
 import { storedScopes, type ApiKeySummary, type Store } from '../store/store.js';
+import { keyCreatorsOf, type KeyCreator, type KeyCreatorLookup, type KeyCreatorStore } from '../members/key-creators.js';
 import { cursorOf, declaredScopes, expiryOf, iso, readCursor, REFUSALS, scopesShown } from './api-key-terms.js';
 import { reportLeakedKeys, type LeakedKeyRevoked } from './leaked-api-keys.js';
 
@@ -23,7 +24,8 @@ export * from './api-key-shapes.js';
 import { DEFAULT_PAGE_SIZE, DEFAULT_ROLL_GRACE_SECONDS, EXPIRED_KEY_RETENTION_MS, MAX_API_KEY_LIFETIME_MS, MAX_PAGE_SIZE, type ApiKeyChangeOptions, type ApiKeyPage, type ApiKeyView, type CreatedApiKey, type NewApiKeyOptions, type PageRequest, type RollOptions, type RolledApiKey } from './api-key-shapes.js';
 
 export function createApiKeyService(deps: {
-  store: Store;
+  /** With the members' part that says who created each key (members/key-creators.ts). */
+  store: Store & KeyCreatorStore;
   bus: Pick<InvalidationBus, 'applyLocally'>;
   environment: Environment;
   now: () => number;
@@ -54,7 +56,8 @@ export function createApiKeyService(deps: {
   };
   const pendingUse = deps.pendingUse ?? (() => undefined);
   const keyQuotas = deps.keyQuotas ?? { quotaOf: () => undefined, set: async () => {}, forget: async () => {} };
-  const view = (key: ApiKeySummary): ApiKeyView => {
+  /** The key as answered; `creators` says who created it (one read per answer, for a whole page). */
+  const view = (key: ApiKeySummary, creators: KeyCreatorLookup): ApiKeyView => {
     const pending = pendingUse(key.id);
     const lastUsedAt = pending === undefined || (key.lastUsedAt ?? -Infinity) > pending ? key.lastUsedAt : pending;
     return {
@@ -67,15 +70,19 @@ export function createApiKeyService(deps: {
       lastUsedAt: iso(lastUsedAt),
       rateLimit: rateLimits.keyView(key.id),
       quota: keyQuotas.quotaOf(key.id) ?? null,
+      createdBy: creators(key.id),
     };
   };
+  const creatorsOf = (orgId: string) => keyCreatorsOf(store, orgId);
+  /** The creator a new key is answered with: the member creating it, else (no member: the organization's login) whom the store counts. */
+  const newKeyCreator = async (orgId: string, keyId: string, creator: KeyCreator | undefined) => creator ?? (await creatorsOf(orgId))(keyId);
 
   /** Keys that expired more than the retention ago leave the store on the organization's next key write (or listing that finds one). */
   const prune = (orgId: string) => store.pruneExpiredApiKeys(orgId, now() - EXPIRED_KEY_RETENTION_MS);
 
   return {
     /** The secret is in this answer and nowhere else, ever: only its hash is stored. */
-    async create(orgId: string, options: NewApiKeyOptions = {}): Promise<CreatedApiKey> {
+    async create(orgId: string, options: NewApiKeyOptions = {}, creator?: KeyCreator): Promise<CreatedApiKey> {
       const t = now();
       const expiresAt = expiryOf(options, t);
       const scopes = storedScopes(options.scopes === undefined ? undefined : grantable(orgId, options.scopes));
@@ -116,6 +123,7 @@ export function createApiKeyService(deps: {
         expiresAt: iso(expiresAt),
         rateLimit: rateLimit ?? null,
         quota: quota ?? null,
+        createdBy: await newKeyCreator(orgId, key.id, creator),
       };
     },
 
@@ -136,14 +144,15 @@ export function createApiKeyService(deps: {
       }
       const shown = keys.slice(0, limit);
       const last = shown[shown.length - 1];
-      return { keys: shown.map(view), nextCursor: keys.length > limit && last !== undefined ? cursorOf(last) : null };
+      const creators = await creatorsOf(orgId);
+      return { keys: shown.map((key) => view(key, creators)), nextCursor: keys.length > limit && last !== undefined ? cursorOf(last) : null };
     },
 
     /** One of the organization's keys; 404 for another organization's key as for an unknown one. */
     async get(orgId: string, keyId: string): Promise<ApiKeyView> {
       const key = await store.findApiKeySummary(orgId, keyId);
       if (key === undefined) throw new Problem('apiKeyNotFound');
-      return view(key);
+      return view(key, await creatorsOf(orgId));
     },
 
     /**
@@ -166,7 +175,7 @@ export function createApiKeyService(deps: {
       // After the key's own terms, which may refuse: a refused change changes nothing.
       if (rateLimit !== undefined) await rateLimits.setKey(orgId, keyId, rateLimit);
       if (quota !== undefined) await keyQuotas.set(orgId, keyId, quota);
-      return view(changed.key);
+      return view(changed.key, await creatorsOf(orgId));
     },
 
     /**
@@ -175,7 +184,7 @@ export function createApiKeyService(deps: {
      * 0. The successor ends when asked (expiresAt, expiresIn) or, for a rolled key that expires,
      * after the same lifetime the rolled key was given; otherwise never. One atomic step.
      */
-    async roll(orgId: string, keyId: string, options: RollOptions = {}): Promise<RolledApiKey> {
+    async roll(orgId: string, keyId: string, options: RollOptions = {}, creator?: KeyCreator): Promise<RolledApiKey> {
       const t = now();
       const grace = options.graceSeconds ?? DEFAULT_ROLL_GRACE_SECONDS;
       let expiresAt = expiryOf(options, t);
@@ -224,6 +233,7 @@ export function createApiKeyService(deps: {
         expiresAt: iso(expiresAt),
         rateLimit,
         quota,
+        createdBy: await newKeyCreator(orgId, key.id, creator),
         rolled: { id: keyId, expiresAt: new Date(result.rolled?.expiresAt ?? t).toISOString() },
       };
     },
