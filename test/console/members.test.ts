@@ -169,3 +169,30 @@ t.test('a viewer: members and keys, no control its role cannot use; forced, 403 
   t.equal(forced.body.code, 1124, 'with memberRoleForbidden');
   t.match(forced.body.detail, /role viewer/, 'naming the role');
 });
+
+t.test('a developer: creates keys, rolls and revokes only its own', { skip }, async (t) => {
+  const gw = await startConsoleGateway(t);
+  const org = await gw.createOrganization();
+  const owner = await gw.login(org.email, org.password);
+  const developer = await member(gw, owner, 'developer');
+  t.equal((await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(owner), body: JSON.stringify({ name: 'owner-key' }) })).status, 201);
+  t.equal((await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: json(developer.token), body: JSON.stringify({ name: 'dev-own' }) })).status, 201);
+
+  const { page, problems } = await openWatchedPage(t, []);
+  await page.goto(`${gw.publicUrl}/console/`);
+  await signInWithPassword(page, developer.email, developer.password);
+  await page.getByRole('heading', { name: 'API keys' }).waitFor({ timeout: 20_000 });
+  t.match(await (await keyRow(page, 'dev-own')).innerText(), `${developer.email} (you)`, 'its own key, created by it');
+  t.ok(await page.getByRole('button', { name: 'Create key' }).isVisible(), 'the create form');
+  t.ok(await page.getByRole('button', { name: 'Revoke dev-own' }).isVisible(), 'revoke its own key');
+  t.ok(await page.getByRole('button', { name: 'Roll dev-own' }).isVisible(), 'roll it');
+  t.equal(await page.getByRole('button', { name: /^(Roll|Revoke) owner-key$/ }).count(), 0, "nothing on the owner's key");
+  await page.getByRole('button', { name: 'Revoke dev-own' }).click();
+  await page.getByRole('button', { name: 'Confirm revoking dev-own' }).click();
+  await page.getByText('Revoked dev-own').waitFor({ timeout: 20_000 });
+
+  await page.getByRole('link', { name: 'Members' }).click();
+  await page.getByRole('cell', { name: `${developer.email} (you)` }).waitFor({ timeout: 20_000 });
+  t.equal(await page.getByRole('button', { name: 'Invite', exact: true }).count(), 0, 'no invite form');
+  t.same(problems, [], 'no error, and no refused call, on the page');
+});
