@@ -196,3 +196,23 @@ t.test('a developer: creates keys, rolls and revokes only its own', { skip }, as
   t.equal(await page.getByRole('button', { name: 'Invite', exact: true }).count(), 0, 'no invite form');
   t.same(problems, [], 'no error, and no refused call, on the page');
 });
+
+t.test('an admin: members other than owners, never an owner made', { skip }, async (t) => {
+  const gw = await startConsoleGateway(t);
+  const org = await gw.createOrganization();
+  const owner = await gw.login(org.email, org.password);
+  const admin = await member(gw, owner, 'admin');
+  const viewer = await member(gw, owner, 'viewer');
+
+  const { page, problems } = await openWatchedPage(t, []);
+  await page.goto(`${gw.publicUrl}/console/#members`);
+  await signInWithPassword(page, admin.email, admin.password);
+  await page.getByRole('heading', { name: 'Members' }).waitFor({ timeout: 20_000 });
+  await page.getByRole('button', { name: `Remove ${viewer.email}` }).waitFor({ timeout: 20_000 });
+  t.equal(await page.getByRole('button', { name: `Remove ${org.email}` }).count(), 0, "no action on the owner's row");
+  t.equal(await page.getByRole('button', { name: `Change the role of ${org.email}` }).count(), 0, 'no role change of the owner');
+  const offered = async (selector: string) => page.locator(selector).locator('option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value));
+  t.strictSame(await offered('#invite-role'), ['admin', 'developer', 'viewer'], 'the invite form offers no owner');
+  t.strictSame(await offered(`#role-${viewer.id}`), ['admin', 'developer', 'viewer'], "nor a member's row");
+  t.same(problems, [], 'no error, and no refused call, on the page');
+});
