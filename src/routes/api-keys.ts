@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { creatorOf } from '../members/key-creators.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { InvitationStore } from '../store/members.js';
 import { refuseSpoofingName } from './display-names.js';
@@ -42,7 +43,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
       refuseSpoofingName('name', request.body?.name);
-      const created = await apiKeys.create(orgId, request.body ?? {});
+      const created = await apiKeys.create(orgId, request.body ?? {}, request.member && creatorOf(request.member));
       // Its creator (issue 50): a developer manages the keys it created (members/role-guard.ts).
       if (request.member !== undefined) await opts.keyCreators?.recordKeyCreator(orgId, created.id, request.member.id);
       request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
@@ -117,7 +118,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
     preValidation: absentBodyIsEmpty,
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
-      const rolled = await apiKeys.roll(orgId, request.params.id, request.body ?? {});
+      const rolled = await apiKeys.roll(orgId, request.params.id, request.body ?? {}, request.member && creatorOf(request.member));
       if (request.member !== undefined) await opts.keyCreators?.recordKeyCreator(orgId, rolled.id, request.member.id);
       request.log.info({ event: 'api_key.rolled', orgId, keyId: rolled.rolled.id, successorId: rolled.id, expiresAt: rolled.rolled.expiresAt }, 'API key rolled');
       request.log.info({ event: 'api_key.created', orgId, keyId: rolled.id, rolledFrom: rolled.rolled.id, scopes: rolled.scopes, expiresAt: rolled.expiresAt }, 'API key created');
