@@ -1,7 +1,7 @@
 /**
  * Every answer the gateway gives that is not a success, in one table. The `code` of each is a
  * public contract: never renumbered, never reused (test/problems.test.ts checks that each is
- * documented in the README). Only http/error-handler.ts renders them.
+ * documented in the README). Only request/error-handler.ts renders them.
  */
 type ProblemSpec = { readonly status: number; readonly code: number; readonly title: string };
 
@@ -68,7 +68,7 @@ export const problems = {
   headersTooLarge: { status: 431, code: 1206, title: 'Request header fields too large' },
   requestTimeout: { status: 408, code: 1207, title: 'Request timeout' },
   expectationFailed: { status: 417, code: 1208, title: 'Expectation failed' },
-  // RFC 9112 §3.2: Host must be there (HTTP/1.1), once, and a host (http/admission.ts).
+  // RFC 9112 §3.2: Host must be there (HTTP/1.1), once, and a host (request/admission.ts).
   duplicateHost: { status: 400, code: 1209, title: 'More than one Host header' },
   missingHost: { status: 400, code: 1210, title: 'Host header required' },
   invalidHost: { status: 400, code: 1211, title: 'Invalid Host header' },
@@ -143,6 +143,8 @@ export const problems = {
   writeNotReplicated: { status: 503, code: 1511, title: 'Write not replicated' },
   // A provider token whose issuer's keys have not arrived yet, or are older than its maxStaleSeconds (issue 49).
   issuerKeysUnavailable: { status: 503, code: 1540, title: "Issuer's keys unavailable" },
+  // An opaque provider token whose issuer's introspection endpoint did not answer (issue 49, RFC 7662).
+  issuerIntrospectionUnavailable: { status: 503, code: 1541, title: 'Token introspection unavailable' },
 } as const satisfies Record<string, ProblemSpec>;
 
 export type ProblemName = keyof typeof problems;

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyError } from 'fastify';
 import { Problem, problems, type ProblemName } from '../src/problems.js';
-import { PROBLEM_CONTENT_TYPE, createErrorHandler, problemBody, toProblem } from '../src/http/error-handler.js';
+import { PROBLEM_CONTENT_TYPE, createErrorHandler, problemBody, toProblem } from '../src/request/error-handler.js';
 import { StoreUnavailable } from '../src/store/store.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));

@@ -85,6 +85,12 @@ export async function changePassword(currentPassword: string, newPassword: strin
   token = answer.token;
 }
 
+/** POST /auth/invitations/accept: the member is created and signed in with the answer's token. */
+export async function acceptInvitation(invitationToken: string, password: string): Promise<void> {
+  const answer = await call<{ token: string }>('POST', '/auth/invitations/accept', { token: invitationToken, password }, false);
+  token = answer.token;
+}
+
 export function forgetToken(): void {
   token = undefined;
 }

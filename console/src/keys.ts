@@ -1,12 +1,16 @@
-// The keys page: the organization's keys as GET /auth/api-key lists them, create (the secret shown
-// once), roll with a grace period, revoke after a confirmation.
+// The keys page: the organization's keys as GET /auth/api-key lists them, with who created each,
+// create (the secret shown once), roll with a grace period, revoke after a confirmation; what the
+// signed-in member's role cannot do is not offered (member.ts).
 import { call } from './api.js';
 import { h, replaceChildren, when } from './dom.js';
 import { run, showDone, statusArea } from './feedback.js';
+import { may, type SignedInMember } from './member.js';
 import { scopePicker } from './scope-picker.js';
 import { secretPanel } from './secret.js';
 
-type Key = Readonly<{ id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null; rateLimit: string | null; quota: { requests: number; per: 'day' | 'month' } | null }>;
+type Key = Readonly<{ id: string; prefix: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null; lastUsedAt: string | null; rateLimit: string | null; quota: { requests: number; per: 'day' | 'month' } | null; createdBy?: Creator }>;
+/** The member who created a key; `email` null once that member was removed (docs/api.md). */
+type Creator = Readonly<{ id: string; email: string | null }>;
 type Page = Readonly<{ keys: Key[]; nextCursor: string | null }>;
 type Created = Readonly<{ id: string; apiKey: string }>;
 
@@ -22,7 +26,14 @@ const GRACES: readonly (readonly [string, string])[] = [['86400', '24 hours (def
 
 const options = (choices: readonly (readonly [string, string])[]) => choices.map(([value, label]) => h('option', { value }, label));
 
-export function keysPage(): HTMLElement {
+/** Who created the key, as a person reads it: the member's e-mail, "you", or that it was removed. */
+function creatorText(creator: Creator | undefined, member: SignedInMember | undefined): string {
+  if (creator === undefined) return '—';
+  if (creator.email === null) return 'A removed member';
+  return creator.id === member?.id ? `${creator.email} (you)` : creator.email;
+}
+
+export function keysPage(member: SignedInMember | undefined): HTMLElement {
   const secretSlot = h('div');
   const tableBody = h('tbody');
   const listStatus = statusArea();
@@ -34,7 +45,7 @@ export function keysPage(): HTMLElement {
     if (page === undefined) return;
     if (reset) tableBody.replaceChildren();
     for (const key of page.keys) tableBody.append(keyRow(key));
-    if (reset && page.keys.length === 0) tableBody.append(h('tr', {}, h('td', { colspan: 8 }, 'No keys yet.')));
+    if (reset && page.keys.length === 0) tableBody.append(h('tr', {}, h('td', { colspan: 10 }, 'No keys yet.')));
     cursor = page.nextCursor;
     more.hidden = cursor === null;
   }
@@ -48,7 +59,8 @@ export function keysPage(): HTMLElement {
     const actions = h('td', { class: 'actions' });
     const rowStatus = statusArea();
     const label = key.name ?? key.prefix;
-    const idle = () => replaceChildren(actions, rollButton, revokeButton, rowStatus);
+    // A key the role may not roll or revoke has no buttons (a developer: the keys others created).
+    const idle = () => (may.manageKey(member, key.createdBy) ? replaceChildren(actions, rollButton, revokeButton, rowStatus) : replaceChildren(actions, h('span', { class: 'muted' }, 'None for your role')));
     const rollButton = h('button', { type: 'button', 'aria-label': `Roll ${label}`, onclick: () => askRoll() }, 'Roll');
     const revokeButton = h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${label}`, onclick: () => askRevoke() }, 'Revoke');
 
@@ -88,6 +100,7 @@ export function keysPage(): HTMLElement {
       h('td', {}, key.expiresAt === null ? 'Never' : when(key.expiresAt)),
       h('td', {}, key.rateLimit ?? 'Organization’s'),
       h('td', {}, key.quota === null ? 'Organization’s' : `${key.quota.requests}/${key.quota.per}`),
+      h('td', {}, creatorText(key.createdBy, member)),
       actions,
     );
   }
@@ -142,12 +155,12 @@ export function keysPage(): HTMLElement {
     { 'aria-labelledby': 'page-title' },
     h('h2', { id: 'page-title', tabindex: -1 }, 'API keys'),
     secretSlot,
-    form,
+    may.createKeys(member) ? form : h('p', { class: 'status notice' }, `Your role (${member?.role ?? ''}) reads the keys; it creates and revokes none.`),
     h(
       'table',
       {},
       h('caption', {}, 'Your organization’s keys, newest first. Secrets are never shown again after creation.'),
-      h('thead', {}, h('tr', {}, ...['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', 'Rate limit', 'Quota', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
+      h('thead', {}, h('tr', {}, ...['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', 'Rate limit', 'Quota', 'Created by', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
       tableBody,
     ),
     listStatus,

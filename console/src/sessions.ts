@@ -1,11 +1,14 @@
-// The sessions page: the organization's live logins (GET /auth/sessions), end one, end all others.
+// The sessions page: the organization's live logins (GET /auth/sessions), end one, end all others
+// (an owner or admin: member.ts).
 import { ApiError, call } from './api.js';
 import { h, replaceChildren, when } from './dom.js';
 import { run, showDone, statusArea } from './feedback.js';
+import { may, type SignedInMember } from './member.js';
 
 type Session = Readonly<{ id: string; createdAt: string | null; expiresAt: string; client: string | null; current: boolean }>;
 
-export function sessionsPage(onOwnSessionEnded: () => void): HTMLElement {
+export function sessionsPage(onOwnSessionEnded: () => void, member?: SignedInMember): HTMLElement {
+  const manages = may.manageSessions(member);
   const body = h('tbody');
   const status = statusArea();
   const endOthers = h('button', { type: 'button' }, 'End all other sessions');
@@ -36,7 +39,7 @@ export function sessionsPage(onOwnSessionEnded: () => void): HTMLElement {
       h('td', {}, session.client ?? 'Unknown client', session.current ? h('strong', {}, ' (this session)') : null),
       h('td', {}, when(session.createdAt)),
       h('td', {}, when(session.expiresAt)),
-      h('td', {}, end, rowStatus),
+      h('td', {}, manages ? end : h('span', { class: 'muted' }, 'None for your role'), rowStatus),
     );
   }
 
@@ -63,7 +66,7 @@ export function sessionsPage(onOwnSessionEnded: () => void): HTMLElement {
     h('h2', { id: 'page-title', tabindex: -1 }, 'Sessions'),
     h('p', {}, 'Every sign-in of your organization that has not ended. API keys are not sessions: they stay.'),
     h('table', {}, h('caption', {}, 'Live sessions, the latest sign-in first'), h('thead', {}, h('tr', {}, ...['Client', 'Signed in', 'Expires', 'Action'].map((t) => h('th', { scope: 'col' }, t)))), body),
-    endOthers,
+    manages ? endOthers : h('p', { class: 'status notice' }, `Your role (${member?.role ?? ''}) reads the sessions; only an owner or admin ends them. Sign out ends your own.`),
     status,
   );
 }

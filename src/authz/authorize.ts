@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Principal } from '../credentials/principal.js';
-import type { CredentialRequirement } from '../http/request-context.js';
+import type { CredentialRequirement } from '../request/request-context.js';
 import { Problem } from '../problems.js';
 import { planAllows } from '../route-table/plans.js';
 import type { CompiledPlan, CompiledRoute, RouteCredentials } from '../route-table/types.js';

@@ -111,7 +111,7 @@ export type Config = Readonly<{
   console: Readonly<{ enabled: boolean }>;
   /** The passkeys' relying party (config/webauthn.ts); undefined in production unless both are set. */
   webauthn: Readonly<{ rpId: string; origins: readonly string[] }> | undefined;
-  /** Origins whose browser apps may call the public API (http/cors.ts): none, a list, or any ('*'). */
+  /** Origins whose browser apps may call the public API (request/cors.ts): none, a list, or any ('*'). */
   cors: Readonly<{ origins: readonly string[] | '*' }>;
   /** OpenTelemetry (tracing/): off, or on, with the organization id on spans or not. */
   tracing: Readonly<{ enabled: boolean; recordOrgId: boolean }>;

@@ -35,6 +35,9 @@ export function denialProblem(resolution: Extract<Resolution, { ok: false }>): P
   if (resolution.reason === 'issuer_keys_unavailable') {
     return new Problem('issuerKeysUnavailable', "The token's issuer keys are not available yet; try again.", resolution.reason, resolution.retryAfterSeconds ?? 1);
   }
+  if (resolution.reason === 'issuer_introspection_unavailable') {
+    return new Problem('issuerIntrospectionUnavailable', "The token's issuer could not be asked about it; try again.", resolution.reason, resolution.retryAfterSeconds ?? 1);
+  }
   const detail = DENIAL_DETAIL[resolution.reason] ?? 'The credential is invalid, expired or revoked.';
   return new Problem('credentialInvalid', detail, resolution.reason);
 }
@@ -59,7 +62,7 @@ export function createAuthenticate(resolver: Pick<CredentialResolver, 'resolve'>
     try {
       // A cache hit comes back synchronously: no await, so no extra turn of the microtask queue.
       // The fast lane may have read the store for this very request already: its answer, then.
-      const resolved = takeSettledResolution(request.raw) ?? resolver.resolve(bearer.token);
+      const resolved = takeSettledResolution(request.raw) ?? resolver.resolve(bearer.token, request.forwardedRoute?.credentials);
       resolution = resolved instanceof Promise ? await resolved : resolved;
     } catch (error) {
       if (error instanceof StoreUnavailable) {

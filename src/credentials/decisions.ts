@@ -23,6 +23,8 @@ export const DENIAL_REASONS = [
   // Provider tokens (issue 49): the organization claim names no organization; the issuer's keys cannot be had (503).
   'unknown_organization',
   'issuer_keys_unavailable',
+  // An opaque provider token whose issuer's introspection endpoint could not answer (503).
+  'issuer_introspection_unavailable',
 ] as const;
 export type DenialReason = (typeof DENIAL_REASONS)[number];
 

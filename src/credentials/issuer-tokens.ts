@@ -7,14 +7,23 @@
  * the issuer (store/external-ids.ts) or is the issuer's fixed one; that lookup is cached like a
  * credential, and dropped at once when the organization is deleted or its external ids change
  * (the `organization` revocation, every replica), so its provider tokens are refused at once.
+ *
+ * An opaque token (RFC 7662) is one that is neither an API key (`agk_`, taken before this) nor
+ * shaped as a JWT (three dot-separated parts, as authgate's own login tokens are): when the route
+ * it was sent to takes an issuer with introspection (one at most), it is asked about there
+ * (issuers/introspect.ts) and an active answer kept until the earlier of its `exp` and the
+ * issuer's `cacheSeconds`; otherwise it goes the login-token way and is refused as ever, and no
+ * provider is ever sent a token for a route that does not take its tokens.
  */
 import { LRUCache } from 'lru-cache';
 import { BUILTIN_SCOPES, grantOf } from '../authz/scopes.js';
+import { IntrospectionUnavailable } from '../issuers/introspect.js';
 import { KeysUnavailable } from '../issuers/keys.js';
-import type { IssuerRegistry, TrustedIssuer } from '../issuers/registry.js';
+import type { IntrospectedIssuer, IssuerRegistry, KeyedIssuer } from '../issuers/registry.js';
 import { verifyIssuerToken, type IssuerRefusal, type VerifiedIssuerToken } from '../issuers/verify.js';
 import type { ExternalIdStore } from '../store/external-ids.js';
 import type { Invalidation, InvalidationBus } from '../store/invalidation.js';
+import type { RouteCredentials } from '../route-table/types.js';
 import type { Store } from '../store/store.js';
 import type { DenialReason } from './decisions.js';
 import { growingLru } from './growing-lru.js';
@@ -25,11 +34,15 @@ import type { Resolution } from './resolver.js';
 export const NOT_ISSUED = Symbol('not a provider token');
 
 export type IssuerTokenResolver = Readonly<{
-  /** `digest`: the token's sha256 (digest.ts), which the caller has computed already. */
-  resolve(token: string, digest: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined | typeof NOT_ISSUED;
+  /**
+   * `digest`: the token's sha256 (digest.ts), which the caller has computed already; `credentials`:
+   * the matched route's, which name the introspecting issuer an opaque token is sent to (none: no introspection).
+   */
+  resolve(token: string, digest: string, cachedOnly: boolean, credentials?: RouteCredentials): Resolution | Promise<Resolution> | undefined | typeof NOT_ISSUED;
 }>;
 
-type Memo = Readonly<{ issuer: string; orgKey: string; verified: VerifiedIssuerToken; principal: Principal | undefined }>;
+/** `untilMs`: the token's `exp`, or for an introspected one the earlier of that and its cache bound. */
+type Memo = Readonly<{ issuer: string; orgKey: string; verified: VerifiedIssuerToken; untilMs: number; principal: Principal | undefined }>;
 
 const BUILTIN = new Set<string>(BUILTIN_SCOPES);
 const refused = (reason: DenialReason, retryAfterSeconds?: number): Resolution => ({ ok: false, kind: 'issuer_token', reason, ...(retryAfterSeconds !== undefined && { retryAfterSeconds }) });
@@ -111,12 +124,12 @@ export function createIssuerTokenResolver(deps: {
       issuer: memo.issuer,
       subject: verified.subject,
     };
-    const left = verified.expiresAtMs - now();
+    const left = memo.untilMs - now();
     if (left > 0) memos.set(digest, { ...memo, principal }, { ttl: left });
     return { ok: true, principal };
   }
 
-  async function verify(token: string, digest: string, trusted: TrustedIssuer): Promise<Resolution> {
+  async function verify(token: string, digest: string, trusted: KeyedIssuer): Promise<Resolution> {
     const name = trusted.issuer.name;
     let verified;
     try {
@@ -126,28 +139,70 @@ export function createIssuerTokenResolver(deps: {
       deps.onRefused(name, 'keys_unavailable');
       return refused('issuer_keys_unavailable', error.retryAfterSeconds);
     }
-    if (!verified.ok) {
-      deps.onRefused(name, verified.reason);
-      return refused(verified.reason === 'expired' ? 'expired_token' : verified.reason === 'no_organization' ? 'unknown_organization' : 'invalid_token');
+    return verified.ok ? remembered(digest, name, verified, verified.expiresAtMs) : refusal(name, verified.reason);
+  }
+
+  /** An opaque token asked about at its issuer's endpoint (issuers/introspect.ts): one call per token at a time. */
+  async function introspect(token: string, digest: string, trusted: IntrospectedIssuer): Promise<Resolution> {
+    const name = trusted.issuer.name;
+    let answer;
+    try {
+      answer = await trusted.introspector.introspect(token, digest);
+    } catch (error) {
+      if (!(error instanceof IntrospectionUnavailable)) throw error;
+      deps.onRefused(name, 'introspection_unavailable');
+      return refused('issuer_introspection_unavailable', error.retryAfterSeconds);
     }
-    const orgKey = 'orgId' in verified.organization ? `\n${verified.organization.orgId}` : `${name}\n${verified.organization.externalId}`;
-    const memo: Memo = { issuer: name, orgKey, verified, principal: undefined };
-    const left = verified.expiresAtMs - now();
+    return answer.ok ? remembered(digest, name, answer, answer.reuseUntilMs) : refusal(name, answer.reason);
+  }
+
+  function refusal(issuer: string, reason: IssuerRefusal): Resolution {
+    deps.onRefused(issuer, reason);
+    return refused(reason === 'expired' ? 'expired_token' : reason === 'no_organization' ? 'unknown_organization' : 'invalid_token');
+  }
+
+  /** A checked token kept until `untilMs`, then its organization. */
+  function remembered(digest: string, issuer: string, verified: VerifiedIssuerToken, untilMs: number): Resolution | Promise<Resolution> {
+    const orgKey = 'orgId' in verified.organization ? `\n${verified.organization.orgId}` : `${issuer}\n${verified.organization.externalId}`;
+    const memo: Memo = { issuer, orgKey, verified, untilMs, principal: undefined };
+    const left = untilMs - now();
     if (left > 0) memos.set(digest, memo, { ttl: left });
     return principalOf(digest, memo, false)!;
   }
 
+  function introspectedOf(names: ReadonlySet<string>): IntrospectedIssuer | undefined {
+    for (const name of names) {
+      const introspected = registry.introspected(name);
+      if (introspected !== undefined) return introspected;
+    }
+    return undefined;
+  }
+
   return {
-    resolve(token, digest, cachedOnly) {
+    resolve(token, digest, cachedOnly, credentials) {
       if (!registry.any()) return NOT_ISSUED;
       const memo = memos.get(digest);
-      if (memo !== undefined && memo.verified.expiresAtMs > now()) return principalOf(digest, memo, cachedOnly);
+      if (memo !== undefined && memo.untilMs > now()) return principalOf(digest, memo, cachedOnly);
+      if (!isCompactJws(token)) {
+        // No JWT (so no login token) and no API key (resolver.ts took those): an opaque token, for
+        // the introspecting issuer the route takes (one at most: compile.ts), if it takes one.
+        const opaque = credentials?.kind === 'bearer' && credentials.issuers.size > 0 ? introspectedOf(credentials.issuers) : undefined;
+        if (opaque === undefined) return NOT_ISSUED;
+        return cachedOnly ? undefined : introspect(token, digest, opaque);
+      }
       const iss = issuerOf(token);
       const trusted = iss === undefined ? undefined : registry.byIss(iss);
       if (trusted === undefined) return NOT_ISSUED;
       return cachedOnly ? undefined : verify(token, digest, trusted);
     },
   };
+}
+
+/** Three dot-separated parts: a JWT's shape (authgate's own login tokens have it), never taken for an opaque token. */
+function isCompactJws(token: string): boolean {
+  const first = token.indexOf('.');
+  const second = first < 0 ? -1 : token.indexOf('.', first + 1);
+  return second >= 0 && token.indexOf('.', second + 1) < 0;
 }
 
 /** The unverified `iss` of a compact JWT: only to pick which issuer's keys to check it with. */

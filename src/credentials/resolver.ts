@@ -8,6 +8,7 @@ import { sha256Base64url } from './digest.js';
 import type { TokenService } from './jwt.js';
 import { NOT_ISSUED, type IssuerTokenResolver } from './issuer-tokens.js';
 import type { Principal } from './principal.js';
+import type { RouteCredentials } from '../route-table/types.js';
 
 /**
  * Bearer token → Principal. The kind is picked by shape (`agk_` or not), never by trying each;
@@ -22,15 +23,16 @@ import type { Principal } from './principal.js';
  */
 export type Resolution =
   | Readonly<{ ok: true; principal: Principal }>
-  | Readonly<{ ok: false; kind: CredentialKind; reason: DenialReason; environment?: Environment; /** With issuer_keys_unavailable: when to come back. */ retryAfterSeconds?: number }>;
+  | Readonly<{ ok: false; kind: CredentialKind; reason: DenialReason; environment?: Environment; /** With issuer_keys_unavailable or issuer_introspection_unavailable: when to come back. */ retryAfterSeconds?: number }>;
 
 export interface CredentialResolver {
-  resolve(token: string): Resolution | Promise<Resolution>;
+  /** `credentials`: the matched route's; only they can send an opaque token to an issuer's introspection (issue 49). */
+  resolve(token: string, credentials?: RouteCredentials): Resolution | Promise<Resolution>;
   /**
    * resolve(), only where it answers without the store or a signature check (a cache hit, or a
    * refusal by shape); undefined otherwise, having started nothing (proxy/fast-path.ts).
    */
-  resolveCached(token: string): Resolution | undefined;
+  resolveCached(token: string, credentials?: RouteCredentials): Resolution | undefined;
 }
 
 const denied = (kind: CredentialKind, reason: DenialReason): Resolution => Object.freeze({ ok: false, kind, reason });
@@ -55,12 +57,12 @@ export function createResolver(deps: {
    * A bearer token that is no API key: a warm login token is answered by its memo before a
    * provider token is looked for (no payload decoded for it); the digest is computed once for both.
    */
-  function resolveToken(token: string, cachedOnly: boolean): Resolution | Promise<Resolution> | undefined {
+  function resolveToken(token: string, cachedOnly: boolean, credentials: RouteCredentials | undefined): Resolution | Promise<Resolution> | undefined {
     const digest = sha256Base64url(token);
     if (issuerTokens !== undefined) {
       const memo = cache.verifiedToken(digest);
       if (memo === undefined || memo.expiresAtMs <= now()) {
-        const issued = issuerTokens.resolve(token, digest, cachedOnly);
+        const issued = issuerTokens.resolve(token, digest, cachedOnly, credentials);
         if (issued !== NOT_ISSUED) return issued;
       }
     }
@@ -144,9 +146,9 @@ export function createResolver(deps: {
   }
 
   return {
-    resolve: (token) => (looksLikeApiKey(token) ? resolveApiKey(token, false) : resolveToken(token, false))!,
-    resolveCached: (token) => {
-      const resolved = looksLikeApiKey(token) ? resolveApiKey(token, true) : resolveToken(token, true);
+    resolve: (token, credentials) => (looksLikeApiKey(token) ? resolveApiKey(token, false) : resolveToken(token, false, credentials))!,
+    resolveCached: (token, credentials) => {
+      const resolved = looksLikeApiKey(token) ? resolveApiKey(token, true) : resolveToken(token, true, credentials);
       return resolved instanceof Promise ? undefined : resolved;
     },
   };

@@ -4,7 +4,7 @@
  * itself. What each answer carries, and why, is http-server.ts's top comment.
  */
 import { validateHeaderValue } from 'node:http';
-import { problemBody, problemHeaders } from '../http/error-handler.js';
+import { problemBody, problemHeaders } from '../request/error-handler.js';
 import { problems, type Problem } from '../problems.js';
 import type { EdgeAllow, EdgeDecision, EdgeProtocol } from './decision.js';
 import type { FrontAnswer } from './fast-front.js';

@@ -27,7 +27,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
-import { clientErrorHandler, expectationFailedHandler } from '../http/refusals.js';
+import { clientErrorHandler, expectationFailedHandler } from '../request/refusals.js';
 import { Problem, problems } from '../problems.js';
 import { createDecisionAnswers, refusalAnswer as refusal } from './answers.js';
 import type { EdgeDecider, EdgeDecision, EdgeProtocol, EdgeRequest } from './decision.js';

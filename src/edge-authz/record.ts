@@ -1,6 +1,6 @@
 import type { AuthDecision } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
-import { newRequestId } from '../http/request-id.js';
+import { newRequestId } from '../request/request-id.js';
 import { accessLineParts, type AccessLineParts, type AccessLog } from '../observability/access-log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CounterSeries } from '../observability/series-metrics.js';
@@ -39,7 +39,7 @@ const OUTCOME_KEYS: Readonly<Record<string, Readonly<Record<string, string>>>> =
  * authgate_authz_decisions_total{protocol, outcome, route} and the access line (with `protocol`)
  * of every answer of the authorization endpoints, whichever protocol asked: allowed (200), denied
  * (any refusal of the request: 4xx) or error (5xx: the store, or a fault). The series are bound
- * once per label values, as the public port's request metrics are (record-request.ts).
+ * once per label values, as the public port's request metrics are (request/record-request.ts).
  */
 export function createEdgeRecorder(metrics: Metrics, accessLog: AccessLog): EdgeRecorder {
   // By route, then `protocol outcome`: the route's map found without building a key per answer.

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem } from '../problems.js';
-import { varyWith } from './cache-headers.js';
+import { varyWith } from '../request/cache-headers.js';
 
 /** Where the build puts the console: dist/console, from dist/http/ (and from src/http/ when tests run the sources). */
 export const CONSOLE_DIRECTORY = new URL('../../dist/console/', import.meta.url);

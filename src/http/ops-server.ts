@@ -20,11 +20,11 @@ import type { ProfileService } from '../services/organization-profiles.js';
 import type { SessionService } from '../services/sessions.js';
 import type { RouteTableSource } from '../route-table/types.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
-import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from './admission.js';
-import { createErrorHandler } from './error-handler.js';
-import { adminDocumentOptions } from './openapi.js';
+import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from '../request/admission.js';
+import { createErrorHandler } from '../request/error-handler.js';
+import { adminDocumentOptions } from '../openapi/document.js';
 import { useStrictJsonBodies } from './json-body.js';
-import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, refuseUnrouted, shuttingDown, watchClosing } from './refusals.js';
+import { clientErrorHandler, expectationFailedHandler, frameworkErrorHandler, notFoundOrMethodNotAllowed, refuseUnrouted, shuttingDown, watchClosing } from '../request/refusals.js';
 import { HEADERS_TIMEOUT_MS, sharedServerOptions } from './server-options.js';
 
 export type OpsServerDeps = Readonly<{
@@ -78,14 +78,14 @@ const stampRequestId = (request: FastifyRequest, reply: FastifyReply) => void re
 export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...sharedServerOptions(deps.logger),
-    // The same refusals as the public port's, as problems (http/refusals.ts).
+    // The same refusals as the public port's, as problems (request/refusals.ts).
     frameworkErrors: frameworkErrorHandler(stampRequestId),
     clientErrorHandler: clientErrorHandler({}),
-    // A missing Host is refused by the first hook, as a problem (admission.ts), not by node.
+    // A missing Host is refused by the first hook, as a problem (request/admission.ts), not by node.
     http: ADMISSION_SERVER_OPTIONS,
   });
   // `Expect: 100-continue` answered when the body is first read; a refusal past the drain bound
-  // closes the connection (admission.ts).
+  // closes the connection (request/admission.ts).
   const [framework] = app.server.listeners('request') as Parameters<typeof admitRequests>[1][];
   if (framework === undefined) throw new Error('fastify attached no request handler');
   admitRequests(app.server, framework);

@@ -3,7 +3,7 @@ import { LogController, type FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import { traceIdsOf, type Tracing } from '../tracing/tracing.js';
 import type { Logger } from '../observability/logging.js';
-import { requestIdOf } from './request-id.js';
+import { requestIdOf } from '../request/request-id.js';
 import { describeValidation } from './validation-message.js';
 
 /**

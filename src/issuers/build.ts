@@ -24,6 +24,7 @@ export function buildIssuers(deps: {
     {
       onFetch: (issuer, result) => metrics.issuerKeyFetches.inc({ issuer, result }),
       onKeys: (issuer, count) => metrics.issuerKeys.set({ issuer }, count),
+      onIntrospection: (issuer, result) => metrics.issuerIntrospections.inc({ issuer, result }),
     },
     deps.now,
   );

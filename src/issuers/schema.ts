@@ -16,7 +16,7 @@ const seconds = (maximum: number, description: string) => Type.Optional(Type.Int
 
 export const IssuerSchema = Type.Object(
   {
-    issuer: url('The `iss` its tokens carry, exactly. Discovery at <issuer>/.well-known/openid-configuration unless jwksUri is given.'),
+    issuer: url('The `iss` its tokens carry, exactly (an introspection answer\'s `iss`, when it has one). Discovery at <issuer>/.well-known/openid-configuration unless jwksUri is given.'),
     jwksUri: Type.Optional(url('Its key set; found by discovery unless set.')),
     audiences: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { minItems: 1, uniqueItems: true, description: 'Any one of them must be in the token\'s `aud`.' }),
     algorithms: Type.Optional(Type.Array(Type.Union(ISSUER_ALGORITHMS.map((alg) => Type.Literal(alg))), { minItems: 1, uniqueItems: true, description: 'Allow-list (RS256 unless set); never none, never HS*.' })),
@@ -42,6 +42,19 @@ export const IssuerSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    introspection: Type.Optional(
+      Type.Object(
+        {
+          url: url('The RFC 7662 introspection endpoint (https; http only on localhost).'),
+          clientId: Type.String({ minLength: 1, maxLength: 200, description: 'The client authgate authenticates as (client_secret_basic).' }),
+          clientSecretFile: Type.String({ minLength: 1, maxLength: 1024, description: "The file holding that client's secret, relative to the routes file; read at load and at each reload, never logged." }),
+          cacheSeconds: seconds(86_400, 'Longest an active answer is reused, never past the token\'s exp, s (60 unless set).'),
+          inactiveCacheSeconds: seconds(300, 'How long an inactive answer is reused, s (5 unless set).'),
+          timeoutSeconds: seconds(60, 'Each call\'s bound, s (5 unless set).'),
+        },
+        { additionalProperties: false, description: 'Opaque access tokens checked at the provider (RFC 7662) instead of JWTs against its keys.' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -49,5 +62,5 @@ export const IssuerSchema = Type.Object(
 export const IssuersSchema = Type.Record(Type.String(), IssuerSchema, {
   additionalProperties: false,
   propertyNames: { pattern: ISSUER_NAME_PATTERN, maxLength: MAX_ISSUER_NAME_LENGTH },
-  description: 'Identity providers whose JWT access tokens routes may take (`credentials: [issuer:NAME]`; docs/issuers.md).',
+  description: 'Identity providers whose access tokens (JWTs, or opaque ones by introspection) routes may take (`credentials: [issuer:NAME]`; docs/issuers.md).',
 });

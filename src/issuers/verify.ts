@@ -12,7 +12,7 @@ import type { IssuerKeys } from './keys.js';
 import type { CompiledIssuer } from './types.js';
 
 /** Why a token was refused: the metric's `reason` label and the log's. */
-export const ISSUER_REFUSALS = ['signature', 'algorithm', 'issuer', 'audience', 'expired', 'not_yet_valid', 'type', 'claims', 'no_organization', 'unknown_organization', 'keys_unavailable', 'route'] as const;
+export const ISSUER_REFUSALS = ['signature', 'algorithm', 'issuer', 'audience', 'expired', 'not_yet_valid', 'type', 'claims', 'no_organization', 'unknown_organization', 'keys_unavailable', 'route', 'inactive', 'introspection_unavailable'] as const;
 export type IssuerRefusal = (typeof ISSUER_REFUSALS)[number];
 
 export type VerifiedIssuerToken = Readonly<{
@@ -44,12 +44,18 @@ export async function verifyIssuerToken(token: string, issuer: CompiledIssuer, k
   } catch (error) {
     return { ok: false, reason: refusalOf(error) };
   }
-  const subject = payload.sub!;
-  const scopes = scopesOf(payload, issuer);
+  return principalClaims(payload, issuer, payload.sub!, payload.exp! * 1000);
+}
+
+/**
+ * The scopes and the organization of a token whose signature and time claims were checked (a
+ * JWT's payload here, an introspection answer in introspect-claims.ts): one reading for both.
+ */
+export function principalClaims(claims: Readonly<Record<string, unknown>>, issuer: CompiledIssuer, subject: string, expiresAtMs: number): VerifiedIssuerToken | RefusedIssuerToken {
+  const scopes = scopesOf(claims, issuer);
   if (scopes === undefined) return { ok: false, reason: 'claims' };
-  const expiresAtMs = payload.exp! * 1000;
   if ('fixed' in issuer.organization) return { ok: true, subject, organization: { orgId: issuer.organization.fixed }, scopes, expiresAtMs };
-  const value = payload[issuer.organization.claim];
+  const value = claims[issuer.organization.claim];
   if (typeof value !== 'string' || value === '' || value.length > 200) return { ok: false, reason: 'no_organization' };
   return { ok: true, subject, organization: { externalId: value }, scopes, expiresAtMs };
 }
@@ -89,7 +95,7 @@ function refusalOf(error: unknown): IssuerRefusal {
 }
 
 /** The scopes the token holds: the first present claim's, a space-separated string or an array of strings. */
-function scopesOf(payload: JWTPayload, issuer: CompiledIssuer): string[] | undefined {
+function scopesOf(payload: Readonly<Record<string, unknown>>, issuer: CompiledIssuer): string[] | undefined {
   for (const claim of issuer.scopeClaims) {
     const value = payload[claim];
     if (value === undefined) continue;

@@ -11,7 +11,7 @@ import type { CompiledPlan } from '../route-table/types.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { KeyQuotaStore, StoredKeyQuota } from '../store/key-quotas.js';
 import type { QuotaPeriod } from './quota.js';
-import { coalescedReload } from '../store/coalesced-reload.js';
+import { replicateTable } from '../store/replicated-table.js';
 
 /** A key's quota as the API takes and shows it: the same shape as a plan's. */
 export type KeyQuota = Readonly<{ requests: number; per: QuotaPeriod }>;
@@ -53,31 +53,19 @@ export async function createKeyQuotas(deps: {
   logger: Pick<Logger, 'warn'>;
 }): Promise<KeyQuotas> {
   let table = new Map<string, KeyQuota>();
-  let loaded = false;
-  let closed = false;
-  const reload = coalescedReload(async () => {
-    const read = new Map<string, KeyQuota>();
-    for (const [keyId, entry] of await deps.store.readKeyQuotas()) {
-      const quota = parseKeyQuota(entry.quota);
-      if (quota !== undefined) read.set(keyId, quota);
-    }
-    table = read;
-    loaded = true;
-  });
-  const reloadQuietly = () =>
-    reload().catch((error: unknown) => {
-      deps.logger.warn({ event: 'key_quotas.reload_failed', err: error }, "could not read the keys' own quotas; keeping those in memory");
-    });
-  await reload().catch(() => {});
-  // Until the first read, keys' own quotas are unknown (their organizations' still hold): read again each second.
-  const retry = setInterval(() => {
-    if (loaded || closed) clearInterval(retry);
-    else void reloadQuietly();
-  }, 1000);
-  retry.unref();
-  deps.bus.onInvalidation((invalidation) => {
-    if (closed) return;
-    if (invalidation === 'all' || invalidation.some((revoked) => revoked.kind === 'key_quota')) void reloadQuietly();
+  // Until the first read, keys' own quotas are unknown (their organizations' still hold).
+  const replica = await replicateTable({
+    read: async () => {
+      const read = new Map<string, KeyQuota>();
+      for (const [keyId, entry] of await deps.store.readKeyQuotas()) {
+        const quota = parseKeyQuota(entry.quota);
+        if (quota !== undefined) read.set(keyId, quota);
+      }
+      table = read;
+    },
+    kind: 'key_quota',
+    bus: deps.bus,
+    onReloadFailed: (error) => deps.logger.warn({ event: 'key_quotas.reload_failed', err: error }, "could not read the keys' own quotas; keeping those in memory"),
   });
 
   async function set(orgId: string, keyId: string, quota: KeyQuota | null): Promise<void> {
@@ -87,7 +75,7 @@ export async function createKeyQuotas(deps: {
     if (quota === null) changed.delete(keyId);
     else changed.set(keyId, quota);
     table = changed;
-    await reload().catch(() => {});
+    await replica.reload().catch(() => {});
   }
 
   return {
@@ -97,9 +85,6 @@ export async function createKeyQuotas(deps: {
       if (!table.has(keyId)) return;
       await set(orgId, keyId, null).catch(() => {});
     },
-    close() {
-      closed = true;
-      clearInterval(retry);
-    },
+    close: replica.close,
   };
 }

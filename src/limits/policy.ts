@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logging.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { RateLimitStore, RateLimitTable } from '../store/rate-limits.js';
 import { formatRateLimit, lowerOf, NO_LIMIT, parseRateLimit, type RateLimit } from './rate-limit.js';
-import { coalescedReload } from '../store/coalesced-reload.js';
+import { replicateTable } from '../store/replicated-table.js';
 
 /** A limit as the limiter uses it, with its RateLimit-Policy value made once. */
 export type AppliedLimit = RateLimit &
@@ -23,6 +23,24 @@ export type AppliedLimit = RateLimit &
 
 /** The policy name in RateLimit-Policy and RateLimit: the limit is per credential. */
 export const POLICY_NAME = 'credential';
+
+/**
+ * Limits as the limiter uses them under one policy name (the credential's, a route's:
+ * route-limit.ts): one object per distinct limit, so a budget survives a reload that keeps the
+ * limit (limiter.ts compares them) and the RateLimit-Policy value is made once.
+ */
+export function limitApplier(policyName: string): (limit: RateLimit) => AppliedLimit {
+  const applied = new Map<string, AppliedLimit>(); // by formatRateLimit
+  return (limit) => {
+    const name = formatRateLimit(limit);
+    let made = applied.get(name);
+    if (made === undefined) {
+      made = Object.freeze({ ...limit, windowMs: limit.windowSeconds * 1000, policyHeader: `"${policyName}";q=${limit.count};w=${limit.windowSeconds}` });
+      applied.set(name, made);
+    }
+    return made;
+  };
+}
 
 export type RateLimitPolicy = Readonly<{
   /** The hot path: the credential's limit, or undefined when it has none. */
@@ -49,16 +67,7 @@ export async function createRateLimitPolicy(deps: {
    */
   planLimit?: (orgId: string) => RateLimit | undefined;
 }): Promise<RateLimitPolicy> {
-  const applied = new Map<string, AppliedLimit>(); // by formatRateLimit: one object per distinct limit
-  const apply = (limit: RateLimit): AppliedLimit => {
-    const name = formatRateLimit(limit);
-    let made = applied.get(name);
-    if (made === undefined) {
-      made = Object.freeze({ ...limit, windowMs: limit.windowSeconds * 1000, policyHeader: `"${POLICY_NAME}";q=${limit.count};w=${limit.windowSeconds}` });
-      applied.set(name, made);
-    }
-    return made;
-  };
+  const apply = limitApplier(POLICY_NAME);
   const fallback = deps.defaultLimit && apply(deps.defaultLimit);
   // A plan's limit is one object per compiled table: applied once, not formatted per request.
   const appliedPlanLimits = new WeakMap<RateLimit, AppliedLimit>();
@@ -91,35 +100,14 @@ export async function createRateLimitPolicy(deps: {
     keys = nextKeys;
   }
 
-  // One read at a time; a change announced during a read makes one more after it.
-  const reload = coalescedReload(async () => adopt(await deps.store.readRateLimits()));
-  const reloadQuietly = () =>
-    reload().catch((error: unknown) => {
-      // The table in memory stays; the next announcement (or 'all' after a reconnect) reads again.
-      deps.logger.warn({ event: 'rate_limits.reload_failed', err: error }, 'could not read the rate-limit overrides; keeping those in memory');
-    });
-
-  let closed = false;
-  // A gateway starts while its store is still connecting (or down): until the table is read, the
-  // default applies to everyone, and the read is tried again every second, besides after each
-  // announcement ('all' comes with every (re)subscription).
-  let loaded = false;
-  const load = () =>
-    reload().then(
-      () => {
-        loaded = true;
-      },
-      () => {},
-    );
-  await load();
-  const retry = setInterval(() => {
-    if (loaded || closed) clearInterval(retry);
-    else void load();
-  }, 1000);
-  retry.unref();
-  deps.bus.onInvalidation((invalidation) => {
-    if (closed) return;
-    if (invalidation === 'all' || invalidation.some((revoked) => revoked.kind === 'rate_limits')) void reloadQuietly();
+  // Until the table is first read (a gateway starts while its store may still be connecting), the
+  // default applies to everyone.
+  const replica = await replicateTable({
+    read: async () => adopt(await deps.store.readRateLimits()),
+    kind: 'rate_limits',
+    bus: deps.bus,
+    // The table in memory stays; the next announcement (or 'all' after a reconnect) reads again.
+    onReloadFailed: (error) => deps.logger.warn({ event: 'rate_limits.reload_failed', err: error }, 'could not read the rate-limit overrides; keeping those in memory'),
   });
 
   const organizationLimit = (orgId: string): AppliedLimit | undefined => {
@@ -137,10 +125,7 @@ export async function createRateLimitPolicy(deps: {
     organizationLimit,
     organizationOverride: (orgId) => overrides.get(orgId),
     keyLimit: (keyId) => keys.get(keyId),
-    reload,
-    close() {
-      closed = true;
-      clearInterval(retry);
-    },
+    reload: replica.reload,
+    close: replica.close,
   };
 }

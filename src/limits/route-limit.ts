@@ -9,8 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import { Problem } from '../problems.js';
 import type { CompiledRoute } from '../route-table/types.js';
 import type { RateLimiter, RateVerdict } from './limiter.js';
-import type { AppliedLimit } from './policy.js';
-import { formatRateLimit, type RateLimit } from './rate-limit.js';
+import { limitApplier } from './policy.js';
 
 /** undefined when the request may go on at once, a promise of the same otherwise; throws or rejects with a 429. */
 export type RouteLimitCheck = (request: FastifyRequest, route: CompiledRoute) => undefined | Promise<undefined>;
@@ -21,17 +20,8 @@ export type RouteLimitKey = Readonly<{ credentialId: string; orgId: string }>;
 /** The organization a public route's windows are kept under (they belong to none). */
 const PUBLIC_SHARD = 'public';
 
-/** One object per distinct limit, so a budget survives a reload that keeps the route's limit (limiter.ts compares them). */
-const applied = new Map<string, AppliedLimit>();
-export function appliedRouteLimit(limit: RateLimit): AppliedLimit {
-  const name = formatRateLimit(limit);
-  let made = applied.get(name);
-  if (made === undefined) {
-    made = Object.freeze({ ...limit, windowMs: limit.windowSeconds * 1000, policyHeader: `"route";q=${limit.count};w=${limit.windowSeconds}` });
-    applied.set(name, made);
-  }
-  return made;
-}
+/** A route's limit as the limiter uses it: one object per distinct limit, so a budget survives a reload that keeps it. */
+export const appliedRouteLimit = limitApplier('route');
 
 /** The key of a request's window on a route: its credential's, or its client address on a public route. */
 export function routeLimitKey(route: CompiledRoute, principal: Readonly<{ credentialId: string; orgId: string }> | null, address: string): RouteLimitKey {

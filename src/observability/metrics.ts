@@ -76,8 +76,14 @@ export function createMetrics(environment: string) {
     }),
     issuerTokenRefusals: new Counter({
       name: 'authgate_issuer_token_refusals_total',
-      help: 'Provider tokens refused, by issuer and reason (signature, algorithm, issuer, audience, expired, not_yet_valid, type, claims, no_organization, unknown_organization, keys_unavailable).',
+      help: 'Provider tokens refused, by issuer and reason (signature, algorithm, issuer, audience, expired, not_yet_valid, type, claims, no_organization, unknown_organization, keys_unavailable, inactive, introspection_unavailable).',
       labelNames: ['issuer', 'reason'] as const,
+      registers: [registry],
+    }),
+    issuerIntrospections: new Counter({
+      name: 'authgate_issuer_introspections_total',
+      help: "Calls to a trusted issuer's introspection endpoint (RFC 7662), by issuer and result (active, inactive, error, timeout, invalid).",
+      labelNames: ['issuer', 'result'] as const,
       registers: [registry],
     }),
     upstreamErrors: new Counter({

@@ -10,7 +10,7 @@ import type { Logger } from '../observability/logging.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import type { OrganizationPlanStore } from '../store/organization-plans.js';
 import type { CompiledPlan, RouteTable } from '../route-table/types.js';
-import { coalescedReload } from '../store/coalesced-reload.js';
+import { replicateTable } from '../store/replicated-table.js';
 
 /** What holds until the table was first read: only the gateway's own scopes (fail closed). */
 const UNREAD: CompiledPlan = Object.freeze({
@@ -54,27 +54,16 @@ export async function createOrganizationPlans(deps: {
   /** Table → the removed plans already logged for it: one warning per table and plan. */
   const warned = new WeakMap<RouteTable, Set<string>>();
 
-  const reload = coalescedReload(async () => {
-    own = await deps.store.readOrganizationPlans();
-    loaded = true;
-  });
-  const reloadQuietly = () =>
-    reload().catch((error: unknown) => {
-      deps.logger.warn({ event: 'plans.reload_failed', err: error }, 'could not read the organizations\' plans; keeping those in memory');
-    });
-
-  let closed = false;
-  await reload().catch(() => {});
   // Until the first read, an organization's own plan is unknown: with plans in the file, its
   // requests get only the gateway's own scopes (never more than its plan might allow).
-  const retry = setInterval(() => {
-    if (loaded || closed) clearInterval(retry);
-    else void reload().catch(() => {});
-  }, 1000);
-  retry.unref();
-  deps.bus.onInvalidation((invalidation) => {
-    if (closed) return;
-    if (invalidation === 'all' || invalidation.some((revoked) => revoked.kind === 'plan')) void reloadQuietly();
+  const replica = await replicateTable({
+    read: async () => {
+      own = await deps.store.readOrganizationPlans();
+      loaded = true;
+    },
+    kind: 'plan',
+    bus: deps.bus,
+    onReloadFailed: (error) => deps.logger.warn({ event: 'plans.reload_failed', err: error }, 'could not read the organizations\' plans; keeping those in memory'),
   });
 
   function fallback(orgId: string, name: string, table: RouteTable): CompiledPlan | undefined {
@@ -100,10 +89,7 @@ export async function createOrganizationPlans(deps: {
       return table.plans.get(name) ?? fallback(orgId, name, table);
     },
     ownPlan: (orgId) => own.get(orgId),
-    reload,
-    close() {
-      closed = true;
-      clearInterval(retry);
-    },
+    reload: replica.reload,
+    close: replica.close,
   };
 }

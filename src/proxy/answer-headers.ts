@@ -1,6 +1,6 @@
 // The upstream's answer headers as the client gets them, on both forwarding paths.
-import { privateCacheControl, TARGETED_CACHE_HEADERS, varyWith } from '../http/cache-headers.js';
-import { UPSTREAM_CORS_HEADERS } from '../http/cors.js';
+import { privateCacheControl, TARGETED_CACHE_HEADERS, varyWith } from '../request/cache-headers.js';
+import { UPSTREAM_CORS_HEADERS } from '../request/cors.js';
 import { RATE_LIMIT_HEADERS } from '../limits/enforce.js';
 import { HOP_BY_HOP, namedBy, type OutgoingHeaders } from './identity-headers.js';
 
@@ -16,7 +16,7 @@ const GATEWAY_RATE_LIMIT: ReadonlySet<string> = new Set(RATE_LIMIT_HEADERS);
  *
  * Every forwarded request carries a credential, so an answer a cache may keep (Cache-Control
  * without no-store, or Expires) is made private to it: `private` in Cache-Control, which every
- * shared cache and CDN honours (http/cache-headers.ts), and `Authorization` in Vary, so the
+ * shared cache and CDN honours (request/cache-headers.ts), and `Authorization` in Vary, so the
  * browser's own cache does not answer one credential with another's copy. An answer without
  * either header is left as it is (RFC 9111 §3.5 already forbids a shared cache to reuse it), so
  * the common answer costs two property reads. With CORS origins configured, Vary also names

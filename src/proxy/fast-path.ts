@@ -12,7 +12,7 @@
  * It takes a request only when it can answer it without refusing it and without waiting for
  * anything but the credential's one store read (a cache miss, or the cache off) and the upstream:
  * every other request (a method the route does not forward, a GET or HEAD with a body, an
- * Expect (whose 100 Continue http/admission.ts sends on the body's first read), an Origin, a Host
+ * Expect (whose 100 Continue request/admission.ts sends on the body's first read), an Origin, a Host
  * to refuse, a missing or unknown credential, a refusal of any kind, an assertion to
  * sign, rate-limit budget to lease, load shedding, shutdown) goes to fastify as before, having had
  * nothing done or counted here but that read, whose answer fastify then uses instead of reading
@@ -29,8 +29,8 @@ import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { Principal } from '../credentials/principal.js';
 import type { CredentialResolver, Resolution } from '../credentials/resolver.js';
 import { keepSettledResolution } from '../credentials/settled-resolution.js';
-import { hostProblem } from '../http/admission.js';
-import type { RecordAnswer } from '../http/record-request.js';
+import { hostProblem } from '../request/admission.js';
+import type { RecordAnswer } from '../request/record-request.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
 import type { RateLimiter } from '../limits/limiter.js';
 import type { RateLimitPolicy } from '../limits/policy.js';
@@ -42,7 +42,7 @@ import type { QuotaGate } from '../limits/quota-check.js';
 import type { UsageNote } from '../services/usage-recorder.js';
 import { createLaneSender, type Lane } from './fast-forward.js';
 import type { ForwardedInfo } from './identity-headers.js';
-import { isAmbiguousPath } from './path-guard.js';
+import { isAmbiguousPath } from '../request/path-guard.js';
 import type { UpstreamPools } from './upstream-pools.js';
 
 /** node:http's request handler: the lane's own answer, or fastify's (deps.framework). */
@@ -62,7 +62,7 @@ export function createFastPath(deps: {
   forwardedInfo: (request: IncomingMessage) => ForwardedInfo;
   environment: string;
   hsts: string | undefined;
-  /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin, the lane's too (http/cors.ts). */
+  /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin, the lane's too (request/cors.ts). */
   varyOrigin: boolean;
   resolver: CredentialResolver;
   recordDecision: DecisionRecorder;
@@ -108,11 +108,11 @@ export function createFastPath(deps: {
     const userAgent = headers['user-agent'];
     if (userAgent === undefined || userAgent.trim() === '') return framework(request, response);
     if (headers.origin !== undefined || headers.expect !== undefined) return framework(request, response);
-    // No Host (HTTP/1.1), two, or one that is no host: fastify's first hook refuses it (admission.ts).
+    // No Host (HTTP/1.1), two, or one that is no host: fastify's first hook refuses it (request/admission.ts).
     if (hostProblem(request) !== undefined) return framework(request, response);
     // A body streams to the upstream as it arrives (undici reads the request with backpressure);
     // node's parser has already refused a request with both a length and chunked, or a bad length.
-    // Any transfer coding but plain chunked is the framework's to refuse (path-guard.ts): node has
+    // Any transfer coding but plain chunked is the framework's to refuse (request/path-guard.ts): node has
     // removed the chunked framing only, and the coding's name would not reach the upstream.
     const length = headers['content-length'];
     const coding = headers['transfer-encoding'];
@@ -139,7 +139,7 @@ export function createFastPath(deps: {
     }
     const bearer = readBearer(headers.authorization, request.rawHeaders);
     if (!bearer.ok) return framework(request, response);
-    const resolved = deps.resolver.resolveCached(bearer.token);
+    const resolved = deps.resolver.resolveCached(bearer.token, route.credentials);
     if (resolved !== undefined) {
       if (!forward(request, response, lane, method, url, hasBody, resolved, performance.now())) framework(request, response);
       return;
@@ -148,7 +148,7 @@ export function createFastPath(deps: {
     // would make, awaited here. Then the same lane; or, for any refusal or wait, the framework's
     // path with that answer (settled-resolution.ts), so the store is never asked twice.
     const startedAt = performance.now();
-    const loading = loadResolution(bearer.token);
+    const loading = loadResolution(bearer.token, route.credentials);
     loading.then(
       (resolution) => {
         // A client that went while the store answered has nobody left to answer: its request
@@ -164,9 +164,9 @@ export function createFastPath(deps: {
   }
 
   /** The resolver's answer as a promise, a synchronous throw (a bug) included. */
-  function loadResolution(token: string): Promise<Resolution> {
+  function loadResolution(token: string, credentials: CompiledRoute['credentials']): Promise<Resolution> {
     try {
-      return Promise.resolve(deps.resolver.resolve(token));
+      return Promise.resolve(deps.resolver.resolve(token, credentials));
     } catch (error) {
       return Promise.reject(error);
     }

@@ -12,14 +12,14 @@ import type { RouteLimitCheck } from '../limits/route-limit.js';
 import { withQuotaHeaders, type QuotaGate } from '../limits/quota-check.js';
 import type { QuotaVerdict } from '../limits/quota.js';
 import { usageOutcomeOf, type UsageNote } from '../services/usage-recorder.js';
-import type { ForwardedMethods } from '../http/refusals.js';
-import { notFoundOrMethodNotAllowed } from '../http/refusals.js';
+import type { ForwardedMethods } from '../request/refusals.js';
+import { notFoundOrMethodNotAllowed } from '../request/refusals.js';
 import { isWithin } from '../route-table/match.js';
 import { pathRefusalProblem } from '../route-table/path-reading.js';
 import { RESERVED_PREFIXES, type CompiledUpstream, type RouteTableSource } from '../route-table/types.js';
 import { upstreamAnswerHeaders } from './answer-headers.js';
 import { rewriteIdentityHeaders, type ForwardedInfo, type OutgoingHeaders } from './identity-headers.js';
-import { isAmbiguousPath, pathGuard, pathOf } from './path-guard.js';
+import { isAmbiguousPath, pathGuard, pathOf } from '../request/path-guard.js';
 import { upstreamProblem } from './upstream-errors.js';
 import type { UpstreamPools } from './upstream-pools.js';
 import type { Tracing } from '../tracing/tracing.js';
@@ -48,7 +48,7 @@ export type ForwardOptions = Readonly<{
   quota: QuotaGate;
   /** Usage figures (services/usage-recorder.ts): each credentialed request's outcome. */
   noteUsage: UsageNote;
-  /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin (http/cors.ts). */
+  /** AUTHGATE_CORS_ORIGINS is set: every answer varies on Origin (request/cors.ts). */
   varyOrigin: boolean;
   /** AUTHGATE_TRACING=on: the upstream call's client span, its context in the upstream's traceparent. */
   tracing: Tracing | undefined;
@@ -64,7 +64,7 @@ const FORWARDABLE = 'authgateForwardable';
  * which fastify's router prefers to the catch-all. Per request, in order:
  * - the table is read once and the path matched: no route is 404, a method the route does not
  *   list is 405 with Allow (never a broader route), and nothing reaches any upstream;
- * - the path guard (path-guard.ts), then the route's credentials: a public route reads none (its
+ * - the path guard (request/path-guard.ts), then the route's credentials: a public route reads none (its
  *   Authorization is not looked at, and removed with every identity header), any other
  *   authenticates, then authorizes by the route's kinds and the method's scope, and the scope of
  *   each method a method-override header names (authz/method-override.ts);
@@ -96,7 +96,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
     reply.send(problem);
   };
   // The gateway's RateLimit headers, when it set them, are the answer's: the upstream's give way.
-  // The upstream's Access-Control-* headers always do (http/cors.ts): AUTHGATE_CORS_ORIGINS alone
+  // The upstream's Access-Control-* headers always do (request/cors.ts): AUTHGATE_CORS_ORIGINS alone
   // decides which browser apps may read the API, whether or not this request came from one. Its
   // cache headers become private to the credential (upstreamAnswerHeaders).
   const varyOrigin = opts.varyOrigin;
@@ -274,7 +274,7 @@ export async function forwardedRoutes(app: FastifyInstance, opts: ForwardOptions
   });
 }
 
-/** The catch-all's part in the public port's 404 and 405 (http/refusals.ts allowedMethods). */
+/** The catch-all's part in the public port's 404 and 405 (request/refusals.ts allowedMethods). */
 export function createForwardedMethods(routes: RouteTableSource): ForwardedMethods {
   return { methodsOf: (path) => routes.current().match(path)?.methods };
 }

@@ -2,7 +2,7 @@
  * The route table's routes in the public OpenAPI document. The framework's path is one catch-all
  * route (proxy/forward.ts), hidden from the document; the table's routes are documented as the
  * forwarded routes always were: each as operations of its path (and of `<path>/{path}` for a
- * subtree), one per method, read as the gateway's own routes are (http/openapi.ts
+ * subtree), one per method, read as the gateway's own routes are (openapi/document.ts
  * forwardedOperation).
  *
  * The paths are assembled here directly from the compiled table, never by registering the routes
@@ -15,7 +15,7 @@
  * describes the live table. Should that ever fail, the document lists no forwarded route (never
  * the previous table's), and status() says so: /readyz's detail and authgate_openapi_documented.
  */
-import { forwardedOperation, operationIdOf, type ForwardedAuth } from '../http/openapi.js';
+import { forwardedOperation, operationIdOf, type ForwardedAuth } from '../openapi/document.js';
 import type { LiveRouteTable } from '../route-table/live.js';
 import type { CompiledRoute, RouteTable } from '../route-table/types.js';
 
@@ -54,7 +54,7 @@ export function createForwardedDocs(routes: Pick<LiveRouteTable, 'current' | 'on
   };
   build(routes.current());
   routes.onSwap((table) => build(table));
-  // One completed document per (gateway document, paths): the scoped document (http/openapi-scopes.ts)
+  // One completed document per (gateway document, paths): the scoped document (openapi/scopes.ts)
   // is made again only when this one changes.
   let made: { source: unknown; paths: Paths; document: unknown } | undefined;
   return {
@@ -128,7 +128,7 @@ export function describeTable(table: RouteTable): Paths {
   return paths;
 }
 
-/** What http/openapi.ts reads of a route's requirement to list its refusals. */
+/** What openapi/document.ts reads of a route's requirement to list its refusals. */
 function authOf(route: CompiledRoute): ForwardedAuth {
   if (route.credentials.kind === 'none') return 'none';
   return route.credentials.apiKey || route.credentials.issuers.size > 0 ? 'any' : 'login-token';

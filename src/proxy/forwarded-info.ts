@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import proxyAddr from '@fastify/proxy-addr';
-import type { TrustProxy } from '../http/trust-proxy.js';
+import type { TrustProxy } from '../request/trust-proxy.js';
 import type { ForwardedInfo } from './identity-headers.js';
 
 /**

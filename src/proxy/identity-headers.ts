@@ -11,7 +11,7 @@ export type OutgoingHeaders = Record<string, string | string[] | number | undefi
  * (reply-from has already removed `Connection` and every header it names, before this runs,
  * so a client cannot use `Connection: x-organization-id` to strip the header set below.)
  * Also `Expect`: the gateway's own server answers `100-continue` itself (when the body is first
- * read: http/admission.ts), and undici refuses to send the header at all.
+ * read: request/admission.ts), and undici refuses to send the header at all.
  * And `Forwarded` (RFC 7239) and `X-Real-IP`: client claims of its address that upstream
  * frameworks read; the gateway writes X-Forwarded-* of its own instead.
  */

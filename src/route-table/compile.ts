@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { isScopeName, ScopeTable, BUILTIN_SCOPES } from '../authz/scopes.js';
 import { parseRateLimit, RATE_LIMIT_FORM } from '../limits/rate-limit.js';
-import { compileIssuers } from '../issuers/compile.js';
+import { compileIssuers, routeIntrospectionProblem } from '../issuers/compile.js';
 import { isWithin } from './match.js';
 import { asksLess, createPathReader, foldedKey } from './path-reading.js';
 import { compilePlans } from './plans.js';
@@ -58,7 +58,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
     else declared.set(name, description);
   }
   const scopes = new ScopeTable(declared);
-  const issuers = compileIssuers(file.issuers, scopes, fail);
+  const issuers = compileIssuers(file.issuers, scopes, fail, context.source);
   const { plans, defaultPlan } = compilePlans(file, scopes, fail);
 
   // Upstreams: `default` may take its URL from the environment; every other names its own.
@@ -139,6 +139,8 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
         const name = issuerNameOf(kind);
         if (name !== undefined && file.issuers?.[name] === undefined) fail(`${at}/credentials/${k}`, `issuer ${name} is not declared under issuers`);
       });
+      const opaque = routeIntrospectionProblem(route.credentials.map(issuerNameOf).filter((name) => name !== undefined), file.issuers);
+      if (opaque !== undefined) fail(`${at}/credentials`, opaque);
     }
     let rateLimit;
     if (route.rateLimit !== undefined) {
@@ -172,7 +174,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
       if (parent === undefined || outer.path.length > parent.path.length) parent = outer;
     }
     if (parent === undefined || !asksLess(inner.credentials, parent.credentials) || file.routes[i]!.weakens === parent.id) continue;
-    fail(`/routes/${i}`, `route ${inner.id} (${inner.path}) is under route ${parent.id} (${parent.path}) and takes credentials it does not (${describe(inner.credentials)} against ${describe(parent.credentials)}); if that is meant, add weakens: ${parent.id}`);
+    fail(`/routes/${i}`, `route ${inner.id} (${inner.path}) is under route ${parent.id} (${parent.path}) and takes credentials it does not (${describeCredentials(inner.credentials)} against ${describeCredentials(parent.credentials)}); if that is meant, add weakens: ${parent.id}`);
   }
   file.routes.forEach((route, i) => {
     if (route.weakens === undefined) return;
@@ -184,7 +186,9 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
   });
 
   if (errors.length > 0) return { ok: false, errors };
-  const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()] })).digest('hex').slice(0, 16);
+  // An introspection client secret is read from its own file: its digest makes a rotated one a changed table, which a reload applies.
+  const secrets = [...issuers.values()].map((issuer) => issuer.introspection?.clientSecret.fingerprint ?? null);
+  const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()], ...(secrets.some((s) => s !== null) && { secrets }) })).digest('hex').slice(0, 16);
   const read = createPathReader(compiled, file.paths);
   const match = (path: string) => read(path).route;
   return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, issuers, match, read } };
@@ -201,7 +205,8 @@ function issuerNameOf(kind: string): string | undefined {
   return kind.startsWith(ISSUER_CREDENTIAL_PREFIX) ? kind.slice(ISSUER_CREDENTIAL_PREFIX.length) : undefined;
 }
 
-function describe(credentials: RouteCredentials): string {
+/** A route's credentials as the file spells them, for messages (compile's, warnings.ts's). */
+export function describeCredentials(credentials: RouteCredentials): string {
   if (credentials.kind === 'none') return 'none';
   return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key', ...[...credentials.issuers].map((name) => `${ISSUER_CREDENTIAL_PREFIX}${name}`)].filter(Boolean).join(', ');
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { creatorOf } from '../members/key-creators.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { InvitationStore } from '../store/members.js';
 import { refuseSpoofingName } from './display-names.js';
+import { absentBodyIsEmpty } from './optional-body.js';
 import {
   ApiKeyChangeBody,
   ApiKeyCreated,
@@ -37,13 +39,11 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       response: { 201: ApiKeyCreated, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 409: problemOf('apiKeyLimitReached'), 415: ProblemSchema, 429: problemOf('tooManyKeyCreations') },
     },
     // No body (or an empty one) is no options: validated as {}.
-    preValidation: async (request) => {
-      if (request.body === undefined) request.body = {};
-    },
+    preValidation: absentBodyIsEmpty,
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
       refuseSpoofingName('name', request.body?.name);
-      const created = await apiKeys.create(orgId, request.body ?? {});
+      const created = await apiKeys.create(orgId, request.body ?? {}, request.member && creatorOf(request.member));
       // Its creator (issue 50): a developer manages the keys it created (members/role-guard.ts).
       if (request.member !== undefined) await opts.keyCreators?.recordKeyCreator(orgId, created.id, request.member.id);
       request.log.info({ event: 'api_key.created', orgId, keyId: created.id, scopes: created.scopes, expiresAt: created.expiresAt }, 'API key created');
@@ -115,12 +115,10 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       body: ApiKeyRollBody,
       response: { 201: ApiKeyRolled, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 404: problemOf('apiKeyNotFound'), 415: ProblemSchema, 429: problemOf('tooManyKeyCreations') },
     },
-    preValidation: async (request) => {
-      if (request.body === undefined) request.body = {};
-    },
+    preValidation: absentBodyIsEmpty,
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
-      const rolled = await apiKeys.roll(orgId, request.params.id, request.body ?? {});
+      const rolled = await apiKeys.roll(orgId, request.params.id, request.body ?? {}, request.member && creatorOf(request.member));
       if (request.member !== undefined) await opts.keyCreators?.recordKeyCreator(orgId, rolled.id, request.member.id);
       request.log.info({ event: 'api_key.rolled', orgId, keyId: rolled.rolled.id, successorId: rolled.id, expiresAt: rolled.rolled.expiresAt }, 'API key rolled');
       request.log.info({ event: 'api_key.created', orgId, keyId: rolled.id, rolledFrom: rolled.rolled.id, scopes: rolled.scopes, expiresAt: rolled.expiresAt }, 'API key created');

@@ -6,9 +6,10 @@ import { Problem } from '../problems.js';
 import { normalizeEmail } from '../services/organizations.js';
 import { LoginRefused, type SessionService } from '../services/sessions.js';
 import type { MfaService } from '../services/mfa.js';
-import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/error-handler.js';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../request/error-handler.js';
 import { LoginBody, LoginResponse, LogoutBody, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 import { MfaRequiredProblem } from './mfa-schemas.js';
+import { absentBodyIsEmpty } from './optional-body.js';
 
 /** POST /auth/login and POST /auth/logout. */
 export async function authRoutes(app: FastifyInstance, opts: { sessions: SessionService; throttle: LoginThrottle; audit: AuditTrail; mfa?: Pick<MfaService, 'challengeFor'> }) {
@@ -92,9 +93,7 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       response: { 204: NoContent, 400: ProblemSchema, 401: ProblemSchema, 403: ProblemSchema, 415: ProblemSchema },
     },
     // No body (or an empty one): this session only.
-    preValidation: async (request) => {
-      if (request.body === undefined) request.body = {};
-    },
+    preValidation: absentBodyIsEmpty,
     handler: async (request, reply) => {
       const { orgId, credentialId } = request.principal!;
       if (request.body?.everywhere === true) {

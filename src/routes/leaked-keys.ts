@@ -49,7 +49,7 @@ export async function leakedKeyRoutes(app: FastifyInstance, opts: { apiKeys: Api
     config: { auth: 'none', routeLabel: '/auth/api-key/leaked' },
     bodyLimit: LEAK_REPORTS.bodyLimitBytes,
     // The address's limit is known from the head: a refused report's body is never read (nor
-    // invited with 100 Continue: http/admission.ts). So a malformed report counts as well.
+    // invited with 100 Continue: request/admission.ts). So a malformed report counts as well.
     onRequest: async (request) => throttle.admit(throttleAddress(request.ip)),
     schema: {
       operationId: 'reportLeakedApiKeys',

@@ -9,7 +9,7 @@
  * member manages its own second factor (issue 50, members/own-credentials.ts): the first member's
  * is the organization's.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
@@ -21,8 +21,7 @@ import type { Organization } from '../store/store.js';
 import { CurrentPasswordBody, MfaLoginBody, OwnMfaStatusSchema, StepUpOptions, RecoveryCodes, TotpConfirmBody, TotpConfirmed, TotpEnrolment, TotpRemoveBody } from './mfa-schemas.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
-import { confirmCallersPassword } from '../guards/current-password.js';
-import { auditWrongProof, proveStepUp } from './step-up.js';
+import { auditWrongProof, authenticatorChecks, STEP_UP_REFUSALS } from './step-up.js';
 import { callersMemberId, credentialOwner } from '../members/own-credentials.js';
 
 export async function mfaRoutes(app: FastifyInstance, opts: {
@@ -38,9 +37,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
 }) {
   const { mfa, passwords, throttle, audit } = opts;
 
-  /** The current password, judged and counted as POST /auth/password does; the organization. */
-  const checkCurrentPassword = (request: FastifyRequest, currentPassword: string) =>
-    confirmCallersPassword({ throttle, passwords, audit, findOrganization: opts.findOrganization }, request, currentPassword, 'mfa.password_failed');
+  const checks = authenticatorChecks({ throttle, passwords, audit, findOrganization: opts.findOrganization, mfa });
 
   app.post<{ Body: MfaLoginBody }>('/auth/login/mfa', {
     config: { auth: 'none', routeLabel: '/auth/login/mfa' },
@@ -133,16 +130,14 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         200: TotpEnrolment,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
+        ...STEP_UP_REFUSALS,
         409: problemOf('totpAlreadyEnabled', 'mfaNotConfigured'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       if (!opts.enrolment) throw new Problem('mfaNotConfigured', 'The operator has not set AUTHGATE_MFA_ENCRYPTION_KEY: second factors cannot be enrolled.');
-      const org = await checkCurrentPassword(request, request.body.currentPassword);
-      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'totp_enrolment');
+      const org = await checks.stepUp(request, request.body, 'totp_enrolment');
       const enrolment = await mfa.beginTotp(org);
       return reply.header('cache-control', 'no-store').send(enrolment);
     },
@@ -193,7 +188,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       },
     },
     handler: async (request, reply) => {
-      const org = await checkCurrentPassword(request, request.body.currentPassword);
+      const org = await checks.currentPassword(request, request.body.currentPassword);
       try {
         await mfa.disableTotp(org.id, request.body.code, org.memberId);
       } catch (error) {
@@ -218,15 +213,13 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         200: RecoveryCodes,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
+        ...STEP_UP_REFUSALS,
         409: problemOf('totpNotEnabled'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
-      const org = await checkCurrentPassword(request, request.body.currentPassword);
-      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'recovery_codes');
+      const org = await checks.stepUp(request, request.body, 'recovery_codes');
       const recoveryCodes = await mfa.regenerateRecoveryCodes(org.id, org.memberId);
       audit.record({ type: 'mfa.recovery_codes_regenerated', orgId: org.id, ...actorOf(request) });
       return reply.header('cache-control', 'no-store').send({ recoveryCodes });

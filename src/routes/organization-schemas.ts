@@ -1,6 +1,7 @@
 // The JSON schemas of GET and PATCH /auth/organization (issue 31): the organization's own name and e-mail.
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_PASSWORD_LENGTH } from '../credentials/passwords.js';
+import { Role } from './member-schemas.js';
 import { Email, OrganizationName } from './schemas.js';
 
 /** PATCH /auth/organization (issue 31). */
@@ -16,6 +17,20 @@ export type ProfileChangeBody = Static<typeof ProfileChangeBody>;
 
 /** GET and PATCH /auth/organization: the organization as it sees itself. */
 export const ProfileResponse = Type.Object(
-  { id: Type.String(), name: Type.String(), email: Type.String(), createdAt: Type.String({ format: 'date-time' }) },
-  { description: 'The organization: its id, name, e-mail and creation time.' },
+  {
+    id: Type.String(),
+    name: Type.String(),
+    email: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+    member: Type.Optional(Type.Object(
+      {
+        id: Type.String({ description: '`mem_…`' }),
+        email: Type.String(),
+        role: Role,
+        first: Type.Boolean({ description: "true for the organization's first member: its own e-mail and password." }),
+      },
+      { description: 'The member the login token acts as (issue 50), with the role that decides what it may do: what a client such as the console shows or hides by.' },
+    )),
+  },
+  { description: 'The organization: its id, name, e-mail and creation time, and the member asking.' },
 );

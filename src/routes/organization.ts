@@ -5,14 +5,22 @@ import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
 import { emailDomain, type ProfileOutcome, type ProfileService } from '../services/organization-profiles.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
+import { firstMemberId, type Member } from '../store/members.js';
 import type { Organization } from '../store/store.js';
 import { refuseSpoofingName } from './display-names.js';
 import { ProfileChangeBody, ProfileResponse } from './organization-schemas.js';
 import { Problem as ProblemSchema, problemOf } from './schemas.js';
 import { judgeCurrentPassword } from '../guards/current-password.js';
 
-/** What GET and PATCH /auth/organization answer: never the password hash. */
-export const profileView = (org: Organization) => ({ id: org.id, name: org.name, email: org.email, createdAt: org.createdAt });
+/** What GET and PATCH /auth/organization answer: never the password hash; and the member asking (set by the role guard). */
+export const profileView = (org: Organization, member?: Member) => ({
+  id: org.id,
+  name: org.name,
+  email: org.email,
+  createdAt: org.createdAt,
+  // The first member's e-mail is the organization's: as it is after a PATCH that changed it.
+  ...(member !== undefined && { member: { id: member.id, email: member.id === firstMemberId(org.id) ? org.email : member.email, role: member.role, first: member.id === firstMemberId(org.id) } }),
+});
 
 /**
  * The audit events of a change (both routes): `organization.name_changed`, and
@@ -37,10 +45,10 @@ export async function organizationRoutes(app: FastifyInstance, opts: { profiles:
     schema: {
       operationId: 'getOwnOrganization',
       tags: ['auth'],
-      summary: 'The organization of the login token: its id, name, e-mail and creation time.',
+      summary: 'The organization of the login token: its id, name, e-mail and creation time, and the member the token acts as (its role).',
       response: { 200: ProfileResponse, 401: ProblemSchema, 403: problemOf('loginTokenRequired'), 503: problemOf('storeUnavailable', 'overloaded') },
     },
-    handler: async (request, reply) => reply.header('cache-control', 'no-store').send(profileView(await profiles.current(request.principal!.orgId))),
+    handler: async (request, reply) => reply.header('cache-control', 'no-store').send(profileView(await profiles.current(request.principal!.orgId), request.member)),
   });
 
   app.patch<{ Body: ProfileChangeBody }>('/auth/organization', {
@@ -79,7 +87,7 @@ export async function organizationRoutes(app: FastifyInstance, opts: { profiles:
       // Never the addresses: which fields changed, and how many sessions ended.
       request.log.info({ event: 'organization.profile_changed', orgId, nameChanged: outcome.nameChanged, emailChanged: outcome.emailChanged, sessionsEnded: outcome.sessionsEnded }, 'organization profile changed');
       recordProfileChange(audit, outcome, actorOf(request));
-      return reply.header('cache-control', 'no-store').send(profileView(outcome.organization));
+      return reply.header('cache-control', 'no-store').send(profileView(outcome.organization, request.member));
     },
   });
 }

@@ -5,11 +5,10 @@
  * /auth/login/mfa (routes/mfa.ts). A wrong current password counts against the login limits as
  * on the TOTP routes (guards/current-password.ts). Each member's passkeys are its own (issue 50).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
-import { confirmCallersPassword } from '../guards/current-password.js';
 import { refuseSpoofingName } from './display-names.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
@@ -18,7 +17,7 @@ import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
 import { CurrentPasswordBody } from './mfa-schemas.js';
 import type { MfaService } from '../services/mfa.js';
-import { proveStepUp } from './step-up.js';
+import { authenticatorChecks, STEP_UP_REFUSALS } from './step-up.js';
 import { callersMemberId } from '../members/own-credentials.js';
 import { PasskeyCreationOptions, PasskeyName, PasskeySchema, RegistrationResponse } from './passkey-schemas.js';
 import { NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
@@ -41,8 +40,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
 }) {
   const { passkeys, passwords, throttle, audit, mfa } = opts;
 
-  const checkCurrentPassword = (request: FastifyRequest, currentPassword: string) =>
-    confirmCallersPassword({ throttle, passwords, audit, findOrganization: opts.findOrganization }, request, currentPassword, 'mfa.password_failed');
+  const checks = authenticatorChecks({ throttle, passwords, audit, findOrganization: opts.findOrganization, mfa });
 
   app.post<{ Body: CurrentPasswordBody }>('/auth/mfa/passkeys/registration', {
     config: { auth: 'login-token', routeLabel: '/auth/mfa/passkeys/registration' },
@@ -56,16 +54,14 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
         200: Type.Object({ options: PasskeyCreationOptions }),
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
+        ...STEP_UP_REFUSALS,
         409: problemOf('passkeysNotConfigured', 'passkeyLimitReached'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
       if (!passkeys.offered) throw new Problem('passkeysNotConfigured', 'The operator has not set AUTHGATE_WEBAUTHN_RP_ID and AUTHGATE_WEBAUTHN_ORIGINS: passkeys cannot be registered.');
-      const org = await checkCurrentPassword(request, request.body.currentPassword);
-      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'passkey_registration');
+      const org = await checks.stepUp(request, request.body, 'passkey_registration');
       const options = await passkeys.beginRegistration(org);
       return reply.header('cache-control', 'no-store').send({ options });
     },
@@ -130,15 +126,13 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
         204: NoContent,
         400: ProblemSchema,
         401: ProblemSchema,
-        403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
+        ...STEP_UP_REFUSALS,
         404: problemOf('passkeyNotFound'),
         415: ProblemSchema,
-        429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
       },
     },
     handler: async (request, reply) => {
-      const org = await checkCurrentPassword(request, request.body.currentPassword);
-      await proveStepUp({ mfa, audit }, request, org.id, request.body, 'passkey_removal');
+      const org = await checks.stepUp(request, request.body, 'passkey_removal');
       await passkeys.remove(org.id, request.params.id, org.memberId);
       request.log.info({ event: 'mfa.passkey_removed', orgId: org.id }, 'passkey removed');
       audit.record({ type: 'mfa.passkey_removed', orgId: org.id, ...actorOf(request) });

@@ -8,18 +8,50 @@
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { confirmCallersPassword, type CurrentPasswordDeps } from '../guards/current-password.js';
 import { Problem } from '../problems.js';
 import type { MfaService } from '../services/mfa.js';
-import { callersMemberId } from '../members/own-credentials.js';
+import type { Organization } from '../store/store.js';
+import { callersMemberId, type CredentialOwner } from '../members/own-credentials.js';
+import { problemOf } from './schemas.js';
 
 /** What a change is called in the audit entry of a wrong proof. */
 export type AuthenticatorChange = 'totp_enrolment' | 'totp_removal' | 'recovery_codes' | 'passkey_registration' | 'passkey_removal';
+
+type Proof = Readonly<{ code?: string | undefined; recoveryCode?: string | undefined; passkey?: unknown }>;
+
+/**
+ * What a route guarded by a step-up declares of its refusals beside its own: the current password
+ * (1217; counted against the login limits, 1108) and the proof of the second factor (1123, 1119
+ * or 1120; the organization's bound on wrong proofs, 1121). Merged into a route's `response`.
+ */
+export const STEP_UP_REFUSALS = {
+  403: problemOf('currentPasswordWrong', 'secondFactorRequired', 'mfaCodeRejected', 'loginTokenRequired'),
+  429: problemOf('tooManyLoginAttempts', 'tooManySecondFactorFailures'),
+};
+
+/** The checks of the second factor's and the passkeys' routes, made once for both plugins. */
+export function authenticatorChecks(
+  deps: CurrentPasswordDeps & Readonly<{ findOrganization: (orgId: string) => Promise<Organization | undefined>; mfa: Pick<MfaService, 'proveSecondFactor'> }>,
+) {
+  /** The caller's own current password (a member's, issue 50), judged and counted as POST /auth/password does; its holder. */
+  const currentPassword = (request: FastifyRequest, password: string): Promise<CredentialOwner> => confirmCallersPassword(deps, request, password, 'mfa.password_failed');
+  return {
+    currentPassword,
+    /** The current password, then, while a second factor is enrolled, a proof of it: the holder (the organization, or the member). */
+    async stepUp(request: FastifyRequest, body: Proof & Readonly<{ currentPassword: string }>, change: AuthenticatorChange): Promise<CredentialOwner> {
+      const org = await currentPassword(request, body.currentPassword);
+      await proveStepUp(deps, request, org.id, body, change);
+      return org;
+    },
+  };
+}
 
 export async function proveStepUp(
   deps: Readonly<{ mfa: Pick<MfaService, 'proveSecondFactor'>; audit: AuditTrail }>,
   request: FastifyRequest,
   orgId: string,
-  proof: Readonly<{ code?: string | undefined; recoveryCode?: string | undefined; passkey?: unknown }>,
+  proof: Proof,
   change: AuthenticatorChange,
 ): Promise<void> {
   try {

@@ -1,6 +1,7 @@
 // The API-key service's answer and option shapes and its bounds (services/api-keys.ts), apart so the
 // routes' schemas and the admin API can name them without the service.
 import type { KeyQuota } from '../limits/key-quotas.js';
+import type { KeyCreator } from '../members/key-creators.js';
 
 export type ApiKeyView = Readonly<{
   id: string;
@@ -14,6 +15,8 @@ export type ApiKeyView = Readonly<{
   rateLimit: string | null;
   /** The key's own quota; null: its organization's alone applies. */
   quota: KeyQuota | null;
+  /** The member who created it (members/key-creators.ts). */
+  createdBy: KeyCreator;
 }>;
 
 /** An answer's end: when it stops working (the store's epoch ms), or how long from now. */
@@ -40,6 +43,8 @@ export type CreatedApiKey = Readonly<{
   expiresAt: string | null;
   rateLimit: string | null;
   quota: KeyQuota | null;
+  /** The member creating it: the one whose login token asked. */
+  createdBy: KeyCreator;
 }>;
 
 export type RolledApiKey = CreatedApiKey & Readonly<{ rolled: Readonly<{ id: string; expiresAt: string }> }>;

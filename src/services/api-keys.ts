@@ -1,9 +1,8 @@
 // API keys of an organization: create (the secret shown once, only its hash stored), list, get,
 // rename, delete
 // (revoked everywhere); and leak reports, which revoke whatever reported key is real.
-import type { ScopeTable } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
-import { generateApiKey, parseApiKey } from '../credentials/api-keys.js';
+import { generateApiKey } from '../credentials/api-keys.js';
 import { Problem } from '../problems.js';
 import type { TenantGrowth } from '../guards/tenant-growth.js';
 import type { InvalidationBus } from '../store/invalidation.js';
@@ -13,63 +12,20 @@ import type { RouteTableSource } from '../route-table/types.js';
 import type { PlanLookup } from '../plans/organization-plans.js';
 import { scopesOutsidePlan } from '../route-table/plans.js';
 import { keyQuotaWithin, type KeyQuotas } from '../limits/key-quotas.js';
-import { storedScopes, type ApiKeyChangeRefusal, type ApiKeySummary, type ScopeNames, type Store } from '../store/store.js';
+import { storedScopes, type ApiKeySummary, type Store } from '../store/store.js';
+import { keyCreatorsOf, type KeyCreator, type KeyCreatorLookup, type KeyCreatorStore } from '../members/key-creators.js';
+import { cursorOf, declaredScopes, expiryOf, iso, readCursor, REFUSALS, scopesShown } from './api-key-terms.js';
+import { reportLeakedKeys, type LeakedKeyRevoked } from './leaked-api-keys.js';
+
+export { declaredScopes, scopesShown } from './api-key-terms.js';
+export type { LeakedKeyRevoked } from './leaked-api-keys.js';
 
 export * from './api-key-shapes.js';
-import { DEFAULT_PAGE_SIZE, DEFAULT_ROLL_GRACE_SECONDS, EXPIRED_KEY_RETENTION_MS, MAX_API_KEY_LIFETIME_MS, MAX_PAGE_SIZE, type ApiKeyChangeOptions, type ApiKeyPage, type ApiKeyView, type CreatedApiKey, type KeyEnd, type NewApiKeyOptions, type PageRequest, type RollOptions, type RolledApiKey } from './api-key-shapes.js';
-
-/** A key's answer shape: null where it has no name or does not expire. */
-const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-
-/** A key a leak report revoked: for the audit line, never the key or its hash. */
-export type LeakedKeyRevoked = Readonly<{ orgId: string; keyId: string }>;
-
-/**
- * What a key's scopes show as under a table: the names it holds that the table declares, in the
- * table's order; every declared name for a key holding every scope. A name the file no longer
- * declares is not shown (and holds nothing), though the store keeps it.
- */
-export function scopesShown(scopes: ScopeNames | undefined, table: ScopeTable): string[] {
-  return scopes === undefined ? [...table.names] : table.declaredOf(scopes);
-}
-
-/** The names given, if the table declares every one; otherwise 400 (1212) naming those it does not. */
-export function declaredScopes(names: readonly string[], table: ScopeTable): readonly string[] {
-  const unknown = [...new Set(names)].filter((name) => !table.has(name));
-  if (unknown.length > 0) {
-    throw new Problem('unknownScope', `The route table declares no scope ${unknown.join(', ')} (GET /auth/scopes lists those it does).`, 'unknown_scope');
-  }
-  return names;
-}
-
-const REFUSALS: Record<Exclude<ApiKeyChangeRefusal, 'not-found'>, string> = {
-  'scopes-wider': 'A key\'s scopes can only be narrowed; create a new key for more.',
-  'expiry-later': 'A key\'s expiry can only be moved earlier; create or roll a key for a later one.',
-};
-
-/**
- * A page's cursor: where the last key of the page stands in the listing's order (its createdAt
- * and id), base64url so it is one opaque token. Any key created since sorts before it, so a
- * listing never repeats or skips a key that was there all along.
- */
-function cursorOf(key: ApiKeySummary): string {
-  return Buffer.from(JSON.stringify([key.createdAt, key.id])).toString('base64url');
-}
-
-function readCursor(cursor: string): readonly [string, string] {
-  try {
-    const position: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(position) && position.length === 2 && position.every((part) => typeof part === 'string')) {
-      return position as [string, string];
-    }
-  } catch {
-    // below
-  }
-  throw new Problem('badRequest', 'cursor is not one this API gave.');
-}
+import { DEFAULT_PAGE_SIZE, DEFAULT_ROLL_GRACE_SECONDS, EXPIRED_KEY_RETENTION_MS, MAX_API_KEY_LIFETIME_MS, MAX_PAGE_SIZE, type ApiKeyChangeOptions, type ApiKeyPage, type ApiKeyView, type CreatedApiKey, type NewApiKeyOptions, type PageRequest, type RollOptions, type RolledApiKey } from './api-key-shapes.js';
 
 export function createApiKeyService(deps: {
-  store: Store;
+  /** With the members' part that says who created each key (members/key-creators.ts). */
+  store: Store & KeyCreatorStore;
   bus: Pick<InvalidationBus, 'applyLocally'>;
   environment: Environment;
   now: () => number;
@@ -100,7 +56,8 @@ export function createApiKeyService(deps: {
   };
   const pendingUse = deps.pendingUse ?? (() => undefined);
   const keyQuotas = deps.keyQuotas ?? { quotaOf: () => undefined, set: async () => {}, forget: async () => {} };
-  const view = (key: ApiKeySummary): ApiKeyView => {
+  /** The key as answered; `creators` says who created it (one read per answer, for a whole page). */
+  const view = (key: ApiKeySummary, creators: KeyCreatorLookup): ApiKeyView => {
     const pending = pendingUse(key.id);
     const lastUsedAt = pending === undefined || (key.lastUsedAt ?? -Infinity) > pending ? key.lastUsedAt : pending;
     return {
@@ -113,29 +70,19 @@ export function createApiKeyService(deps: {
       lastUsedAt: iso(lastUsedAt),
       rateLimit: rateLimits.keyView(key.id),
       quota: keyQuotas.quotaOf(key.id) ?? null,
+      createdBy: creators(key.id),
     };
   };
-
-  /** The key's end in epoch ms, or undefined; a 400 for one in the past or beyond 366 days. */
-  function expiryOf(options: KeyEnd, t: number): number | undefined {
-    if (options.expiresAt !== undefined && options.expiresIn !== undefined) {
-      throw new Problem('badRequest', 'Give expiresAt or expiresIn, not both.');
-    }
-    if (options.expiresIn !== undefined) return t + options.expiresIn * 1000;
-    if (options.expiresAt === undefined) return undefined;
-    const at = Date.parse(options.expiresAt);
-    if (!Number.isFinite(at)) throw new Problem('badRequest', 'expiresAt must be an RFC 3339 date-time.');
-    if (at <= t) throw new Problem('badRequest', 'expiresAt must be in the future.');
-    if (at - t > MAX_API_KEY_LIFETIME_MS) throw new Problem('badRequest', 'expiresAt must be at most 366 days ahead.');
-    return at;
-  }
+  const creatorsOf = (orgId: string) => keyCreatorsOf(store, orgId);
+  /** The creator a new key is answered with: the member creating it, else (no member: the organization's login) whom the store counts. */
+  const newKeyCreator = async (orgId: string, keyId: string, creator: KeyCreator | undefined) => creator ?? (await creatorsOf(orgId))(keyId);
 
   /** Keys that expired more than the retention ago leave the store on the organization's next key write (or listing that finds one). */
   const prune = (orgId: string) => store.pruneExpiredApiKeys(orgId, now() - EXPIRED_KEY_RETENTION_MS);
 
   return {
     /** The secret is in this answer and nowhere else, ever: only its hash is stored. */
-    async create(orgId: string, options: NewApiKeyOptions = {}): Promise<CreatedApiKey> {
+    async create(orgId: string, options: NewApiKeyOptions = {}, creator?: KeyCreator): Promise<CreatedApiKey> {
       const t = now();
       const expiresAt = expiryOf(options, t);
       const scopes = storedScopes(options.scopes === undefined ? undefined : grantable(orgId, options.scopes));
@@ -176,6 +123,7 @@ export function createApiKeyService(deps: {
         expiresAt: iso(expiresAt),
         rateLimit: rateLimit ?? null,
         quota: quota ?? null,
+        createdBy: await newKeyCreator(orgId, key.id, creator),
       };
     },
 
@@ -196,14 +144,15 @@ export function createApiKeyService(deps: {
       }
       const shown = keys.slice(0, limit);
       const last = shown[shown.length - 1];
-      return { keys: shown.map(view), nextCursor: keys.length > limit && last !== undefined ? cursorOf(last) : null };
+      const creators = await creatorsOf(orgId);
+      return { keys: shown.map((key) => view(key, creators)), nextCursor: keys.length > limit && last !== undefined ? cursorOf(last) : null };
     },
 
     /** One of the organization's keys; 404 for another organization's key as for an unknown one. */
     async get(orgId: string, keyId: string): Promise<ApiKeyView> {
       const key = await store.findApiKeySummary(orgId, keyId);
       if (key === undefined) throw new Problem('apiKeyNotFound');
-      return view(key);
+      return view(key, await creatorsOf(orgId));
     },
 
     /**
@@ -226,7 +175,7 @@ export function createApiKeyService(deps: {
       // After the key's own terms, which may refuse: a refused change changes nothing.
       if (rateLimit !== undefined) await rateLimits.setKey(orgId, keyId, rateLimit);
       if (quota !== undefined) await keyQuotas.set(orgId, keyId, quota);
-      return view(changed.key);
+      return view(changed.key, await creatorsOf(orgId));
     },
 
     /**
@@ -235,7 +184,7 @@ export function createApiKeyService(deps: {
      * 0. The successor ends when asked (expiresAt, expiresIn) or, for a rolled key that expires,
      * after the same lifetime the rolled key was given; otherwise never. One atomic step.
      */
-    async roll(orgId: string, keyId: string, options: RollOptions = {}): Promise<RolledApiKey> {
+    async roll(orgId: string, keyId: string, options: RollOptions = {}, creator?: KeyCreator): Promise<RolledApiKey> {
       const t = now();
       const grace = options.graceSeconds ?? DEFAULT_ROLL_GRACE_SECONDS;
       let expiresAt = expiryOf(options, t);
@@ -284,6 +233,7 @@ export function createApiKeyService(deps: {
         expiresAt: iso(expiresAt),
         rateLimit,
         quota,
+        createdBy: await newKeyCreator(orgId, key.id, creator),
         rolled: { id: keyId, expiresAt: new Date(result.rolled?.expiresAt ?? t).toISOString() },
       };
     },
@@ -296,34 +246,9 @@ export function createApiKeyService(deps: {
       await Promise.all([rateLimits.forgetKey(orgId, keyId), keyQuotas.forget(orgId, keyId)]);
     },
 
-    /**
-     * A leak report: every string that is a well-formed key of this gateway's environment and
-     * exists is revoked at once, everywhere, as revoke() does; anything else (another
-     * environment's key, a malformed string, a bad checksum, an unknown key) is skipped without a
-     * word, so the caller's answer never says which keys existed. `onRevoked` is told each
-     * revocation as it is committed (the audit line), even when another lookup of the report then
-     * fails: the first failure (StoreUnavailable: 503) is thrown once every lookup has settled.
-     */
-    async reportLeaked(keys: readonly string[], onRevoked: (revoked: LeakedKeyRevoked) => void): Promise<void> {
-      const hashes = new Set<string>();
-      for (const key of keys) {
-        const parsed = parseApiKey(key);
-        if (parsed.ok && parsed.environment === environment) hashes.add(parsed.hash);
-      }
-      const outcomes = await Promise.allSettled(
-        [...hashes].map(async (hash) => {
-          const found = await store.findApiKeyByHash(hash);
-          if (found === undefined) return;
-          const revoked = await store.deleteApiKeyIfOwned(found.orgId, found.id);
-          if (revoked === undefined) return; // deleted meanwhile, by its owner or another report
-          bus.applyLocally([revoked]);
-          onRevoked({ orgId: found.orgId, keyId: found.id });
-          await Promise.all([rateLimits.forgetKey(found.orgId, found.id), keyQuotas.forget(found.orgId, found.id)]);
-        }),
-      );
-      const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-      if (failed !== undefined) throw failed.reason;
-    },
+    /** A leak report (leaked-api-keys.ts): every real key of this gateway's environment in it is revoked, as revoke() does. */
+    reportLeaked: (keys: readonly string[], onRevoked: (revoked: LeakedKeyRevoked) => void): Promise<void> =>
+      reportLeakedKeys({ store, bus, environment, forget: (orgId, keyId) => Promise.all([rateLimits.forgetKey(orgId, keyId), keyQuotas.forget(orgId, keyId)]) }, keys, onRevoked),
   };
 }
 

@@ -8,7 +8,7 @@ import { StoreUnavailable } from './store.js';
  *
  * A StoreUnavailable, so that everything treating the store as failing does so here too: it is
  * counted in authgate_store_errors_total by the write's operation (writes are failing: that
- * should page), and http/error-handler.ts renders it as its own problem.
+ * should page), and request/error-handler.ts renders it as its own problem.
  */
 export class WriteNotReplicated extends StoreUnavailable {
   readonly acknowledged: number;

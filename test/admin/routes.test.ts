@@ -157,7 +157,7 @@ t.test('GET and DELETE /admin/organizations/:id/api-keys', async (t) => {
     t.same(keys.map((k) => k['id']), newestFirst.map((k) => k['id']), 'newest first (createdAt, then id, descending)');
     t.equal(nextCursor, null, 'one page');
     for (const key of keys) {
-      t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
+      t.same(Object.keys(key).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
       t.same(key['scopes'], ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'a default key holds all five scopes');
       const lastUsedAt = key['lastUsedAt'];
       t.ok(lastUsedAt === null || (typeof lastUsedAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(lastUsedAt)), `lastUsedAt null or a date-time (${String(lastUsedAt)})`);

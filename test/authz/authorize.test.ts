@@ -4,7 +4,7 @@ import { createAuthorize } from '../../src/authz/authorize.js';
 import { LEGACY_SCOPES as SCOPES, ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
 import type { Principal } from '../../src/credentials/principal.js';
 import { Problem } from '../../src/problems.js';
-import '../../src/http/request-context.js';
+import '../../src/request/request-context.js';
 
 /** authz/authorize.ts: a route's requirement against the principal authentication produced. */
 

@@ -3,8 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import t from 'tap';
 import { createAuthenticate } from '../../src/credentials/authenticate.js';
 import type { CredentialResolver, Resolution } from '../../src/credentials/resolver.js';
-import { toProblem } from '../../src/http/error-handler.js';
-import '../../src/http/request-context.js';
+import { toProblem } from '../../src/request/error-handler.js';
+import '../../src/request/request-context.js';
 import { Problem } from '../../src/problems.js';
 import { StoreUnavailable } from '../../src/store/store.js';
 

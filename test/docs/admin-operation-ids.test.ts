@@ -30,7 +30,7 @@ t.test('docs/admin.md names every fixed operationId of the code, and no other', 
   const doc = readFileSync(join(ROOT, 'docs', 'admin.md'), 'utf8');
   const paragraph = doc.slice(doc.indexOf('`operationId` for client generators'), doc.indexOf('Each operation lists the problems'));
   for (const id of inCode) t.ok(paragraph.includes(`\`${id}\``), `${id} is listed`);
-  // The forwarded routes' ids are made from method and path (src/http/openapi.ts): the built-in table's examples.
+  // The forwarded routes' ids are made from method and path (src/openapi/document.ts): the built-in table's examples.
   const listed = [...paragraph.matchAll(/`([a-z][A-Za-z]+)`/g)].map((m) => m[1]!).filter((id) => id !== 'operationId' && !/^(get|post|put|patch|delete|head|options)(Accounts|AccountsPath|OrganizationMe)$/.test(id));
   for (const id of listed) t.ok(inCode.has(id), `${id} is one of the code's`);
 });

@@ -108,7 +108,7 @@ t.test('API keys: create, list, use, revoke; JWT-only creation', async (t) => {
   t.equal(created.headers['cache-control'], 'no-store');
   const { id, apiKey } = created.json() as { id: string; apiKey: string };
   t.match(apiKey, new RegExp(`^agk_test_${shardTagOf(org.id)}_[0-9A-Za-z]{36}$`), 'sandbox key: prefix, its organization\'s shard tag, random, checksum');
-  t.same(Object.keys(created.json()).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name', 'quota', 'rateLimit', 'scopes']);
+  t.same(Object.keys(created.json()).sort(), ['apiKey', 'createdAt', 'createdBy', 'expiresAt', 'id', 'name', 'quota', 'rateLimit', 'scopes']);
   t.same(created.json().scopes, ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'without scopes, a key holds all five');
 
   const withKey = await send(`${gw.publicUrl}/auth/api-key`, { method: 'POST', headers: { ...UA, authorization: `Bearer ${apiKey}` } });
@@ -121,7 +121,7 @@ t.test('API keys: create, list, use, revoke; JWT-only creation', async (t) => {
   const keys = listed.json().keys as Array<Record<string, string>>;
   t.equal(keys.length, 1);
   t.equal(listed.json().nextCursor, null, 'one page');
-  t.same(Object.keys(keys[0]!).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
+  t.same(Object.keys(keys[0]!).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
   t.same(keys[0]!.scopes, ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'listed with all five scopes');
   const lastUsedAt = keys[0]!.lastUsedAt as string | null;
   t.ok(lastUsedAt === null || (typeof lastUsedAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(lastUsedAt)), `lastUsedAt null or a date-time (${lastUsedAt})`);

@@ -112,7 +112,7 @@ t.test('an exact route and a subtree on one path: documented at start and after 
   t.equal((await readiness(gw)).routes.openapi, 'documented', '/readyz: documented');
   t.equal(await documentedGauge(gw), 1, 'authgate_openapi_documented 1');
 
-  // The document of this file lints as clean as the built-in table's (test/http/openapi.test.ts).
+  // The document of this file lints as clean as the built-in table's (test/openapi/document.test.ts).
   const lintFile = join(mkdtempSync(join(tmpdir(), 'authgate-openapi-lint-')), 'public.json');
   t.teardown(() => rmSync(lintFile, { force: true }));
   writeFileSync(lintFile, JSON.stringify(before));

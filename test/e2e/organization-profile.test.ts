@@ -90,7 +90,7 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal(renamed.status, 200, 'renamed');
     t.equal(renamed.headers['cache-control'], 'no-store');
     t.match(renamed.json(), { id: org.id, name: 'Renamed Ltd – ÄÖÜ', email: org.email });
-    t.same(Object.keys(renamed.json()).sort(), ['createdAt', 'email', 'id', 'name'], 'the organization, never its password hash');
+    t.same(Object.keys(renamed.json()).sort(), ['createdAt', 'email', 'id', 'member', 'name'], 'the organization and the member asking (issue 50), never a password hash');
     for (const token of others) t.equal((await whoAmI(b, token)).status, 200, 'a name change ends no session');
     let seen: unknown;
     t.ok(await eventually(async () => (seen = await upstreamSees(b, key.apiKey)).name === 'Renamed Ltd – ÄÖÜ'), `the other replica's upstream sees the new name (${JSON.stringify(seen)})`);

@@ -12,7 +12,7 @@ import { captureLogs } from './log-capture.js';
  *
  * What inject cannot show: it resolves dot segments (`/a/%2e%2e/b` arrives as `/b`) and builds
  * well-formed requests only. Raw targets and malformed HTTP stay in the socket suites
- * (test/e2e/http-edges.test.ts, test/http/refusals.test.ts with test/helpers/raw-http.ts).
+ * (test/e2e/http-edges.test.ts, test/request/refusals.test.ts with test/helpers/raw-http.ts).
  */
 export type InjectedGateway = {
   gateway: Gateway;

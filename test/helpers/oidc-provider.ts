@@ -1,7 +1,7 @@
 /**
  * A real OpenID provider on loopback for the provider-token tests (issue 49): panva's
  * oidc-provider, issuing RFC 9068 JWT access tokens (`typ: at+jwt`) through client credentials
- * and resource indicators. Its keys are made here, so a test can also sign a token the provider
+ * and resource indicators, or opaque ones it answers RFC 7662 introspection for. Its keys are made here, so a test can also sign a token the provider
  * would never issue (wrong claims, HS256 with its public key) with its real private key. The HTTP
  * server stays on its port across stop()/start() (the provider down, then back) and rotate()
  * (a new provider with a new key behind the same issuer).
@@ -24,6 +24,10 @@ export type TestProvider = {
   start(): Promise<void>;
   /** Requests the JWKS endpoint answered. */
   jwksServed(): number;
+  /** Requests the introspection endpoint answered (options.introspection). */
+  introspectionsServed(): number;
+  /** Revokes a token at the provider (RFC 7009), as the client it was issued to. */
+  revoke(token: string, org: string): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -34,13 +38,21 @@ async function newKey(alg: 'RS256' | 'ES256'): Promise<JWK & { kid: string }> {
   return { ...(await exportJWK(privateKey)), kid: `k-${Math.random().toString(36).slice(2, 10)}`, alg, use: 'sig' };
 }
 
-export async function startTestProvider(options: { alg?: 'RS256' | 'ES256'; orgClaim?: string } = {}): Promise<TestProvider> {
+export const INTROSPECTION_PATH = '/token/introspection';
+
+/**
+ * `introspection`: access tokens are opaque, and the provider answers RFC 7662 introspection
+ * (and RFC 7009 revocation) to this client, which client_secret_basic authenticates.
+ */
+export async function startTestProvider(options: { alg?: 'RS256' | 'ES256'; orgClaim?: string; introspection?: { clientId: string; clientSecret: string } } = {}): Promise<TestProvider> {
   const alg = options.alg ?? 'RS256';
   const orgClaim = options.orgClaim ?? 'org_id';
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end();
   let served = 0;
+  let introspections = 0;
   const server = createServer((req, res) => {
     if (req.url?.startsWith('/jwks')) served++;
+    if (req.url === INTROSPECTION_PATH) introspections++;
     handler(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -49,22 +61,30 @@ export async function startTestProvider(options: { alg?: 'RS256' | 'ES256'; orgC
   /** client id → the org claim its tokens carry. */
   const orgs = new Map<string, string>();
   let key = await newKey(alg);
+  const introspector = options.introspection;
 
   function build(): void {
     const provider = new Provider(issuer, {
-      clients: [...orgs.keys()].map((clientId) => ({ client_id: clientId, client_secret: `${clientId}-secret`, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: SCOPES, id_token_signed_response_alg: alg })),
+      clients: [
+        ...[...orgs.keys()].map((clientId) => ({ client_id: clientId, client_secret: `${clientId}-secret`, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: SCOPES, id_token_signed_response_alg: alg })),
+        ...(introspector === undefined ? [] : [{ client_id: introspector.clientId, client_secret: introspector.clientSecret, grant_types: [], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic' }]),
+      ],
       jwks: { keys: [key] },
       scopes: SCOPES.split(' '),
       ttl: { ClientCredentials: 300 },
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
-        introspection: { enabled: false },
+        introspection: { enabled: introspector !== undefined },
+        revocation: { enabled: introspector !== undefined },
         resourceIndicators: {
           enabled: true,
           defaultResource: () => undefined,
           useGrantedResource: () => true,
-          getResourceServerInfo: (_ctx: unknown, resource: string) => ({ scope: 'orders:read orders:write', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 300, jwt: { sign: { alg } } }),
+          getResourceServerInfo: (_ctx: unknown, resource: string) =>
+            introspector === undefined
+              ? { scope: 'orders:read orders:write', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 300, jwt: { sign: { alg } } }
+              : { scope: 'orders:read orders:write', audience: resource, accessTokenFormat: 'opaque', accessTokenTTL: 300 },
         },
       },
       extraTokenClaims: (_ctx: unknown, token: { clientId?: string }) => ({ [orgClaim]: orgs.get(token.clientId ?? '') }),
@@ -106,6 +126,16 @@ export async function startTestProvider(options: { alg?: 'RS256' | 'ES256'; orgC
       await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
     },
     jwksServed: () => served,
+    introspectionsServed: () => introspections,
+    async revoke(token, org) {
+      const clientId = `c-${org}`;
+      const res = await fetch(`${issuer}/token/revocation`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${clientId}-secret`).toString('base64')}` },
+        body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
+      });
+      if (res.status !== 200) throw new Error(`revoke: ${res.status} ${await res.text()}`);
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

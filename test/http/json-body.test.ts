@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import t, { type Test } from 'tap';
-import { createErrorHandler } from '../../src/http/error-handler.js';
+import { createErrorHandler } from '../../src/request/error-handler.js';
 import { AUTH_BODY_LIMIT, useStrictJsonBodies } from '../../src/http/json-body.js';
 
 /** http/json-body.ts on a small app: what a strict JSON body accepts and how it refuses the rest. */

@@ -2,8 +2,8 @@ import { ALL_SCOPES_GRANT, grantOf } from '../../src/authz/scopes.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import type { CredentialResolver, Resolution } from '../../src/credentials/resolver.js';
-import { createErrorHandler } from '../../src/http/error-handler.js';
-import '../../src/http/request-context.js';
+import { createErrorHandler } from '../../src/request/error-handler.js';
+import '../../src/request/request-context.js';
 import routePolicy from '../../src/http/route-policy.js';
 
 /**

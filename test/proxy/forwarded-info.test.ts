@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import t from 'tap';
 import { forwardedInfoOf } from '../../src/proxy/forwarded-info.js';
-import { trustProxyOption } from '../../src/http/trust-proxy.js';
+import { trustProxyOption } from '../../src/request/trust-proxy.js';
 import type { ForwardedInfo } from '../../src/proxy/identity-headers.js';
 
 /**

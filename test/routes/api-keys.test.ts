@@ -23,7 +23,7 @@ t.test('POST /auth/api-key', async (t) => {
     t.equal(res.statusCode, 201);
     t.equal(res.headers['cache-control'], 'no-store');
     const created = res.json<{ id: string; apiKey: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null }>();
-    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name', 'quota', 'rateLimit', 'scopes']);
+    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'createdBy', 'expiresAt', 'id', 'name', 'quota', 'rateLimit', 'scopes']);
     t.equal(created.name, null, 'no name without a body');
     t.strictSame(created.scopes, ALL_SCOPES, 'and every scope');
     t.equal(created.expiresAt, null, 'and no expiry');
@@ -90,7 +90,7 @@ t.test('GET /auth/api-key', async (t) => {
       t.same(keys.map((key) => key.id), newestFirst.map((key) => key.id), 'newest first (createdAt, then id, descending)');
       t.equal(nextCursor, null, 'one page');
       for (const key of keys) {
-        t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
+        t.same(Object.keys(key).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
         t.equal(key.name, null);
         t.equal(key.expiresAt, null);
         t.strictSame(key.scopes, ALL_SCOPES, 'a key created without scopes holds all five');
@@ -168,7 +168,7 @@ t.test('GET /auth/api-key/:id', async (t) => {
         const res = await gw.pub({ url: `/auth/api-key/${id}`, headers: bearer(credential) });
         t.equal(res.statusCode, 200, id);
         t.equal(res.headers['cache-control'], 'no-store');
-        t.same(Object.keys(res.json()).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
+        t.same(Object.keys(res.json()).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
         const { lastUsedAt, ...shown } = res.json<Record<string, unknown>>();
         const { lastUsedAt: listedLastUsedAt, ...listed } = keys.find((key) => key['id'] === id)!;
         t.strictSame(shown, listed, 'as the list shows it');
@@ -267,7 +267,7 @@ t.test('PATCH /auth/api-key/:id', async (t) => {
 t.test('POST /auth/api-key with a name and an expiry', async (t) => {
   let clock = Date.parse('2030-01-01T00:00:00.000Z');
   const gw = await injectGateway(t, { deps: { now: () => clock } });
-  const { orgId, token } = await gw.signedUp();
+  const { orgId, token, email } = await gw.signedUp();
   const create = (payload?: unknown, headers: Record<string, string> = {}) =>
     gw.pub({ method: 'POST', url: '/auth/api-key', headers: { ...bearer(token), ...headers }, ...(payload !== undefined && { payload: payload as object }) });
   type Created = { id: string; apiKey: string; name: string | null; scopes: string[]; createdAt: string; expiresAt: string | null };
@@ -287,11 +287,11 @@ t.test('POST /auth/api-key with a name and an expiry', async (t) => {
     const res = await create({ name: 'CI deploy key', expiresIn: 3600 });
     t.equal(res.statusCode, 201);
     const created = res.json<Created>();
-    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'expiresAt', 'id', 'name', 'quota', 'rateLimit', 'scopes']);
+    t.same(Object.keys(created).sort(), ['apiKey', 'createdAt', 'createdBy', 'expiresAt', 'id', 'name', 'quota', 'rateLimit', 'scopes']);
     t.match(created, { name: 'CI deploy key', createdAt: '2030-01-01T00:00:00.000Z', expiresAt: '2030-01-01T01:00:00.000Z' });
     t.strictSame(created.scopes, ALL_SCOPES);
     const { keys } = (await gw.pub({ url: '/auth/api-key', headers: bearer(token) })).json<{ keys: Listed[] }>();
-    t.strictSame(keys.find((key) => key.id === created.id), { id: created.id, prefix: keys.find((key) => key.id === created.id)?.prefix, name: 'CI deploy key', scopes: ALL_SCOPES, createdAt: '2030-01-01T00:00:00.000Z', expiresAt: '2030-01-01T01:00:00.000Z', lastUsedAt: null, rateLimit: null, quota: null });
+    t.strictSame(keys.find((key) => key.id === created.id), { id: created.id, prefix: keys.find((key) => key.id === created.id)?.prefix, name: 'CI deploy key', scopes: ALL_SCOPES, createdAt: '2030-01-01T00:00:00.000Z', expiresAt: '2030-01-01T01:00:00.000Z', lastUsedAt: null, rateLimit: null, quota: null, createdBy: { id: `mem_${orgId.slice(4)}`, email } });
   });
 
   t.test('expiresAt: 201, normalized; a name alone: no expiry', async (t) => {

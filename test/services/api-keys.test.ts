@@ -62,7 +62,7 @@ t.test('list: views of the organization\'s own keys, never a hash', async (t) =>
   const { keys: listed, nextCursor } = await apiKeys.list('org_a');
   t.same(listed.map((key) => key.id).sort(), [a1.id, a2.id].sort());
   t.equal(nextCursor, null, 'one page');
-  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
+  for (const key of listed) t.same(Object.keys(key).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes']);
   for (const key of listed) t.match(key, { name: null, expiresAt: null, lastUsedAt: null, scopes: [...LEGACY_SCOPES] });
   t.same(await apiKeys.list('org_none'), { keys: [], nextCursor: null });
 });

@@ -1,19 +1,18 @@
 // authgate org usage <id>: an organization's usage figures and this period's quota (issue 47), through the admin API.
 import { call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import type { Command } from '../command-table.js';
+import { NOT_SESSIONS, ONE_ORGANIZATION } from './org-id.js';
 
 export const orgUsage: Command = {
-  family: 'org',
+  ...ONE_ORGANIZATION,
   action: 'usage',
-  args: ['id'],
-  argsWhat: 'an organization id',
   flags: [
     { name: 'granularity', type: 'string', value: 'hour|day' },
     { name: 'from', type: 'string', value: 'date' },
     { name: 'to', type: 'string', value: 'date' },
     { name: 'key', type: 'string', value: 'keyId' },
   ],
-  refuse: [{ flags: ['session', 'all'] }, { flags: ['name', 'email'] }, { flags: ['org'], hint: 'the id is an argument' }],
+  refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org'], hint: 'the id is an argument' }],
   description: [
     "Print an organization's forwarded requests by UTC day (default: the",
     'last 30) or hour, by outcome, and this period\'s quota used and left.',

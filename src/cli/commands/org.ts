@@ -1,13 +1,12 @@
-// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage: organizations through the admin API.
+// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|external-ids|set-external-id|remove-external-id: organizations through the admin API.
 // reset-password, mfa and remove-mfa take --member for one member's own password or second factor (issue 50).
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import { CliError, usageError } from '../cli-error.js';
-import type { Command, Family, FlagSpec, Refusal } from '../command-table.js';
+import type { Command, Family, FlagSpec } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
+import { orgExternalIds, orgRemoveExternalId, orgSetExternalId } from './org-external-ids.js';
+import { ID_ONLY, NOT_SESSIONS, ONE_ORGANIZATION } from './org-id.js';
 import { orgUsage } from './org-usage.js';
-
-/** Every org subcommand refuses these first: they belong to keys and sessions. */
-const NOT_SESSIONS: Refusal = { flags: ['session', 'all'] };
 
 async function readNewPassword(): Promise<string> {
   if (process.stdin.isTTY) {
@@ -72,11 +71,9 @@ const list: Command = {
 /** `org get <id>` and `org delete <id>`: the same checks, one call each. */
 function byId(action: 'get' | 'delete', description: string, example?: string): Command {
   return {
-    family: 'org',
+    ...ONE_ORGANIZATION,
     action,
-    args: ['id'],
-    argsWhat: 'an organization id',
-    refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+    refuse: ID_ONLY,
     description: [description],
     ...(example !== undefined && { examples: [example] }),
     async run({ args: [id] }) {
@@ -94,7 +91,7 @@ function setter(action: 'limit' | 'key-limit' | 'plan', value: string, what: str
     family: 'org',
     action,
     args: ['id', value],
-    argsWhat: `an organization id and ${what}`,
+    argsWhat: `${ONE_ORGANIZATION.argsWhat} and ${what}`,
     refuse: [NOT_SESSIONS, { flags: ['name', 'email', 'org', 'key'], hint: `the id and the ${value} are arguments` }],
     description,
     ...(examples !== undefined && { examples }),
@@ -128,10 +125,8 @@ const plan = setter('plan', 'plan', 'a plan of the routes file (or default)', (g
 
 /** `org update <id> --name --email`: one PATCH of the organization, printed. */
 const update: Command = {
-  family: 'org',
+  ...ONE_ORGANIZATION,
   action: 'update',
-  args: ['id'],
-  argsWhat: 'an organization id',
   flags: [
     { name: 'name', type: 'string', value: 'name' },
     { name: 'email', type: 'string', value: 'email' },
@@ -162,12 +157,10 @@ function ownerPath(id: string, member: string | boolean | undefined, below: stri
 
 /** `org reset-password <id> [--member <memberId>]`: the one-time reset token, printed once (POST .../password-reset). */
 const resetPassword: Command = {
-  family: 'org',
+  ...ONE_ORGANIZATION,
   action: 'reset-password',
-  args: ['id'],
-  argsWhat: 'an organization id',
   flags: [MEMBER],
-  refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+  refuse: ID_ONLY,
   description: [
     'End every login session of an organization and print a one-time',
     'password-reset token (resetToken, expiresAt) as JSON: shown this',
@@ -184,12 +177,10 @@ const resetPassword: Command = {
 /** `org mfa <id>` and `org remove-mfa <id>` (issue 32): the second factors' status, or the removal of all. */
 function mfaCommand(action: 'mfa' | 'remove-mfa', description: string[], example: string): Command {
   return {
-    family: 'org',
+    ...ONE_ORGANIZATION,
     action,
-    args: ['id'],
-    argsWhat: 'an organization id',
     flags: [MEMBER],
-    refuse: [NOT_SESSIONS, { flags: ['name', 'email'] }, { flags: ['org', 'key'], hint: 'the id is an argument' }],
+    refuse: ID_ONLY,
     description,
     examples: [example],
     async run({ args: [id], values }) {
@@ -224,5 +215,8 @@ export const org: Family = {
       'sessions end.',
     ], 'authgate org remove-mfa org_123'),
     orgUsage,
+    orgExternalIds,
+    orgSetExternalId,
+    orgRemoveExternalId,
   ],
 };

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { probeIssuer } from '../../issuers/probe.js';
 import { parseKind } from '../../config/setting-kinds.js';
 import { settingSpec, type SettingName } from '../../config/settings.js';
-import { isAmbiguousPath, isDoublyEncodedPath } from '../../proxy/path-guard.js';
+import { isAmbiguousPath, isDoublyEncodedPath } from '../../request/path-guard.js';
 import { BUILTIN_ROUTES_FILE } from '../../route-table/builtin.js';
 import { compileRoutes } from '../../route-table/compile.js';
 import { isWithin } from '../../route-table/match.js';
@@ -74,7 +74,8 @@ function check(args: readonly string[], io: RoutesIo): number | Promise<number> 
   return Promise.all(
     [...table.issuers.values()].map(async (issuer) => {
       const problem = await probeIssuer(issuer);
-      if (problem !== undefined) io.stderr(`authgate: warning: issuers.${issuer.name}: ${problem}; the gateway fetches its keys in the background and answers its tokens 503 until they arrive`);
+      const consequence = issuer.introspection === undefined ? 'the gateway fetches its keys in the background and answers its tokens 503 until they arrive' : 'the gateway answers its tokens 503 while the endpoint cannot be reached';
+      if (problem !== undefined) io.stderr(`authgate: warning: issuers.${issuer.name}: ${problem}; ${consequence}`);
     }),
   ).then(() => 0);
 }
@@ -131,6 +132,7 @@ function explain(args: readonly string[], io: RoutesIo): number {
   io.stdout(`${request}: forwarded`);
   io.stdout(`  route        ${route.id} (${route.match} ${route.path})`);
   io.stdout(`  credentials  ${credentialsOf(route)}`);
+  if (route.credentials.kind === 'bearer') issuerLines(table, route.credentials.issuers).forEach((line, i) => io.stdout(`  ${i === 0 ? 'issuers    ' : '           '}  ${line}`));
   io.stdout(`  scope        ${scope === null ? 'none (public route)' : scope.name}`);
   io.stdout(`  upstream     ${upstream.name}: ${upstreamUrl}, as ${upstream.basePath}${path} (timeout ${upstream.timeoutMs} ms)`);
   if (scope !== null && table.plans.size > 0) io.stdout(`  plans        ${plansAllowing(table, scope)}`);
@@ -147,6 +149,27 @@ function plansAllowing(table: RouteTable, rule: ScopeRule): string {
   const allowing = [...table.plans.values()].filter((plan) => planAllows(plan, rule)).map((plan) => (plan === table.defaultPlan ? `${plan.name} (default)` : plan.name));
   const none = table.defaultPlan === undefined ? '; organizations without a plan: every scope' : '';
   return allowing.length === 0 ? `none of the file's plans include ${rule.name}${none}` : `${allowing.join(', ')}${none}`;
+}
+
+/**
+ * Issue 49: which issuer verifies a provider token on this route (the one whose `issuer` is the
+ * token's `iss`, or the one that introspects its opaque tokens), with what it checks and how it
+ * finds the organization, one line each.
+ */
+function issuerLines(table: RouteTable, names: ReadonlySet<string>): string[] {
+  return [...names].map((name) => {
+    const issuer = table.issuers.get(name)!; // compile.ts refuses a route naming an undeclared issuer
+    const organization = 'fixed' in issuer.organization ? `${issuer.organization.fixed} for every token` : `its external id in claim ${issuer.organization.claim}`;
+    const scopes = `scopes: ${issuer.scopeClaims.join(', then ')}${issuer.scopeMap.size > 0 ? ', renamed by scopeMap' : ''}`;
+    if (issuer.introspection !== undefined) {
+      // The secret is never printed: only the client it belongs to.
+      const { url, clientId, cacheSeconds } = issuer.introspection;
+      return `${name}: opaque tokens introspected at ${url} as client ${clientId} (active answers kept ≤ ${cacheSeconds} s), iss ${issuer.issuer} when the answer has one, aud ${issuer.audiences.join(' or ')}; organization: ${organization}; ${scopes}`;
+    }
+    const keys = issuer.jwksUri ?? `by discovery at ${issuer.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    const checks = [`aud ${issuer.audiences.join(' or ')}`, `alg ${issuer.algorithms.join(' or ')}`, ...(issuer.requireType === undefined ? [] : [`typ ${issuer.requireType}`])];
+    return `${name}: tokens with iss ${issuer.issuer} (keys ${keys}), ${checks.join(', ')}; organization: ${organization}; ${scopes}`;
+  });
 }
 
 /** Why route-table/path-reading.ts refuses a path, as explain says it. */

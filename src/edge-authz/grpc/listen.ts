@@ -1,6 +1,6 @@
 import type { Logger } from '../../observability/logging.js';
 import type { Config } from '../../config/config.js';
-import { problemBody, problemHeaders } from '../../http/error-handler.js';
+import { problemBody, problemHeaders } from '../../request/error-handler.js';
 import { Problem } from '../../problems.js';
 import type { EdgeDecider, EdgeDeny } from '../decision.js';
 import type { PeerTrust } from '../peers.js';

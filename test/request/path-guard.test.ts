@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import t from 'tap';
-import { isAmbiguousPath, isDoublyEncodedPath, pathGuard } from '../../src/proxy/path-guard.js';
+import { isAmbiguousPath, isDoublyEncodedPath, pathGuard } from '../../src/request/path-guard.js';
 
-/** proxy/path-guard.ts: a forwarded path must mean to the upstream what it meant to the router. */
+/** request/path-guard.ts: a forwarded path must mean to the upstream what it meant to the router. */
 
 function guard(url: string, headers: Record<string, string> = {}): { problem?: string; reason?: string } | undefined {
   let outcome: Error | undefined;

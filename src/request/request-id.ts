@@ -10,7 +10,7 @@
  * (randomFillSync), written as ASCII into one buffer, read as one string, and handed out as slices
  * of it: 45–46 ns per id and ~70 bytes (measured on Node 24, docs/performance.md, issue 30's eighth
  * step). The bits are RFC 9562's: the version nibble 4, the variant bits 10, the other 122 random;
- * test/http/request-id.test.ts checks every id against the `uuid` package's v4 of the same bytes.
+ * test/request/request-id.test.ts checks every id against the `uuid` package's v4 of the same bytes.
  */
 import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';

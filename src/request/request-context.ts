@@ -27,7 +27,7 @@ declare module 'fastify' {
     routeTable: RouteTable | null;
   }
   interface FastifyInstance {
-    /** The public port's catch-all: the methods the route table forwards on a path (http/refusals.ts). */
+    /** The public port's catch-all: the methods the route table forwards on a path (request/refusals.ts). */
     forwardedMethods?: ForwardedMethods;
   }
   interface FastifyContextConfig {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import t from 'tap';
-import { formatUuidV4, newRequestId, requestIdOf } from '../../src/http/request-id.js';
+import { formatUuidV4, newRequestId, requestIdOf } from '../../src/request/request-id.js';
 
-/** http/request-id.ts: a client's x-request-id when it is sane, a fresh UUID otherwise; the UUIDs made by hand, checked against the uuid package. */
+/** request/request-id.ts: a client's x-request-id when it is sane, a fresh UUID otherwise; the UUIDs made by hand, checked against the uuid package. */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const withHeader = (value: string | string[] | undefined) => ({ headers: value === undefined ? {} : { 'x-request-id': value } }) as IncomingMessage;

@@ -24,7 +24,7 @@ import { varyWith } from './cache-headers.js';
  * origin, another origin or none (whatwg/fetch#564): the answer depends on the Origin, so a shared
  * cache that stored the answer to a request without Origin (no Access-Control-Allow-Origin) must
  * not hand that copy to the listed app, nor the app's copy to another origin. Whoever adds to Vary
- * later merges (http/cache-headers.ts varyWith): the console, the upstream's own Vary on forwarded
+ * later merges (request/cache-headers.ts varyWith): the console, the upstream's own Vary on forwarded
  * answers (proxy/forward.ts, and the fast lane, which never sees an Origin but still varies on it).
  * The raw answers written outside fastify carry it with the server's static headers. With no
  * origin configured, nothing at all is added.
@@ -148,7 +148,7 @@ export function createCors(origins: readonly string[] | '*'): Cors {
   return { varyOrigin: !none, stamp, preflight };
 }
 
-/** A Vary with `Origin` added, merged with what it names (http/cache-headers.ts). */
+/** A Vary with `Origin` added, merged with what it names (request/cache-headers.ts). */
 export function varyWithOrigin(vary: string | string[] | number | undefined): string {
   return varyWith(vary, 'Origin');
 }

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { createServer } from 'node:http';
 import type { LightMyRequestResponse } from 'fastify';
-import { createCors, CORS_EXPOSE_HEADERS, varyWithOrigin } from '../../src/http/cors.js';
+import { createCors, CORS_EXPOSE_HEADERS, varyWithOrigin } from '../../src/request/cors.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { createLocalInvalidationBus } from '../../src/store/invalidation.js';
 import { StoreUnavailable } from '../../src/store/store.js';
@@ -11,7 +11,7 @@ import { parseResponse, rawRequest, requestText } from '../helpers/raw-http.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
- * http/cors.ts as the public port applies it (AUTHGATE_CORS_ORIGINS): preflights answered by
+ * request/cors.ts as the public port applies it (AUTHGATE_CORS_ORIGINS): preflights answered by
  * the gateway (204, never authenticated, never forwarded), the allowed origin's headers on every
  * answer to an actual request, refusals included, and the upstream's own CORS headers replaced.
  */

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
-import { clientErrorHandler } from '../../src/http/refusals.js';
+import { clientErrorHandler } from '../../src/request/refusals.js';
 import { ADMIN_TOKEN, eventually, startGateway } from '../helpers/gateway.js';
 import { parseResponse, rawRequest, requestText } from '../helpers/raw-http.js';
 

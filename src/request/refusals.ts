@@ -2,7 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Problem, type ProblemName } from '../problems.js';
-import { isAmbiguousPath } from '../proxy/path-guard.js';
+import { isAmbiguousPath } from './path-guard.js';
 import { PROBLEM_CONTENT_TYPE, problemBody, sendProblem } from './error-handler.js';
 import { newRequestId } from './request-id.js';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { trustProxyOption } from '../../src/http/trust-proxy.js';
+import { trustProxyOption } from '../../src/request/trust-proxy.js';
 
 t.test('AUTHGATE_TRUST_PROXY as fastify\'s trustProxy', async (t) => {
   t.equal(trustProxyOption(false), false);

@@ -1,12 +1,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
-import { createErrorHandler, PROBLEM_CONTENT_TYPE, problemBody, sendProblem, toProblem } from '../../src/http/error-handler.js';
+import { createErrorHandler, PROBLEM_CONTENT_TYPE, problemBody, sendProblem, toProblem } from '../../src/request/error-handler.js';
 import { Problem, problems, type ProblemName } from '../../src/problems.js';
 import { StoreUnavailable } from '../../src/store/store.js';
 import { captureLogs } from '../helpers/log-capture.js';
 
 /**
- * http/error-handler.ts: every problem of the catalogue rendered by inject, the headers each
+ * request/error-handler.ts: every problem of the catalogue rendered by inject, the headers each
  * status needs (WWW-Authenticate on 401 by reason, Retry-After on 429 and 503), fastify's own
  * errors mapped by code and status, and an unknown error logged once and echoed never.
  * (test/problems.test.ts checks the catalogue itself and a first set of mappings.)

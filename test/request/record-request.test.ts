@@ -4,7 +4,7 @@ import { injectGateway } from '../helpers/inject.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
- * http/record-request.ts through the gateway, by inject: after every answer, the request metric
+ * request/record-request.ts through the gateway, by inject: after every answer, the request metric
  * by route template, method and status, and one access-log line saying who it was for (never
  * with what credential) and why a credential was refused.
  */

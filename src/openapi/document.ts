@@ -2,7 +2,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { problems, type ProblemName } from '../problems.js';
 import { describeProblems, Problem as ProblemSchema } from '../routes/schemas.js';
-import { PROBLEM_CONTENT_TYPE } from './error-handler.js';
+import { PROBLEM_CONTENT_TYPE } from '../request/error-handler.js';
 
 /**
  * The two OpenAPI documents (GET /openapi.json and GET /openapi/admin.json, on the ops port) as
@@ -13,7 +13,7 @@ import { PROBLEM_CONTENT_TYPE } from './error-handler.js';
  * the document here, per route, from the route's `config.auth` and kind, never to the route
  * itself; and so are the headers some of them carry (the rate limit's).
  *
- * Both documents are linted with Redocly's recommended rules by test/http/openapi.test.ts.
+ * Both documents are linted with Redocly's recommended rules by test/openapi/document.test.ts.
  */
 
 /** The OpenAPI tag of the forwarded routes (proxy/forwarded-docs.ts): they are told apart by it. */
@@ -49,7 +49,7 @@ function pipelineProblems(kind: DocumentKind, { methods, auth, scoped }: RouteFa
     if (auth === 'any' && scoped) names.push('insufficientScope');
   }
   if (forwarded) {
-    // Dot segments are refused as unknown paths, before authentication (proxy/path-guard.ts);
+    // Dot segments are refused as unknown paths, before authentication (request/path-guard.ts);
     // the credential's rate limit comes before the upstream (limits/enforce.ts).
     names.push('notFound', 'rateLimited', 'upstreamUnavailable', 'upstreamTimeout');
   } else if (methods.includes('POST')) {

@@ -7,7 +7,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RouteTableSource } from '../route-table/types.js';
 import type { CounterSeries, HistogramSeries } from '../observability/series-metrics.js';
 import { traceIdsOf, type Tracing } from '../tracing/tracing.js';
-import { pathOf } from '../proxy/path-guard.js';
+import { pathOf } from './path-guard.js';
 
 type RequestSeries = { requests: CounterSeries; duration: HistogramSeries };
 

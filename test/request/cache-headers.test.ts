@@ -1,8 +1,8 @@
 import t from 'tap';
-import { privateCacheControl, varyWith } from '../../src/http/cache-headers.js';
+import { privateCacheControl, varyWith } from '../../src/request/cache-headers.js';
 import { upstreamAnswerHeaders } from '../../src/proxy/forward.js';
 
-/** http/cache-headers.ts alone; test/e2e/shared-caches.test.ts has them over real HTTP, behind a cache. */
+/** request/cache-headers.ts alone; test/e2e/shared-caches.test.ts has them over real HTTP, behind a cache. */
 
 t.test('varyWith merges, never overwrites', async (t) => {
   t.equal(varyWith(undefined, 'Origin'), 'Origin');
