@@ -137,7 +137,7 @@ export const OrganizationChangeBody = Type.Object(
       description: 'How many API keys it may hold, 1 to 1000000 (raise or lower; keys above a lowered limit stay, no new one is made until below it); null returns it to AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
     })),
     externalIds: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$', maxLength: 40 }), Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]), {
-      description: 'Its id at each named trusted issuer (routes file `issuers:`), which a provider token\'s organization claim names; null removes it. Unique per issuer across the store (409, 1340); an issuer the file does not declare is 400 (1260).',
+      description: 'Its id at each named trusted issuer (routes file `issuers:`), which a provider token\'s organization claim names; null removes it. Unique per issuer across the store (409, 1340); setting one at an issuer the file does not declare is 400 (1260); removing one is taken for any issuer.',
     })),
     plan: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
       description: "Its plan, one the routes file declares under `plans` (400, 1250 for another); null returns it to the file's defaultPlan. Every replica applies it within a second, no key rewritten; audited and noticed as `organization.plan_changed`.",
