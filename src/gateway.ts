@@ -11,6 +11,7 @@ import { createPasswordHasher } from './credentials/passwords.js';
 import { createResolver } from './credentials/resolver.js';
 import { buildIssuers } from './issuers/build.js';
 import { createAuditTrail, type AuditTrail } from './audit/trail.js';
+import { actorCompletion } from './audit/actor-details.js';
 import { createNoticeDelivery, type DeliveryTuning, type NoticeDelivery } from './notices/delivery.js';
 import { withNotices } from './notices/noticing-trail.js';
 import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
@@ -149,7 +150,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
   const passwords = traced(createPasswordHasher(), tracing, { hash: 'argon2.hash', verify: 'argon2.verify' });
   const growth = createTenantGrowth(store, config.tenantLimits);
   const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth, members: store });
-  const trail = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
+  const trail = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events), completeActors: actorCompletion(store) });
   const notices = config.notices && createNoticeDelivery({
     ...config.notices,
     organization: async (orgId) => {

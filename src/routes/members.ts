@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { actingMember, actorOf, type AuditTrail } from '../audit/trail.js';
 import type { MemberService } from '../services/members.js';
 import { normalizeEmail } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
@@ -108,7 +108,7 @@ export async function memberRoutes(app: FastifyInstance, opts: { members: Member
     handler: async (request, reply) => {
       const member = await members.accept(request.body.token, request.body.password);
       const token = await sessions.open(member.orgId, { userAgent: request.headers['user-agent'], address: request.ip }, member.id);
-      audit.record({ type: 'member.joined', orgId: member.orgId, ...actorOf(request), member: { id: member.id, email: member.email }, details: { memberId: member.id, role: member.role } });
+      audit.record({ type: 'member.joined', orgId: member.orgId, ...actorOf(request), ...actingMember(member.orgId, member), details: { memberId: member.id, role: member.role } });
       return reply.header('cache-control', 'no-store').send({ token });
     },
   });
