@@ -12,6 +12,7 @@ import { createResolver } from './credentials/resolver.js';
 import { buildIssuers } from './issuers/build.js';
 import { createAuditTrail, type AuditTrail } from './audit/trail.js';
 import { actorCompletion } from './audit/actor-details.js';
+import { concernedMembers } from './notices/member-concerned.js';
 import { createNoticeDelivery, type DeliveryTuning, type NoticeDelivery } from './notices/delivery.js';
 import { withNotices } from './notices/noticing-trail.js';
 import { createAdminRefusalThrottle } from './guards/admin-refusal-throttle.js';
@@ -157,6 +158,7 @@ export async function buildGateway(config: Config, deps: Partial<GatewayDeps> = 
       const org = await store.findOrganizationById(orgId);
       return org && { id: org.id, name: org.name, email: org.email };
     },
+    member: concernedMembers(store),
     now,
     logger,
     count: (outcome) => metrics.notices.inc({ outcome }),
