@@ -1,8 +1,9 @@
-// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage: organizations through the admin API.
+// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|members|member-role|remove-member: organizations through the admin API.
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import { CliError, usageError } from '../cli-error.js';
 import type { Command, Family, Refusal } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
+import { orgMemberRole, orgMembers, orgRemoveMember } from './org-members.js';
 import { orgUsage } from './org-usage.js';
 
 /** Every org subcommand refuses these first: they belong to keys and sessions. */
@@ -210,5 +211,8 @@ export const org: Family = {
       'Audited as mfa.removed.',
     ], 'authgate org remove-mfa org_123'),
     orgUsage,
+    orgMembers,
+    orgMemberRole,
+    orgRemoveMember,
   ],
 };
