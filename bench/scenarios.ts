@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { authzUnsupported } from './authz.js';
 import { ROUTES_LAST_PATH, ROUTES_PROBE_PATH, routesFile, routesFileUnsupported } from './routes-file.js';
 import { authzGrpcUnsupported } from './authz-grpc.js';
+import { issuersUnsupported } from './issuers.js';
 
 type Env = Record<string, string>;
 
@@ -36,14 +37,16 @@ export type GatewaySpec = Readonly<{
   authzGrpc?: boolean;
   /** Its authz listener on (AUTHGATE_AUTHZ_PORT, a free loopback port): the edge proxies' auth service (issue 30). */
   authz?: boolean;
+  /** Issue 49: trusts the bench's own identity provider (bench/issuers.ts); the runner gives it that routes file. */
+  issuers?: boolean;
 }>;
 
 export type ScenarioSpec = Readonly<{
   id: string;
   title: string | ((context: { options: Options; nginxVersion: string | undefined }) => string);
   server: Reference | GatewaySpec;
-  /** The main gateway's API key (on a gateway with own credentials, its own) or login token. */
-  credential: 'apiKey' | 'token';
+  /** The main gateway's API key (on a gateway with own credentials, its own) or login token; or a provider token of the bench's issuer (issue 49). */
+  credential: 'apiKey' | 'token' | 'providerRs256' | 'providerEs256';
   /** Default /accounts. */
   path?: string;
   garbage?: RunSpec['garbage'];
@@ -119,6 +122,13 @@ const QUOTA_2: GatewaySpec = {
   unsupported: (main) => routesFileUnsupported(main) ?? (existsSync(join(dirname(main), 'limits', 'quota.js')) ? undefined : 'this build has no plans\' quotas (issue 47)'),
 };
 /**
+ * Issue 49: a gateway trusting the bench's own identity provider (bench/issuers.ts: a JWKS on
+ * loopback, tokens minted by the bench), its routes file today's two routes each also taking
+ * `issuer:bench`. A provider token and a login token are measured on this one process, so the
+ * difference is the credential's alone (no twins: no process's favour to cancel out).
+ */
+const ISSUERS: GatewaySpec = { name: 'authgate-issuers', issuers: true, unsupported: issuersUnsupported };
+/**
  * Issue 30: authgate as nginx's auth service. Its own process with the run's settings and the
  * authz listener on, so its CPU time per decision is its own; nginx in front of it is started as
  * a reference (bench/runner/references.ts) and the scenarios name that reference as their server.
@@ -166,7 +176,7 @@ const TRACING_100 = tracingTwin('authgate-tracing-100', '1');
 const TRACING_100_B = tracingTwin('authgate-tracing-100-b', '1');
 const TRACING_0_B = tracingTwin('authgate-tracing-0-b', '0');
 const TRACING_OFF_B = tracingTwin('authgate-tracing-off-b', 'off');
-export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, QUOTA_2, TRACING_OFF, TRACING_0, TRACING_100, TRACING_100_B, TRACING_0_B, TRACING_OFF_B, AUTHZ_GRPC, AUTHZ, AUTHZ_NOIDENT, AUTHZ_COMPARE];
+export const GATEWAYS: readonly GatewaySpec[] = [MAIN, COLD, QUIET, IDENT, NOIDENT, LIMITED, NOIDENT_B, IDENT_B, REPLICA, COMPARE, ROUTES_2, ROUTES_50, ROUTES_50_B, ROUTES_2_B, QUOTA_2, ISSUERS, TRACING_OFF, TRACING_0, TRACING_100, TRACING_100_B, TRACING_0_B, TRACING_OFF_B, AUTHZ_GRPC, AUTHZ, AUTHZ_NOIDENT, AUTHZ_COMPARE];
 /** The scenarios that need the bench's OTLP sink (bench/runner/setup.ts starts it for them). */
 export const TRACING_SCENARIOS: readonly string[] = ['tracing-off', 'tracing-0', 'tracing-100', 'tracing-off-b', 'tracing-0-b', 'tracing-100-b'];
 
@@ -175,6 +185,7 @@ const secondPair = '(reference: the identity assertion’s cost, second pair)';
 const routesSize = '(reference: the routes table’s size)';
 const routesSecondPair = '(reference: the routes table’s size, second pair)';
 const quotaCost = '(issue 47: within 0.05 of routes-2, the same file without plans)';
+const providerCost = '(issue 49: within 0.05 of issuer-jwt, a login token on the same gateway)';
 
 /** In this order in the table and in the first round. */
 export const SCENARIOS = [
@@ -205,6 +216,10 @@ export const SCENARIOS = [
   { id: 'routes-2', title: 'authgate twin, API key, warm cache, routes file of today’s 2 routes', server: ROUTES_2, credential: 'apiKey', target: routesSize, bringsAlong: ['routes-2-b'], check: 'authgate twin (routes file, 2 routes)' },
   { id: 'routes-50', title: `authgate twin, API key, warm cache, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSize, showP99: true, bringsAlong: ['routes-2', 'routes-50-b', 'routes-2-b'], check: 'authgate twin (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
   { id: 'quota', title: 'authgate twin, API key, warm cache, routes file of 2 routes, a plan with a quota never reached', server: QUOTA_2, credential: 'apiKey', target: quotaCost, showP99: true, bringsAlong: ['routes-2'], check: 'authgate twin (a quota never reached)' },
+  // Issue 49: a warm provider token (RS256, ES256) against a warm login token on the same gateway, same rounds.
+  { id: 'issuer-jwt', title: 'authgate with a trusted issuer, JWT (login token), warm cache, routes file of 2 routes', server: ISSUERS, credential: 'token', target: '(reference: issue 49, what a provider token is measured against)', check: 'authgate with a trusted issuer (login token)' },
+  { id: 'issuer-rs256', title: 'authgate with a trusted issuer, provider token (RS256), warm cache', server: ISSUERS, credential: 'providerRs256', target: providerCost, showP99: true, bringsAlong: ['issuer-jwt'], check: 'authgate with a trusted issuer (RS256 provider token)' },
+  { id: 'issuer-es256', title: 'authgate with a trusted issuer, provider token (ES256), warm cache', server: ISSUERS, credential: 'providerEs256', target: providerCost, showP99: true, bringsAlong: ['issuer-jwt'], check: 'authgate with a trusted issuer (ES256 provider token)' },
   { id: 'routes-2-b', title: 'authgate twin B, API key, routes file of 2 routes', server: ROUTES_2_B, credential: 'apiKey', target: routesSecondPair, unlisted: true, check: 'authgate twin B (routes file, 2 routes)' },
   { id: 'routes-50-b', title: `authgate twin B, API key, routes file of 50 routes, to the last (${ROUTES_LAST_PATH})`, server: ROUTES_50_B, credential: 'apiKey', path: ROUTES_LAST_PATH, target: routesSecondPair, unlisted: true, bringsAlong: ['routes-2-b'], check: 'authgate twin B (routes file, 50 routes)', checkPaths: [ROUTES_PROBE_PATH] },
   // Issue 33: tracing's cost, each twin against the one with tracing off.
@@ -253,6 +268,9 @@ export const PAIR_COSTS = [
   // Each the mean of two mirrored sets of twins, as the identity assertion's.
   { with: 'tracing-0', without: 'tracing-off', second: ['tracing-0-b', 'tracing-off-b'], limit: -0.02, json: 'tracingUnsampledCost', name: 'tracing cost: on, 0 % sampled, against off', how: '(median of same-round differences of the ratio with and without it, averaged over two mirrored sets of twins)' },
   { with: 'tracing-100', without: 'tracing-off', second: ['tracing-100-b', 'tracing-off-b'], limit: -0.15, json: 'tracingSampledCost', name: 'tracing cost: on, 100 % sampled to a local OTLP receiver, against off', how: '(median of same-round differences of the ratio with and without it, averaged over two mirrored sets of twins)' },
+  // Issue 49: a warm provider token within 0.05 of a warm login token, both on the one gateway that trusts the bench's issuer.
+  { with: 'issuer-rs256', without: 'issuer-jwt', limit: -0.05, json: 'providerTokenRs256Cost', name: 'provider token cost: RS256, warm, against a warm login token', how: '(median of same-round differences of the ratio, one gateway serving both)' },
+  { with: 'issuer-es256', without: 'issuer-jwt', limit: -0.05, json: 'providerTokenEs256Cost', name: 'provider token cost: ES256, warm, against a warm login token', how: '(median of same-round differences of the ratio, one gateway serving both)' },
 ] as const satisfies readonly { with: ScenarioId; without: ScenarioId; second?: readonly [ScenarioId, ScenarioId]; limit: number; json: string; name: string; how: string }[];
 
 /** The table as the runner and the report read it. */

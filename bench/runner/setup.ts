@@ -10,6 +10,7 @@ import { freePort } from '../lib/proc.js';
 import { startBenchRedis, type BenchRedis } from '../lib/redis.js';
 import type { Options } from '../options.js';
 import { GATEWAYS, MAIN, NOIDENT, REFERENCE_GATEWAYS, REPLICA, SPECS, TRACING_SCENARIOS, type GatewaySpec, type ScenarioId, type ScenarioSpec } from '../scenarios.js';
+import { providerTokens, startBenchIssuer } from '../issuers.js';
 import { checkIdentityKeys } from './identity-check.js';
 import { benchFile, GENERATOR_CORE, keepTemporary, LoadGenerator, makeIdentityKey, runFile, SERVER_CORE, startGateway, startNodeChild, UA, type Gateway } from './processes.js';
 import { AUTHZ_REFERENCES, startReferences, type Server } from './references.js';
@@ -37,7 +38,7 @@ export type Run = {
   apikeySpec: Scenario['spec'];
 };
 
-type Credentials = { apiKey: string; token: string; organizationId: string };
+type Credentials = { apiKey: string; token: string; organizationId: string; providerRs256?: string; providerEs256?: string };
 
 /** An organization, a login token and an API key, made through a gateway's own API. */
 async function makeCredentials(gateway: Gateway, adminToken: string, name: string, email: string, password: string): Promise<Credentials> {
@@ -117,8 +118,10 @@ export async function startRun(options: Options, redisBinary: string, log: (text
     if (spec.authz === true) authzPorts.set(spec, await freePort());
     if (spec.authzGrpc === true) grpcPorts.set(spec, await freePort());
   }
+  // Issue 49: the bench's own identity provider, for a gateway that trusts it (bench/issuers.ts).
+  const benchIssuer = toStart.some(({ spec }) => spec.issuers === true) ? await startBenchIssuer() : undefined;
   const envOf = (spec: GatewaySpec): Record<string, string> => {
-    const env = spec.env?.(common, runFile) ?? common;
+    const env = { ...(spec.env?.(common, runFile) ?? common), ...(spec.issuers === true && benchIssuer !== undefined && { AUTHGATE_ROUTES_FILE: runFile('routes-issuers.yaml', benchIssuer.routesFile) }) };
     const authzPort = authzPorts.get(spec);
     const grpcPort = grpcPorts.get(spec);
     return {
@@ -137,7 +140,9 @@ export async function startRun(options: Options, redisBinary: string, log: (text
   // share the Redis and the JWT secret); a gateway of another build makes its own.
   const email = freshEmail();
   const password = randomBytes(18).toString('base64url');
-  const mine = await makeCredentials(gwA, adminToken, 'Bench', email, password);
+  const mine: Credentials = await makeCredentials(gwA, adminToken, 'Bench', email, password);
+  const trusting = [...gateways].find(([spec]) => spec.issuers === true)?.[1];
+  if (benchIssuer !== undefined && trusting !== undefined) Object.assign(mine, await providerTokens(benchIssuer, trusting, adminToken, mine.organizationId));
   const credentialsOf = new Map<GatewaySpec, Credentials>();
   for (const [spec, gateway] of gateways) {
     if (spec.ownCredentials === true) credentialsOf.set(spec, await makeCredentials(gateway, adminToken, 'Bench compare', freshEmail(), password));
@@ -173,7 +178,9 @@ export async function startRun(options: Options, redisBinary: string, log: (text
       continue;
     }
     const credentials = (gateway === undefined ? undefined : credentialsOf.get(gateway)) ?? mine;
-    const spec: Scenario['spec'] = { url: server.url, path: s.path ?? '/accounts', method: 'GET', headers: headersWith(credentials[s.credential]), connections: options.connections, ...(s.garbage === undefined ? {} : { garbage: s.garbage }), ...(s.protocol === undefined ? {} : { protocol: s.protocol }) };
+    const credential = credentials[s.credential];
+    if (credential === undefined) throw new Error(`${s.id}: no ${s.credential} credential on this run`);
+    const spec: Scenario['spec'] = { url: server.url, path: s.path ?? '/accounts', method: 'GET', headers: headersWith(credential), connections: options.connections, ...(s.garbage === undefined ? {} : { garbage: s.garbage }), ...(s.protocol === undefined ? {} : { protocol: s.protocol }) };
     scenarios.push({ id: s.id, title: typeof s.title === 'string' ? s.title : s.title({ options, nginxVersion: refs.nginxVersion }), spec, server: server.pid });
     // A gRPC scenario: one Check through the load generator itself, allowed, before any load.
     if (s.protocol === 'ext_authz_grpc') {

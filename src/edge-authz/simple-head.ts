@@ -14,7 +14,7 @@
  * trimmed as RFC 9112 says), a Host, no name twice, no Content-Length but `0`, none of Transfer-Encoding,
  * Expect, Upgrade or a Connection other than keep-alive, at most 16 KiB (and never above node's
  * own limit). No body can follow such a head, so the next request starts right after it.
- * Anything else is undefined here: node's server parses it (the 16 KiB are fast-front.ts's to check).
+ * Anything else is undefined here: node's server parses it (the 16 KiB are front-connection.ts's to check).
  */
 
 /** A request the front took: the shape readEdgeRequest reads (http-requests.ts EdgeHttpRequest). */

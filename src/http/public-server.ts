@@ -6,36 +6,14 @@ import type { Config } from '../config/config.js';
 import type { DecisionRecorder } from '../credentials/decisions.js';
 import type { CredentialResolver } from '../credentials/resolver.js';
 import { hasSettledResolution } from '../credentials/settled-resolution.js';
-import type { LeakReportThrottle } from '../guards/leak-report-throttle.js';
-import type { LoginThrottle } from '../guards/login-throttle.js';
-import type { ResetThrottle } from '../guards/reset-throttle.js';
 import { userAgentGuard } from '../guards/user-agent.js';
 import type { AccessLog } from '../observability/access-log.js';
 import type { Logger } from '../observability/logging.js';
 import type { Metrics } from '../observability/metrics.js';
 import { forwardedRoutes } from '../proxy/forward.js';
-import { apiKeyRoutes } from '../routes/api-keys.js';
-import { authRoutes } from '../routes/auth.js';
-import { passwordRoutes } from '../routes/passwords.js';
-import { organizationRoutes } from '../routes/organization.js';
-import type { ProfileService } from '../services/organization-profiles.js';
-import { mfaRoutes } from '../routes/mfa.js';
-import type { MfaService } from '../services/mfa.js';
-import { passkeyRoutes } from '../routes/passkeys.js';
-import type { PasskeyService } from '../services/passkeys.js';
-import { auditRoutes } from '../routes/audit.js';
-import { leakedKeyRoutes } from '../routes/leaked-keys.js';
-import { scopeRoutes } from '../routes/scopes.js';
-import { usageRoutes } from '../routes/usage.js';
-import type { UsageReports } from '../services/usage-report.js';
-import { sessionRoutes } from '../routes/sessions.js';
-import { memberRoutes } from '../routes/members.js';
-import { createRoleGuard, type RoleGuardStore } from '../members/role-guard.js';
-import type { MemberService } from '../services/members.js';
-import type { ApiKeyService } from '../services/api-keys.js';
-import type { AuditTrail } from '../audit/trail.js';
+import { createRoleGuard } from '../members/role-guard.js';
+import { registerAuthApi, type AuthApiDeps } from '../routes/auth-api.js';
 import type { IdentityAsserter } from '../identity/assertion.js';
-import type { AuditStore } from '../store/audit.js';
 import type { Jwks } from '../identity/signing-keys.js';
 import { jwksRoute } from '../routes/jwks.js';
 import type { KeyUsageTracker } from '../services/key-usage.js';
@@ -50,8 +28,6 @@ import type { RouteLimitCheck } from '../limits/route-limit.js';
 import type { LiveRouteTable } from '../route-table/live.js';
 import { forwardedInfoOf } from '../proxy/forwarded-info.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PasswordChangeService } from '../services/password-changes.js';
-import type { SessionService } from '../services/sessions.js';
 import { ADMISSION_SERVER_OPTIONS, admitRequests, hostProblem } from './admission.js';
 import { noStore } from './cache-headers.js';
 import { createCors } from './cors.js';
@@ -72,7 +48,8 @@ import type { Tracing } from '../tracing/tracing.js';
 import type { QuotaGate } from '../limits/quota-check.js';
 import type { UsageNote } from '../services/usage-recorder.js';
 
-export type PublicServerDeps = Readonly<{
+/** What the public port is handed: its own route modules' (routes/auth-api.ts), and the pipeline's. */
+export type PublicServerDeps = AuthApiDeps & Readonly<{
   config: Config;
   /** The live route table both request paths read (route-table/live.ts); its swaps open and close upstream pools. */
   routes: LiveRouteTable;
@@ -82,26 +59,8 @@ export type PublicServerDeps = Readonly<{
   metrics: Metrics;
   resolver: CredentialResolver;
   recordDecision: DecisionRecorder;
-  sessions: SessionService;
-  throttle: LoginThrottle;
-  apiKeys: ApiKeyService;
-  /** The leak-report limit per client address (POST /auth/api-key/leaked). */
-  leakReports: LeakReportThrottle;
-  /** Changing and resetting passwords (POST /auth/password, /auth/password/reset). */
-  passwords: PasswordChangeService;
-  /** Changing the organization's name and e-mail (GET and PATCH /auth/organization). */
-  profiles: ProfileService;
-  /** The second factor (issue 32): the login's second step and TOTP management; enrolment off without a key. */
-  mfa: { service: MfaService; enrolment: boolean; findOrganization: (orgId: string) => Promise<import('../store/store.js').Organization | undefined>; passkeys: PasskeyService };
-  /** The reset-attempt limit per client address (POST /auth/password/reset). */
-  passwordResets: ResetThrottle;
   /** Notes each allowed API-key request, for lastUsedAt (services/key-usage.ts). */
   keyUsage: Pick<KeyUsageTracker, 'note'>;
-  /** Security events (audit/trail.ts); the organization reads its own with GET /auth/audit. */
-  audit: AuditTrail;
-  auditLog: Pick<AuditStore, 'readAuditEvents'>;
-  /** Members and their roles (issue 50): the routes, and the store the role guard reads. */
-  members: Readonly<{ service: MemberService; store: RoleGuardStore }>;
   /** Signs the identity sent upstream; undefined when the assertion is off. */
   identity: IdentityAsserter | undefined;
   /** Served at /.well-known/jwks.json when AUTHGATE_IDENTITY_JWKS_ON_PUBLIC_PORT=on. */
@@ -112,8 +71,6 @@ export type PublicServerDeps = Readonly<{
   quota: QuotaGate;
   /** Counts each credentialed forwarded request's outcome (services/usage-recorder.ts). */
   noteUsage: UsageNote;
-  /** GET /auth/usage (services/usage-report.ts). */
-  usage: UsageReports;
   /** The same limits, for the fast lane (proxy/fast-path.ts), which spends only budget already held. */
   rateLimits: Readonly<{ policy: RateLimitPolicy; limiter: RateLimiter }>;
   /** The organizations' plans (plans/organization-plans.ts): what each organization's credentials may hold. */
@@ -224,18 +181,8 @@ export async function buildPublicServer(deps: PublicServerDeps): Promise<Fastify
     auth.addHook('onRequest', noStore);
     // A login token acts as its member: the member's role must allow the route (members/role-guard.ts).
     auth.addHook('preValidation', createRoleGuard(deps.members.store));
-    await auth.register(authRoutes, { sessions: deps.sessions, throttle: deps.throttle, audit: deps.audit, mfa: deps.mfa.service });
-    await auth.register(mfaRoutes, { mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit, enrolment: deps.mfa.enrolment, passkeysOffered: deps.mfa.passkeys.offered });
-    await auth.register(passkeyRoutes, { passkeys: deps.mfa.passkeys, mfa: deps.mfa.service, passwords: deps.passwords, findOrganization: deps.mfa.findOrganization, throttle: deps.throttle, audit: deps.audit });
-    await auth.register(passwordRoutes, { passwords: deps.passwords, throttle: deps.throttle, resets: deps.passwordResets, audit: deps.audit });
-    await auth.register(organizationRoutes, { profiles: deps.profiles, passwords: deps.passwords, throttle: deps.throttle, audit: deps.audit });
-    await auth.register(apiKeyRoutes, { apiKeys: deps.apiKeys, audit: deps.audit, keyCreators: deps.members.store });
-    await auth.register(sessionRoutes, { sessions: deps.sessions, audit: deps.audit });
-    await auth.register(leakedKeyRoutes, { apiKeys: deps.apiKeys, throttle: deps.leakReports, audit: deps.audit });
-    await auth.register(auditRoutes, { auditLog: deps.auditLog });
-    await auth.register(scopeRoutes, { routes: deps.routes, plans: deps.plans });
-    await auth.register(usageRoutes, { usage: deps.usage });
-    await auth.register(memberRoutes, { members: deps.members.service, sessions: deps.sessions, audit: deps.audit });
+    // Every /auth route module, each with what it is handed (routes/auth-api.ts).
+    await registerAuthApi(auth, deps);
   });
   if (deps.publicJwks !== undefined) await app.register(jwksRoute, { jwks: deps.publicJwks, public: true });
   // The self-service console: static files that call the routes above, like any client.

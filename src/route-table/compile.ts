@@ -172,7 +172,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
       if (parent === undefined || outer.path.length > parent.path.length) parent = outer;
     }
     if (parent === undefined || !asksLess(inner.credentials, parent.credentials) || file.routes[i]!.weakens === parent.id) continue;
-    fail(`/routes/${i}`, `route ${inner.id} (${inner.path}) is under route ${parent.id} (${parent.path}) and takes credentials it does not (${describe(inner.credentials)} against ${describe(parent.credentials)}); if that is meant, add weakens: ${parent.id}`);
+    fail(`/routes/${i}`, `route ${inner.id} (${inner.path}) is under route ${parent.id} (${parent.path}) and takes credentials it does not (${describeCredentials(inner.credentials)} against ${describeCredentials(parent.credentials)}); if that is meant, add weakens: ${parent.id}`);
   }
   file.routes.forEach((route, i) => {
     if (route.weakens === undefined) return;
@@ -201,7 +201,8 @@ function issuerNameOf(kind: string): string | undefined {
   return kind.startsWith(ISSUER_CREDENTIAL_PREFIX) ? kind.slice(ISSUER_CREDENTIAL_PREFIX.length) : undefined;
 }
 
-function describe(credentials: RouteCredentials): string {
+/** A route's credentials as the file spells them, for messages (compile's, warnings.ts's). */
+export function describeCredentials(credentials: RouteCredentials): string {
   if (credentials.kind === 'none') return 'none';
   return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key', ...[...credentials.issuers].map((name) => `${ISSUER_CREDENTIAL_PREFIX}${name}`)].filter(Boolean).join(', ');
 }

@@ -99,7 +99,10 @@ export function createPathReader(routes: readonly CompiledRoute[], paths: PathsS
 export function asksLess(inner: RouteCredentials, outer: RouteCredentials): boolean {
   if (outer.kind === 'none') return false;
   if (inner.kind === 'none') return true;
-  return (inner.loginToken && !outer.loginToken) || (inner.apiKey && !outer.apiKey);
+  if ((inner.loginToken && !outer.loginToken) || (inner.apiKey && !outer.apiKey)) return true;
+  // An issuer's tokens (issue 49) are a credential of their own: taking one the outer route does not is asking less.
+  for (const name of inner.issuers) if (!outer.issuers.has(name)) return true;
+  return false;
 }
 
 const DETAILS: Readonly<Record<PathRefusal, string>> = {

@@ -12,7 +12,8 @@
  */
 import { isWithin } from './match.js';
 import { asksLess } from './path-reading.js';
-import type { CompiledRoute, RouteCredentials, RouteFileError, RoutesFile, RouteTable } from './types.js';
+import { describeCredentials as describe } from './compile.js';
+import type { CompiledRoute, RouteFileError, RoutesFile, RouteTable } from './types.js';
 
 export function routeWarnings(table: RouteTable, file: RoutesFile): RouteFileError[] {
   const warnings: RouteFileError[] = [];
@@ -54,9 +55,4 @@ function variantsOf(route: CompiledRoute): string[] {
   const cut = route.path.lastIndexOf('/');
   const upper = route.path.slice(0, cut + 1) + route.path.slice(cut + 1).toUpperCase();
   return [upper, ...(route.match === 'exact' ? [`${route.path}/`] : [])].filter((path) => path !== route.path);
-}
-
-function describe(credentials: RouteCredentials): string {
-  if (credentials.kind === 'none') return 'none';
-  return [credentials.loginToken && 'login_token', credentials.apiKey && 'api_key'].filter(Boolean).join(', ');
 }

@@ -183,3 +183,16 @@ t.test('routes check with issuers: valid offline (exit 0), a warning per issuer 
   t.match(run.stderr, /^authgate: warning: issuers\.down: http:\/\/127\.0\.0\.1:9\/\.well-known\/openid-configuration could not be reached \(/);
   t.notMatch(run.stderr, /issuers\.up/, 'no warning for the issuer that answers');
 });
+
+t.test('routes explain names the issuers that would verify a provider token on the route (issue 49)', async (t) => {
+  const file = `${fixtures}valid/issuers.yaml`;
+  const run = cli(['routes', 'explain', 'GET', '/api/v2/orders/1', '--file', file]);
+  t.equal(run.status, 0, run.stderr);
+  const lines = run.stdout.split('\n');
+  const at = lines.findIndex((line) => line.startsWith('  credentials  '));
+  t.equal(lines[at], '  credentials  login_token, api_key, issuer:corp, issuer:partner');
+  t.equal(lines[at + 1], '  issuers      corp: tokens with iss https://login.example.com/ (keys https://login.example.com/keys), aud https://api.example.com, alg RS256 or ES256, typ at+jwt; organization: its external id in claim org_id; scopes: scope');
+  t.equal(lines[at + 2], '               partner: tokens with iss https://partner.example.net (keys by discovery at https://partner.example.net/.well-known/openid-configuration), aud api://orders, alg RS256; organization: org_single for every token; scopes: scope, then scp, renamed by scopeMap');
+  t.match(lines[at + 3], /^ {2}scope {8}orders:read$/);
+  t.notMatch(cli(['routes', 'explain', 'GET', '/accounts']).stdout, /issuers/, 'a route without issuers: no issuers line');
+});

@@ -5,7 +5,7 @@ import { startAuthzGateway } from '../helpers/authz.js';
 import { UA } from '../helpers/gateway.js';
 
 /**
- * A kept allow (decider.ts keeps the object; the fast front keeps its header bytes,
+ * A kept allow (decider-outcomes.ts keeps the object; the fast front keeps its header bytes,
  * fast-front.ts): the bytes on the wire are the same, byte for byte (but the Date value), for the
  * first answer and every later one, on every protocol; and never the kept block where the answer
  * must close the connection.

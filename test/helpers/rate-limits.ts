@@ -4,7 +4,7 @@ import { createRateLimitService, type RateLimitService } from '../../src/service
 import { createLocalInvalidationBus } from '../../src/store/invalidation.js';
 import type { RateLimitStore } from '../../src/store/rate-limits.js';
 
-/** The rate-limit overrides service over a store, as gateway.ts wires it, for service tests. */
+/** The rate-limit overrides service over a store, as gateway-services.ts wires it, for service tests. */
 export async function rateLimitServiceOver(store: RateLimitStore, defaultLimit?: RateLimit): Promise<RateLimitService> {
   const policy = await createRateLimitPolicy({ store, bus: createLocalInvalidationBus(), defaultLimit, logger: { warn() {} } });
   return createRateLimitService({ store, policy });

@@ -1,6 +1,6 @@
 /**
  * The fast front's head reading as a specification (issue 30), for the tests only: the front
- * (src/edge-authz/fast-front.ts) checks a head's bytes and finds its end in one pass
+ * (src/edge-authz/front-connection.ts) checks a head's bytes and finds its end in one pass
  * (simpleHeadEnd) and parses the checked text (parseCheckedHead); these say what that pass must
  * answer. UNTAKEN_BYTE is the plain regular expression the byte scan replaced (~0.85 against
  * ~0.28 µs per nginx head, docs/performance.md), isSimpleHeadBytes the byte scan alone, and

@@ -1,8 +1,9 @@
-// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|members|member-role|remove-member: organizations through the admin API.
+// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|external-ids|set-external-id|remove-external-id|members|member-role|remove-member: organizations through the admin API.
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import { CliError, usageError } from '../cli-error.js';
 import type { Command, Family, Refusal } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
+import { orgExternalIds, orgRemoveExternalId, orgSetExternalId } from './org-external-ids.js';
 import { orgMemberRole, orgMembers, orgRemoveMember } from './org-members.js';
 import { orgUsage } from './org-usage.js';
 
@@ -211,6 +212,9 @@ export const org: Family = {
       'Audited as mfa.removed.',
     ], 'authgate org remove-mfa org_123'),
     orgUsage,
+    orgExternalIds,
+    orgSetExternalId,
+    orgRemoveExternalId,
     orgMembers,
     orgMemberRole,
     orgRemoveMember,

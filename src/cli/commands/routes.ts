@@ -131,6 +131,7 @@ function explain(args: readonly string[], io: RoutesIo): number {
   io.stdout(`${request}: forwarded`);
   io.stdout(`  route        ${route.id} (${route.match} ${route.path})`);
   io.stdout(`  credentials  ${credentialsOf(route)}`);
+  if (route.credentials.kind === 'bearer') issuerLines(table, route.credentials.issuers).forEach((line, i) => io.stdout(`  ${i === 0 ? 'issuers    ' : '           '}  ${line}`));
   io.stdout(`  scope        ${scope === null ? 'none (public route)' : scope.name}`);
   io.stdout(`  upstream     ${upstream.name}: ${upstreamUrl}, as ${upstream.basePath}${path} (timeout ${upstream.timeoutMs} ms)`);
   if (scope !== null && table.plans.size > 0) io.stdout(`  plans        ${plansAllowing(table, scope)}`);
@@ -147,6 +148,20 @@ function plansAllowing(table: RouteTable, rule: ScopeRule): string {
   const allowing = [...table.plans.values()].filter((plan) => planAllows(plan, rule)).map((plan) => (plan === table.defaultPlan ? `${plan.name} (default)` : plan.name));
   const none = table.defaultPlan === undefined ? '; organizations without a plan: every scope' : '';
   return allowing.length === 0 ? `none of the file's plans include ${rule.name}${none}` : `${allowing.join(', ')}${none}`;
+}
+
+/**
+ * Issue 49: which issuer verifies a provider token on this route (the one whose `issuer` is the
+ * token's `iss`), with what it checks and how it finds the organization, one line each.
+ */
+function issuerLines(table: RouteTable, names: ReadonlySet<string>): string[] {
+  return [...names].map((name) => {
+    const issuer = table.issuers.get(name)!; // compile.ts refuses a route naming an undeclared issuer
+    const keys = issuer.jwksUri ?? `by discovery at ${issuer.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    const checks = [`aud ${issuer.audiences.join(' or ')}`, `alg ${issuer.algorithms.join(' or ')}`, ...(issuer.requireType === undefined ? [] : [`typ ${issuer.requireType}`])];
+    const organization = 'fixed' in issuer.organization ? `${issuer.organization.fixed} for every token` : `its external id in claim ${issuer.organization.claim}`;
+    return `${name}: tokens with iss ${issuer.issuer} (keys ${keys}), ${checks.join(', ')}; organization: ${organization}; scopes: ${issuer.scopeClaims.join(', then ')}${issuer.scopeMap.size > 0 ? ', renamed by scopeMap' : ''}`;
+  });
 }
 
 /** Why route-table/path-reading.ts refuses a path, as explain says it. */

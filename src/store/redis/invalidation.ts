@@ -1,12 +1,14 @@
 /**
  * The revocation bus over Redis pub/sub: hands the store's revoking scripts the message they
  * PUBLISH, listens on its own subscriber connection, and says whether this replica may trust
- * its credential cache (createRedisInvalidationBus below says how).
+ * its credential cache (createRedisInvalidationBus below says how). What a message holds, and how
+ * one is written and read, is invalidation-messages.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { Invalidation, InvalidationBus, InvalidationListener, SubscriptionListener } from '../invalidation.js';
 import type { Revoked } from '../store.js';
 import { quitRedisConnection, type Client } from './connection.js';
+import { messageHead, parseMessage, type Message } from './invalidation-messages.js';
 import { describe, withDeadline, type Logger } from './support.js';
 
 export type RedisInvalidationBusOptions = {
@@ -38,9 +40,6 @@ export type OutgoingMessage = Readonly<{ head: string; settle(answered: boolean)
 export type RedisInvalidationBus = InvalidationBus & {
   nextMessage(): OutgoingMessage;
 };
-
-/** What travels on the channel. Only key hashes, session ids and organization ids: never a secret. */
-type Message = { origin: string; seq: number; revoked: Revoked[]; at?: number };
 
 /**
  * An InvalidationBus over Redis pub/sub, on its own subscriber connection.
@@ -217,15 +216,10 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
   // The store's connection logs connection trouble; here an error only means "not sure any more".
   subscriber.on('error', () => dropped('subscriber connection error'));
 
-  function head(mySeq: number): string {
-    // `at`: when this replica handed the message out (a script PUBLISHes it within its round trip).
-    return `${JSON.stringify({ origin, seq: mySeq, at: Date.now() }).slice(0, -1)},"revoked":`;
-  }
-
   async function heartbeat(): Promise<void> {
     const mySeq = ++seq;
     try {
-      await withDeadline<unknown>(() => connection.publish(channel, `${head(mySeq)}[]}`), options.commandTimeoutMs, () => {
+      await withDeadline<unknown>(() => connection.publish(channel, `${messageHead(origin, mySeq)}[]}`), options.commandTimeoutMs, () => {
         throw new Error('publish timed out');
       });
     } catch {
@@ -252,7 +246,7 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
       pending.set(mySeq, undefined);
       let settled = false;
       return {
-        head: head(mySeq),
+        head: messageHead(origin, mySeq),
         settle(answered) {
           if (settled) return;
           settled = true;
@@ -282,34 +276,4 @@ export function createRedisInvalidationBus(options: RedisInvalidationBusOptions)
       await quitRedisConnection(subscriber);
     },
   };
-}
-
-function parseMessage(text: string): Message | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(value)) return undefined;
-  const { origin, seq, revoked, at } = value;
-  if (typeof origin !== 'string' || origin.length === 0) return undefined;
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
-  if (!Array.isArray(revoked)) return undefined;
-  const items: Revoked[] = [];
-  for (const item of revoked as unknown[]) {
-    if (!isRecord(item)) return undefined;
-    const { kind, cacheKey, created } = item;
-    // rate_limits: the overrides of the organization cacheKey changed (store/rate-limits.ts);
-    // profile: its name or e-mail (store/organization-profiles.ts); plan: its plan (store/organization-plans.ts);
-    // key_quota: one of its keys' own quota (store/key-quotas.ts); organization: it was deleted, and its provider tokens with it (issue 49).
-    if (kind !== 'api_key' && kind !== 'session' && kind !== 'rate_limits' && kind !== 'profile' && kind !== 'plan' && kind !== 'key_quota' && kind !== 'organization') return undefined;
-    if (typeof cacheKey !== 'string' || cacheKey.length === 0) return undefined;
-    items.push(kind === 'api_key' && created === true ? { kind, cacheKey, created } : { kind, cacheKey });
-  }
-  return { origin, seq, revoked: items, ...(typeof at === 'number' && Number.isFinite(at) && { at }) };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,5 @@
 /**
- * The Redis store: openRedisStorage, the one entry point (src/gateway.ts imports this module
+ * The Redis store: openRedisStorage, the one entry point (src/gateway-parts.ts imports this module
  * lazily, so the embedded default never loads ioredis), opens the connection and the
  * invalidation bus, and assembles the GatewayStore from one part per concern (organizations.ts,
  * api-keys.ts, sessions.ts, counters.ts, audit.ts, tenant-limits.ts, rate-limits.ts, password-resets.ts), each given
