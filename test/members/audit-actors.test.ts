@@ -66,6 +66,14 @@ async function actors(t: Test, gw: InjectedGateway) {
   const byOperator = (await gw.ops({ url: `/admin/audit?org=${org.id}&member=${developer.memberId}&limit=500` })).json<Page>().events;
   t.same(byOperator.map((e) => e.type), ['api_key.created', 'member.joined'], 'the admin audit filters by member too');
   assertProblem(t, await gw.ops({ url: '/admin/audit?member=nope' }), 400, 1200, 'admin: a bad member id');
+
+  // A lockout is the gateway's own decision; the failed attempts before it are nobody's.
+  for (let i = 0; i < 10; i++) await gw.pub({ method: 'POST', url: '/auth/login', payload: { email: org.email, password: `wrong-password-number-${i}` } });
+  await gw.gateway.audit.flush();
+  const locked = (await gw.pub({ url: '/auth/audit?type=login.throttled', headers: bearer(tokens.owner) })).json<Page>().events;
+  t.same(locked[0]?.actorDetail, { type: 'gateway' }, 'a lockout: the gateway itself');
+  const failed = (await gw.pub({ url: '/auth/audit?type=login.failed', headers: bearer(tokens.owner) })).json<Page>().events;
+  t.same(failed[0]?.actorDetail, { type: 'anonymous' }, 'a failed login: nobody authenticated');
 }
 
 async function memberIdOf(gw: InjectedGateway, token: string, role: string) {
