@@ -1,5 +1,6 @@
 // Members in the CLI (issue 50): `authgate org members ID`, `org member-role ID MEMBER ROLE` and
-// `org remove-member ID MEMBER [--revoke-keys]` against a real gateway, through its admin API.
+// `org remove-member ID MEMBER [--revoke-keys]` against a real gateway, through its admin API;
+// `audit tail --member` reads what one member did.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -46,6 +47,14 @@ t.test('org members, member-role and remove-member (with and without --revoke-ke
   t.match(members[0], { id: `mem_${org.id.slice(4)}`, email: org.email, role: 'owner', first: true }, 'the first member first');
   const devId = members.find((m) => m.email === dev.email)!.id;
   const keeperId = members.find((m) => m.email === keeper.email)!.id;
+
+  await gw.gateway.audit.flush();
+  const tailed = await cli(['audit', 'tail', '--org', org.id, '--member', devId], env);
+  t.equal(tailed.code, 0, tailed.stderr);
+  const lines = tailed.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; actorDetail?: { id?: string } });
+  t.same(lines.map((e) => e.type), ['member.joined', 'api_key.created'], 'audit tail --member: what that member did, oldest first');
+  t.ok(lines.every((e) => e.actorDetail?.id === devId));
+  t.equal((await cli(['org', 'members', org.id, '--member', devId], env)).code, 2, '--member is for audit tail');
 
   const changed = await cli(['org', 'member-role', org.id, devId, 'viewer'], env);
   t.equal(changed.code, 0, changed.stderr);
