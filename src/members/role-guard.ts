@@ -48,9 +48,12 @@ export function createRoleGuard(store: RoleGuardStore): preValidationAsyncHookHa
     const principal = request.principal;
     if (principal === null || principal === undefined || principal.via !== 'jwt') return;
     const permission = permissionOf(request);
-    if (permission === undefined) return;
+    // A logout needs no role, but its audit entry names the member who logged out.
+    const named = permission === undefined && request.routeOptions.config?.routeLabel === '/auth/logout';
+    if (permission === undefined && !named) return;
     const member = await memberOfSession(store, principal.orgId, principal.credentialId);
     request.member = member;
+    if (permission === undefined) return;
     if (permission === 'first-member') {
       if (member.id !== firstMemberId(principal.orgId)) throw refusal(member, "change the organization's own password or second factor (they are its first member's)");
       return;

@@ -8,7 +8,8 @@
  * enrolled proves it (step-up.ts; POST /auth/mfa/step-up gives a passkey its challenge).
  */
 import type { FastifyInstance } from 'fastify';
-import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { actingMember, actorOf, GATEWAY, type AuditTrail } from '../audit/trail.js';
+import { firstMemberId } from '../store/members.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
@@ -67,15 +68,17 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       } catch (error) {
         if (error instanceof Problem && (error.problem === 'mfaCodeWrong' || error.problem === 'mfaTokenInvalid')) {
           audit.record({ type: 'login.failed', orgId, ...actorOf(request), details: { reason: 'bad_second_factor' } });
-          if (attempt.exhausted) audit.record({ type: 'login.throttled', orgId, ...actorOf(request) });
+          if (attempt.exhausted) audit.record({ type: 'login.throttled', orgId, ...actorOf(request), actorDetail: GATEWAY });
         } else if (error instanceof Problem) {
           await attempt.notJudged();
         }
         throw error;
       }
       await attempt.succeeded();
-      if (outcome.used === 'recovery_code') audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request) });
-      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), details: { secondFactor: outcome.used } });
+      // The organization's second factor is its first member's (issue 50): who logged in.
+      const who = actingMember(orgId, { id: firstMemberId(orgId), email: found.org.email });
+      if (outcome.used === 'recovery_code') audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request), ...who });
+      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), ...who, details: { secondFactor: outcome.used } });
       return reply.header('cache-control', 'no-store').send({ token: outcome.token });
     },
   });

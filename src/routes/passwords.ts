@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { actorOf, memberById, type AuditTrail } from '../audit/trail.js';
+import { firstMemberId } from '../store/members.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import type { ResetThrottle } from '../guards/reset-throttle.js';
@@ -79,7 +80,7 @@ export async function passwordRoutes(app: FastifyInstance, opts: { passwords: Pa
       }
       await attempt.succeeded();
       request.log.info({ event: 'password.reset', orgId: outcome.orgId, sessionsEnded: outcome.sessionsEnded }, 'password reset');
-      audit.record({ type: 'password.reset', orgId: outcome.orgId, ...actorOf(request), details: { sessionsEnded: outcome.sessionsEnded } });
+      audit.record({ type: 'password.reset', orgId: outcome.orgId, ...actorOf(request), actorDetail: memberById(firstMemberId(outcome.orgId)), details: { sessionsEnded: outcome.sessionsEnded } });
       return reply.code(204).send();
     },
   });

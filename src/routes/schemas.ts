@@ -183,6 +183,10 @@ export const AuditEntry = Type.Object(
     credential: Type.Union([Type.Object({ kind: Type.String(), id: Type.String() }), Type.Null()], { description: 'The acting credential: its kind and id, never the secret.' }),
     network: Type.Union([Type.String(), Type.Null()], { description: "The client's network (/24 or /48)." }),
     member: Type.Optional(Type.Object({ id: Type.String(), email: Type.String() }, { description: 'The member who acted, where a member did (issue 50); absent for the first member\'s sessions, API keys and the operator.' })),
+    actorDetail: Type.Optional(Type.Object(
+      { type: Type.String(), id: Type.Optional(Type.String()), email: Type.Optional(Type.String()), createdBy: Type.Optional(Type.String()) },
+      { description: 'Who acted (issue 50): `member` (`id`, `email`; the first member too), `api_key` (`id`, `createdBy`: the member who created it), `issuer_token` (`id`), `operator` (the admin API), `gateway` (the gateway itself: a key revoked on a leak report, a lockout) or `anonymous` (no credential). Absent on entries written before it.' },
+    )),
     details: Type.Record(Type.String(), Type.Unknown()),
   },
   { additionalProperties: false },
@@ -196,6 +200,7 @@ export const AuditQuerySchema = Type.Object(
     limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]?|[1-4][0-9]{2}|500)$', description: 'How many events per page, 1 to 500: 100 unless given.' })),
     cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}-[0-9]{1,20}$', description: 'The `nextCursor` of the previous page.' })),
     type: Type.Optional(Type.String({ pattern: '^[a-z_.]{1,64}$', description: 'Only events of this type (e.g. `api_key.created`).' })),
+    member: Type.Optional(Type.String({ pattern: '^mem_[A-Za-z0-9_-]{1,64}$', description: 'Only events this member did (`mem_…`, as GET /auth/members lists it; the first member\'s include its sessions\' entries of before members).' })),
   },
   { additionalProperties: false },
 );

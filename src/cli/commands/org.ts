@@ -1,10 +1,11 @@
-// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|external-ids|set-external-id|remove-external-id: organizations through the admin API.
+// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|external-ids|set-external-id|remove-external-id|members|member-role|remove-member: organizations through the admin API.
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import { CliError, usageError } from '../cli-error.js';
 import type { Command, Family } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
 import { orgExternalIds, orgRemoveExternalId, orgSetExternalId } from './org-external-ids.js';
 import { ID_ONLY, NOT_SESSIONS, ONE_ORGANIZATION } from './org-id.js';
+import { orgMemberRole, orgMembers, orgRemoveMember } from './org-members.js';
 import { orgUsage } from './org-usage.js';
 
 async function readNewPassword(): Promise<string> {
@@ -204,5 +205,8 @@ export const org: Family = {
     orgExternalIds,
     orgSetExternalId,
     orgRemoveExternalId,
+    orgMembers,
+    orgMemberRole,
+    orgRemoveMember,
   ],
 };
