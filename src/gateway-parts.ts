@@ -15,6 +15,7 @@ import type { RouteTable } from './route-table/types.js';
 import { createLocalInvalidationBus, type InvalidationBus } from './store/invalidation.js';
 import { createMemoryStore } from './store/memory-store.js';
 import type { GatewayStore, Store } from './store/store.js';
+import type { MemberStore } from './store/members.js';
 import { loadTracing, type Tracing } from './tracing/tracing.js';
 
 export type Storage = Readonly<{ store: GatewayStore; bus: InvalidationBus }>;
@@ -34,7 +35,7 @@ export async function buildTracing(config: Config, metrics: Metrics): Promise<Tr
  * origin, `iss` is the login tokens' issuer, and the organization's name and e-mail come from the
  * (instrumented) store.
  */
-export async function buildIdentity(config: Config, upstreamUrl: string, store: Store, now: () => number, routes: LiveRouteTable, plans: PlanLookup) {
+export async function buildIdentity(config: Config, upstreamUrl: string, store: Store & Pick<MemberStore, 'sessionMemberId'>, now: () => number, routes: LiveRouteTable, plans: PlanLookup) {
   if (config.identity.mode === 'off') return undefined;
   const keys = await loadIdentityKeys(config.identity.signingKey, config.identity.publishedKeys);
   const asserter = createIdentityAsserter({
@@ -51,6 +52,7 @@ export async function buildIdentity(config: Config, upstreamUrl: string, store: 
     max: config.cache.max,
     scopes: () => routes.current().scopes,
     plan: (orgId) => plans.planOf(orgId, routes.current()),
+    sessionMember: (orgId, sessionId) => store.sessionMemberId(orgId, sessionId),
   });
   return { keys, asserter };
 }

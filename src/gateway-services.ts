@@ -10,6 +10,8 @@ import { createSecretBox } from './credentials/mfa-secrets.js';
 import { createPasswordPolicy } from './credentials/password-policy.js';
 import { createPasswordHasher } from './credentials/passwords.js';
 import { createAuditTrail } from './audit/trail.js';
+import { actorCompletion } from './audit/actor-details.js';
+import { concernedMembers } from './notices/member-concerned.js';
 import { createNoticeDelivery, type DeliveryTuning } from './notices/delivery.js';
 import { withNotices } from './notices/noticing-trail.js';
 import { createSecondFactorBound } from './guards/second-factor-bound.js';
@@ -63,13 +65,14 @@ export async function buildServices(inputs: ServiceInputs) {
   const passwords = traced(createPasswordHasher(), tracing, { hash: 'argon2.hash', verify: 'argon2.verify' });
   const growth = createTenantGrowth(store, config.tenantLimits);
   const sessions = await createSessionService({ store, bus, tokens, passwords, now, growth, members: store });
-  const trail = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events) });
+  const trail = createAuditTrail({ store, retention: config.audit, now, logger, onWriteFailed: (events) => metrics.auditWriteFailures.inc(events), completeActors: actorCompletion(store) });
   const notices = config.notices && createNoticeDelivery({
     ...config.notices,
     organization: async (orgId) => {
       const org = await store.findOrganizationById(orgId);
       return org && { id: org.id, name: org.name, email: org.email };
     },
+    member: concernedMembers(store),
     now,
     logger,
     count: (outcome) => metrics.notices.inc({ outcome }),

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { AuditTrail } from '../audit/trail.js';
+import { ANONYMOUS, GATEWAY, type AuditTrail } from '../audit/trail.js';
 import { readBearer } from '../credentials/bearer.js';
 import { secretsEqual } from '../credentials/digest.js';
 import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
@@ -56,11 +56,11 @@ export function createAdminTokenCheck(deps: AdminTokenCheckDeps) {
     deps.countRefusal(reason);
     request.log.warn({ event: 'admin.refused', reason, address, route }, 'admin request refused');
     const network = addressPrefix(request.ip);
-    deps.trail.record({ type: 'admin.refused', actor: 'anonymous', network, details: { reason, route } });
+    deps.trail.record({ type: 'admin.refused', actor: 'anonymous', actorDetail: ANONYMOUS, network, details: { reason, route } });
     if (attempt.exhausted) {
       // Once per window and address: the 429s after it are in the access log and the metric.
       request.log.warn({ event: 'admin.throttled', address }, 'repeated refused admin requests');
-      deps.trail.record({ type: 'admin.throttled', actor: 'anonymous', network });
+      deps.trail.record({ type: 'admin.throttled', actor: 'anonymous', actorDetail: GATEWAY, network });
     }
     throw new Problem('adminTokenInvalid', 'Send Authorization: Bearer <AUTHGATE_ADMIN_TOKEN>.', reason);
   };

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AuditTrail } from '../audit/trail.js';
-import { MemberList, MemberSchema, OrgMemberParams, RoleChangeBody } from '../routes/member-schemas.js';
+import { MemberList, MemberSchema, OrgMemberParams, RemoveMemberQuery, RoleChangeBody } from '../routes/member-schemas.js';
+import { recordRemoval } from '../routes/members.js';
 import { NoContent, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import type { MemberService } from '../services/members.js';
 import { IdParams } from '../routes/schemas.js';
@@ -44,18 +45,19 @@ export function adminMemberRoutes(
     },
   });
 
-  app.delete<{ Params: OrgMemberParams }>('/admin/organizations/:id/members/:memberId', {
+  app.delete<{ Params: OrgMemberParams; Querystring: RemoveMemberQuery }>('/admin/organizations/:id/members/:memberId', {
     schema: {
       operationId: 'removeOrganizationMember',
       tags: ['organizations'],
-      summary: 'Remove a member: its sessions end at once on every replica; removing the last owner is 409.',
+      summary: 'Remove a member: its sessions end at once on every replica; with ?revokeKeys=true the keys it created are revoked too; removing the last owner is 409.',
       params: OrgMemberParams,
-      response: { 204: NoContent, 401: ProblemSchema, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner'), 429: problemOf('tooManyAdminRefusals') },
+      querystring: RemoveMemberQuery,
+      response: { 204: NoContent, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner'), 429: problemOf('tooManyAdminRefusals') },
     },
     handler: async (request, reply) => {
       const orgId = request.params.id;
-      const { member, sessionsEnded } = await members.remove(undefined, orgId, request.params.memberId);
-      trail.record({ type: 'member.removed', orgId, ...admin(request), details: { memberId: member.id, role: member.role, sessionsEnded } });
+      const { member, sessionsEnded, keysRevoked } = await members.remove(undefined, orgId, request.params.memberId, { revokeKeys: request.query.revokeKeys === 'true' });
+      recordRemoval(trail, { orgId, ...admin(request) }, member, sessionsEnded, keysRevoked);
       return reply.code(204).send();
     },
   });

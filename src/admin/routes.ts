@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AuditTrail } from '../audit/trail.js';
+import { OPERATOR, type AuditTrail } from '../audit/trail.js';
 import type { Logger } from '../observability/logging.js';
 import { auditPageView, auditQueryOf } from '../routes/audit.js';
 import { addressPrefix } from '../services/client-description.js';
@@ -57,7 +57,7 @@ export async function adminRoutes(
   },
 ) {
   const { organizations, apiKeys, sessions, trail, audit } = opts;
-  const admin = (request: { ip?: string | undefined }) => ({ actor: 'admin' as const, network: addressPrefix(request.ip) });
+  const admin = (request: { ip?: string | undefined }) => ({ actor: 'admin' as const, network: addressPrefix(request.ip), actorDetail: OPERATOR });
   app.addHook('onRequest', createAdminTokenCheck({ adminToken: opts.adminToken, throttle: opts.refusals, countRefusal: opts.countRefusal, trail }));
   organizationListRoute(app, organizations);
   passwordResetRoute(app, { passwords: opts.passwords, trail, audit, admin });

@@ -19,6 +19,7 @@ export const PATTERN_WORDS: ReadonlyMap<string, string> = new Map([
   ['^([1-9][0-9]?|[1-4][0-9]{2}|500)$', 'a whole number from 1 to 500'],
   ['^[0-9]{1,20}-[0-9]{1,20}$', 'the nextCursor of the previous page'],
   ['^[a-z_.]{1,64}$', 'an event type, like api_key.created'],
+  ['^mem_[A-Za-z0-9_-]{1,64}$', 'a member id, mem_ and letters, digits, _ and - (GET /auth/members lists them)'],
   ['\\S', 'some text, not only spaces'],
   ['^[A-Za-z0-9_-]+={0,2}$', 'base64url: letters, digits, _ and -'],
   [SCOPE_NAME_PATTERN, 'a scope name, resource:action in lower case, like invoices:read (GET /auth/scopes lists them)'],

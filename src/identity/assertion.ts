@@ -9,6 +9,7 @@ import type { ScopeGrant, ScopeTable } from '../authz/scopes.js';
 import type { Environment } from '../config/config.js';
 import type { Principal } from '../credentials/principal.js';
 import type { Invalidation } from '../store/invalidation.js';
+import { firstMemberId } from '../store/members.js';
 import type { SigningKey } from './signing-keys.js';
 
 /** The header that carries it, on every forwarded request; a client's own is always removed. */
@@ -21,7 +22,8 @@ export type OrganizationProfile = Readonly<{ name: string; email: string }>;
  * The claims (README "Verifying the identity in your service"):
  * iss, aud, sub (organization id), name, email, environment, kind (`jwt` or `api_key`),
  * key_id (an API key's id; absent for a login token), idp and idp_sub (a provider token's issuer
- * name and subject; issue 49), scope (space-separated), iat, exp, jti.
+ * name and subject; issue 49), member_id (a login token's member, issue 50; absent for an API key,
+ * which is the organization's), scope (space-separated), iat, exp, jti.
  */
 export type IdentityClaims = Readonly<{
   iss: string;
@@ -35,6 +37,8 @@ export type IdentityClaims = Readonly<{
   /** A provider token's (kind issuer_token, issue 49): the routes file's name of its issuer, and the token's `sub`. */
   idp?: string;
   idp_sub?: string;
+  /** A login token's member (`mem_…`; the organization's first member for its own login): issue 50. */
+  member_id?: string;
   scope: string;
   iat: number;
   exp: number;
@@ -91,6 +95,12 @@ export function createIdentityAsserter(deps: {
   scopes: () => ScopeTable;
   /** The organization's plan under the live table (issue 47): the `scope` claim lists only its scopes. */
   plan?: (orgId: string) => CompiledPlan | undefined;
+  /**
+   * The member a login session was opened by (store MemberStore.sessionMemberId: undefined for the
+   * first member's). Read when a session is first signed for and kept per session, which never
+   * changes member: no read per request, none at a re-signing.
+   */
+  sessionMember?: (orgId: string, sessionId: string) => Promise<string | undefined>;
 }): IdentityAsserter {
   const { key: signingKey, issuer, ttlSeconds, environment, now } = deps;
   const memos = new LRUCache<string, Memo>(growingLru(Math.max(1, deps.max)));
@@ -106,6 +116,17 @@ export function createIdentityAsserter(deps: {
    */
   let found = new WeakMap<Principal, { audience: string; memo: Memo }>();
   const planOf = deps.plan ?? (() => undefined);
+  const sessionMembers = new LRUCache<string, string>(growingLru(Math.max(1, deps.max)));
+
+  /** The member a login session acts as, kept per session; undefined for other credentials. */
+  async function memberOf(principal: Principal): Promise<string | undefined> {
+    if (principal.via !== 'jwt' || deps.sessionMember === undefined) return undefined;
+    const kept = sessionMembers.get(principal.credentialId);
+    if (kept !== undefined) return kept;
+    const member = (await deps.sessionMember(principal.orgId, principal.credentialId)) ?? firstMemberId(principal.orgId);
+    sessionMembers.set(principal.credentialId, member);
+    return member;
+  }
   // A moved organization (another plan) is signed anew at once, as a key whose scopes changed.
   const fresh = (memo: Memo, principal: Principal): boolean => memo.scopes === principal.scopes && memo.table === deps.scopes() && memo.plan === planOf(principal.orgId) && now() < memo.refreshAt;
   const header = { alg: signingKey.alg, kid: signingKey.kid, typ: 'JWT' };
@@ -126,6 +147,7 @@ export function createIdentityAsserter(deps: {
       keep = generations.get(principal.orgId) === generation;
       if (keep) profiles.set(principal.orgId, profile);
     }
+    const memberId = await memberOf(principal);
     const table = deps.scopes();
     const plan = planOf(principal.orgId);
     const t = now();
@@ -137,6 +159,7 @@ export function createIdentityAsserter(deps: {
       kind: principal.via,
       ...(principal.via === 'api_key' && { key_id: principal.credentialId }),
       ...(principal.via === 'issuer_token' && { idp: principal.issuer, idp_sub: principal.subject }),
+      ...(memberId !== undefined && { member_id: memberId }),
       scope: effectiveScopesHeader(principal.scopes, table, plan),
     };
     const token = await new SignJWT(claims)

@@ -48,9 +48,12 @@ export function createRoleGuard(store: RoleGuardStore): preValidationAsyncHookHa
     const principal = request.principal;
     if (principal === null || principal === undefined || principal.via !== 'jwt') return;
     const permission = permissionOf(request);
-    if (permission === undefined) return;
+    // A logout needs no role, but its audit entry names the member who logged out.
+    const named = permission === undefined && request.routeOptions.config?.routeLabel === '/auth/logout';
+    if (permission === undefined && !named) return;
     const member = await memberOfSession(store, principal.orgId, principal.credentialId);
     request.member = member;
+    if (permission === undefined) return;
     // Every member changes its own password and second factor (the route acts on request.member's).
     if (permission === 'own-credentials') return;
     if (!roleAllows(member.role, permission)) throw refusal(member, `do this (${permission})`);

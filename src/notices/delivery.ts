@@ -3,6 +3,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from '
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logging.js';
+import type { ConcernedRef, NoticeMember } from './member-concerned.js';
 import { noticeBody, signedNotice, type NoticeOrganization, type NoticeSource } from './notice.js';
 
 /** authgate_notices_total's outcomes. */
@@ -52,6 +53,8 @@ export function createNoticeDelivery(deps: {
   secret: string;
   /** The organization now (undefined: deleted); throws when the store does not answer (then retried). */
   organization: (orgId: string) => Promise<NoticeOrganization | undefined>;
+  /** The member a notice concerns, now (member-concerned.ts); throws when the store does not answer (then retried). */
+  member?: (orgId: string, ref: ConcernedRef) => Promise<NoticeMember>;
   now: () => number;
   logger: Pick<Logger, 'warn'>;
   count: (outcome: NoticeOutcome) => void;
@@ -119,12 +122,14 @@ export function createNoticeDelivery(deps: {
   /** One attempt: the organization as it is now, a fresh timestamp and signature, one POST. */
   async function send(source: NoticeSource): Promise<Attempt> {
     let organization: NoticeOrganization | undefined;
+    let member: NoticeMember | null = null;
     try {
       organization = await deps.organization(source.event.orgId);
+      if (source.concerns !== undefined && deps.member !== undefined) member = await deps.member(source.event.orgId, source.concerns);
     } catch {
       return { ok: false, retry: true, reason: 'store_unavailable' };
     }
-    const body = noticeBody(source, organization ?? { id: source.event.orgId, name: null, email: null }, Math.floor(deps.now() / 1000));
+    const body = noticeBody(source, organization ?? { id: source.event.orgId, name: null, email: null }, Math.floor(deps.now() / 1000), member);
     const { raw, headers } = signedNotice(body, deps.secret);
     return new Promise<Attempt>((resolve) => {
       const req = (https ? httpsRequest : httpRequest)(url, { method: 'POST', headers, agent }, (res) => {

@@ -2,6 +2,7 @@
 import { createHmac } from 'node:crypto';
 import type { NoticeExtras } from '../audit/trail.js';
 import type { AuditEvent } from '../store/audit.js';
+import type { ConcernedRef, NoticeMember } from './member-concerned.js';
 
 /**
  * The audit events that also go out as a notice: every change to an organization's credentials or
@@ -36,6 +37,8 @@ export type NoticeSource = Readonly<{
   id: string;
   event: AuditEvent & Readonly<{ orgId: string }>;
   extras: NoticeExtras | undefined;
+  /** The member it concerns (member-concerned.ts), read when it is sent; none for the organization itself. */
+  concerns?: ConcernedRef | undefined;
 }>;
 
 /** The organization as the store holds it when the notice is sent; null fields once it is gone. */
@@ -50,6 +53,8 @@ export type NoticeBody = Readonly<{
   /** When this attempt was sent, in Unix seconds: the X-Authgate-Timestamp header, covered by the signature. */
   sentAt: number;
   organization: NoticeOrganization;
+  /** The member it concerns (issue 50), as the store holds it when sent; null when it concerns no person. */
+  member: NoticeMember | null;
   actor: AuditEvent['actor'];
   network: string | null;
   details: NonNullable<AuditEvent['details']>;
@@ -59,7 +64,7 @@ export type NoticeBody = Readonly<{
   invitation?: NonNullable<NoticeExtras['invitation']>;
 }>;
 
-export function noticeBody(source: NoticeSource, organization: NoticeOrganization, sentAtSeconds: number): NoticeBody {
+export function noticeBody(source: NoticeSource, organization: NoticeOrganization, sentAtSeconds: number, member: NoticeMember | null = null): NoticeBody {
   const { event, extras } = source;
   return {
     id: source.id,
@@ -67,6 +72,7 @@ export function noticeBody(source: NoticeSource, organization: NoticeOrganizatio
     occurredAt: new Date(event.at).toISOString(),
     sentAt: sentAtSeconds,
     organization,
+    member,
     actor: event.actor,
     network: event.network ?? null,
     // The audit entry's details, which by the trail's contract hold ids, counts and reasons, never a secret.

@@ -1,6 +1,7 @@
 // The audit trail, with a notice queued for every event of a noticed type (notices/notice.ts).
 import type { AuditTrail } from '../audit/trail.js';
 import type { NoticeDelivery } from './delivery.js';
+import { concernedRef } from './member-concerned.js';
 import { NOTICED_TYPES } from './notice.js';
 
 /**
@@ -13,7 +14,10 @@ export function withNotices(trail: AuditTrail, delivery: NoticeDelivery, now: ()
     record(event, extras) {
       trail.record(event);
       const { orgId } = event;
-      if (orgId !== undefined && NOTICED_TYPES.has(event.type)) delivery.enqueue({ event: { ...event, orgId, at: now() }, extras });
+      if (orgId !== undefined && NOTICED_TYPES.has(event.type)) {
+        const noticed = { ...event, orgId, at: now() };
+        delivery.enqueue({ event: noticed, extras, concerns: concernedRef(noticed) });
+      }
     },
     flush: () => trail.flush(),
   };

@@ -14,6 +14,7 @@ function entryView(event: StoredAuditEvent) {
     credential: event.credential ?? null,
     network: event.network ?? null,
     ...(event.member !== undefined && { member: event.member }),
+    ...(event.actorDetail !== undefined && { actorDetail: event.actorDetail }),
     details: event.details ?? {},
   };
 }
@@ -23,11 +24,12 @@ export function auditPageView(page: AuditPage) {
 }
 
 /** A page request from a query (limit as digits: the schema checked them). */
-export function auditQueryOf(query: AuditQuerySchema): { limit: number; before?: string; types?: string[] } {
+export function auditQueryOf(query: AuditQuerySchema): { limit: number; before?: string; types?: string[]; memberId?: string } {
   return {
     limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
     ...(query.cursor !== undefined && { before: query.cursor }),
     ...(query.type !== undefined && { types: [query.type] }),
+    ...(query.member !== undefined && { memberId: query.member }),
   };
 }
 

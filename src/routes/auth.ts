@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { actorOf, emailDigest, type AuditTrail } from '../audit/trail.js';
+import { actingMember, actorOf, emailDigest, GATEWAY, type AuditTrail } from '../audit/trail.js';
+import { firstMemberId } from '../store/members.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
@@ -42,6 +43,7 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
       let token: string;
       let orgId: string;
       let member: { id: string; email: string } | undefined;
+      let who: ReturnType<typeof actingMember> | undefined;
       try {
         const org = await sessions.checkPassword(email, request.body.password);
         orgId = org.id;
@@ -58,6 +60,7 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
         }
         token = await sessions.open(orgId, { userAgent: request.headers['user-agent'], address: request.ip }, org.memberId);
         if (org.memberId !== undefined) member = { id: org.memberId, email: org.memberEmail ?? '' };
+        who = actingMember(orgId, member ?? { id: firstMemberId(orgId), email: org.email });
       } catch (error) {
         // The password was not judged, or was right and the organization's own limit refused the
         // session: nothing to count against the e-mail or the address.
@@ -71,12 +74,12 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
           audit.record({ type: 'login.failed', ...orgOf, ...actorOf(request), details: { reason: 'bad_password', emailDigest: emailDigest(email) } });
           if (attempt.exhausted) {
             request.log.warn({ event: 'login.throttled', address }, 'repeated failed logins');
-            audit.record({ type: 'login.throttled', ...orgOf, ...actorOf(request), details: { emailDigest: emailDigest(email) } });
+            audit.record({ type: 'login.throttled', ...orgOf, ...actorOf(request), actorDetail: GATEWAY, details: { emailDigest: emailDigest(email) } });
           }
         }
         throw error;
       }
-      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), ...(member !== undefined && { member }) });
+      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), ...(member !== undefined && { member }), ...who });
       await attempt.succeeded();
       return reply.header('cache-control', 'no-store').send({ token });
     },

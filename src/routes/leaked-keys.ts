@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { actorOf, GATEWAY, type AuditTrail } from '../audit/trail.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LeakReportThrottle } from '../guards/leak-report-throttle.js';
 import type { ApiKeyService } from '../services/api-keys.js';
@@ -75,7 +75,7 @@ export async function leakedKeyRoutes(app: FastifyInstance, opts: { apiKeys: Api
       // Audit lines name the organization and the key's id: never the key, nor its hash.
       await apiKeys.reportLeaked(request.body.keys, ({ orgId, keyId }) => {
         request.log.info({ event: 'api_key.leaked', orgId, keyId }, 'API key reported leaked: revoked');
-        audit.record({ type: 'api_key.leaked', orgId, ...actorOf(request), details: { keyId } });
+        audit.record({ type: 'api_key.leaked', orgId, ...actorOf(request), actorDetail: GATEWAY, details: { keyId } });
       });
       return reply.code(202).header('cache-control', 'no-store').send({ received: request.body.keys.length });
     },

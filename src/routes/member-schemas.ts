@@ -22,6 +22,12 @@ const PathIdPattern = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-
 /** An organization's id and one of its members' (the admin API). */
 export const OrgMemberParams = Type.Object({ id: PathIdPattern, memberId: PathIdPattern }, { additionalProperties: false });
 export type OrgMemberParams = Static<typeof OrgMemberParams>;
+/** DELETE …/members/{id}?revokeKeys=true: also revoke the keys the member created (default false: they stay). */
+export const RemoveMemberQuery = Type.Object(
+  { revokeKeys: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: '`true` also revokes the keys the member created, at once on every replica; `false` (the default) keeps them.' })) },
+  { additionalProperties: false },
+);
+export type RemoveMemberQuery = Static<typeof RemoveMemberQuery>;
 export const RoleChangeBody = Type.Object({ role: Role }, { additionalProperties: false });
 export type RoleChangeBody = Static<typeof RoleChangeBody>;
 

@@ -1,12 +1,19 @@
 import type { FastifyInstance } from 'fastify';
-import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { actingMember, actorOf, type AuditTrail } from '../audit/trail.js';
 import type { MemberService } from '../services/members.js';
 import { normalizeEmail } from '../services/organizations.js';
 import type { SessionService } from '../services/sessions.js';
-import { AcceptBody, InvitationBody, InvitationCreated, InvitationList, MemberList, MemberParams, MemberSchema, RoleChangeBody } from './member-schemas.js';
+import type { AuditEvent } from '../store/audit.js';
+import { AcceptBody, InvitationBody, InvitationCreated, InvitationList, MemberList, MemberParams, MemberSchema, RemoveMemberQuery, RoleChangeBody } from './member-schemas.js';
 import { IdParams, LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
 const forbidden = problemOf('memberRoleForbidden', 'insufficientScope');
+
+/** A removal in the trail: `member.removed`, and each key revoked with it as `api_key.deleted` (reason `member_removed`). */
+export function recordRemoval(audit: AuditTrail, who: Omit<AuditEvent, 'type' | 'at' | 'details'> & { orgId: string }, member: { id: string; role: string }, sessionsEnded: number, keysRevoked: readonly string[]): void {
+  for (const keyId of keysRevoked) audit.record({ type: 'api_key.deleted', ...who, details: { keyId, reason: 'member_removed', memberId: member.id } });
+  audit.record({ type: 'member.removed', ...who, details: { memberId: member.id, role: member.role, sessionsEnded, keysRevoked: keysRevoked.length } });
+}
 
 /**
  * /auth/members and /auth/invitations (issue 50): the organization's people. Every route but
@@ -40,19 +47,20 @@ export async function memberRoutes(app: FastifyInstance, opts: { members: Member
     },
   });
 
-  app.delete<{ Params: IdParams }>('/auth/members/:id', {
+  app.delete<{ Params: IdParams; Querystring: RemoveMemberQuery }>('/auth/members/:id', {
     config: { auth: 'login-token', routeLabel: '/auth/members/:id' },
     schema: {
       operationId: 'removeMember',
       tags: ['members'],
-      summary: 'Remove a member: its sessions end at once on every replica; the keys it created stay.',
+      summary: 'Remove a member: its sessions end at once on every replica; the keys it created stay, or are revoked with ?revokeKeys=true.',
       params: MemberParams,
-      response: { 204: NoContent, 401: ProblemSchema, 403: forbidden, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner') },
+      querystring: RemoveMemberQuery,
+      response: { 204: NoContent, 400: ProblemSchema, 401: ProblemSchema, 403: forbidden, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner') },
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
-      const { member, sessionsEnded } = await members.remove(request.member, orgId, request.params.id);
-      audit.record({ type: 'member.removed', orgId, ...actorOf(request), details: { memberId: member.id, role: member.role, sessionsEnded } });
+      const { member, sessionsEnded, keysRevoked } = await members.remove(request.member, orgId, request.params.id, { revokeKeys: request.query.revokeKeys === 'true' });
+      recordRemoval(audit, { orgId, ...actorOf(request) }, member, sessionsEnded, keysRevoked);
       return reply.code(204).send();
     },
   });
@@ -108,7 +116,7 @@ export async function memberRoutes(app: FastifyInstance, opts: { members: Member
     handler: async (request, reply) => {
       const member = await members.accept(request.body.token, request.body.password);
       const token = await sessions.open(member.orgId, { userAgent: request.headers['user-agent'], address: request.ip }, member.id);
-      audit.record({ type: 'member.joined', orgId: member.orgId, ...actorOf(request), member: { id: member.id, email: member.email }, details: { memberId: member.id, role: member.role } });
+      audit.record({ type: 'member.joined', orgId: member.orgId, ...actorOf(request), ...actingMember(member.orgId, member), details: { memberId: member.id, role: member.role } });
       return reply.header('cache-control', 'no-store').send({ token });
     },
   });

@@ -10,7 +10,8 @@
  * is the organization's.
  */
 import type { FastifyInstance } from 'fastify';
-import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { actingMember, actorOf, GATEWAY, type AuditTrail } from '../audit/trail.js';
+import { firstMemberId } from '../store/members.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import { Problem } from '../problems.js';
@@ -70,17 +71,17 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       } catch (error) {
         if (error instanceof Problem && (error.problem === 'mfaCodeWrong' || error.problem === 'mfaTokenInvalid')) {
           audit.record({ type: 'login.failed', orgId, ...actorOf(request), details: { reason: 'bad_second_factor' } });
-          if (attempt.exhausted) audit.record({ type: 'login.throttled', orgId, ...actorOf(request) });
+          if (attempt.exhausted) audit.record({ type: 'login.throttled', orgId, ...actorOf(request), actorDetail: GATEWAY });
         } else if (error instanceof Problem) {
           await attempt.notJudged();
         }
         throw error;
       }
       await attempt.succeeded();
-      // A member's own second factor (issue 50): the entries name the member, as POST /auth/login's do.
-      const member = found.org.memberId === undefined ? undefined : { member: { id: found.org.memberId, email: found.org.email } };
-      if (outcome.used === 'recovery_code') audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request), ...member });
-      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), ...member, details: { secondFactor: outcome.used } });
+      // Whose second factor it was (issue 50): the organization's (its first member's) or a member's own.
+      const who = actingMember(orgId, { id: found.org.memberId ?? firstMemberId(orgId), email: found.org.email });
+      if (outcome.used === 'recovery_code') audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request), ...who });
+      audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), ...who, details: { secondFactor: outcome.used } });
       return reply.header('cache-control', 'no-store').send({ token: outcome.token });
     },
   });

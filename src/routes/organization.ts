@@ -27,7 +27,7 @@ export const profileView = (org: Organization, member?: Member) => ({
  * `organization.email_changed` naming both domains only; the previous address goes to the notice
  * extras (audit/trail.ts), never to the trail or a log line.
  */
-export function recordProfileChange(audit: AuditTrail, outcome: ProfileOutcome, who: Pick<AuditEvent, 'actor' | 'credential' | 'network'>): void {
+export function recordProfileChange(audit: AuditTrail, outcome: ProfileOutcome, who: Pick<AuditEvent, 'actor' | 'credential' | 'network' | 'member' | 'actorDetail'>): void {
   const orgId = outcome.organization.id;
   if (outcome.nameChanged) audit.record({ type: 'organization.name_changed', orgId, ...who });
   if (outcome.emailChanged) {

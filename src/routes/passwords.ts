@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { actorOf, type AuditTrail } from '../audit/trail.js';
+import { actorOf, memberById, type AuditTrail } from '../audit/trail.js';
+import { firstMemberId } from '../store/members.js';
 import { throttleAddress } from '../guards/client-address.js';
 import type { LoginThrottle } from '../guards/login-throttle.js';
 import type { ResetThrottle } from '../guards/reset-throttle.js';
@@ -83,7 +84,8 @@ export async function passwordRoutes(app: FastifyInstance, opts: { passwords: Pa
       await attempt.succeeded();
       const { orgId, memberId, sessionsEnded } = outcome;
       request.log.info({ event: 'password.reset', orgId, memberId, sessionsEnded }, 'password reset');
-      audit.record({ type: 'password.reset', orgId, ...actorOf(request), details: { sessionsEnded, ...(memberId !== undefined && { memberId }) } });
+      // The reset token's holder acted: the member whose token it was (the first member's is the organization's).
+      audit.record({ type: 'password.reset', orgId, ...actorOf(request), actorDetail: memberById(memberId ?? firstMemberId(orgId)), details: { sessionsEnded, ...(memberId !== undefined && { memberId }) } });
       return reply.code(204).send();
     },
   });

@@ -137,7 +137,7 @@ export const OrganizationChangeBody = Type.Object(
       description: 'How many API keys it may hold, 1 to 1000000 (raise or lower; keys above a lowered limit stay, no new one is made until below it); null returns it to AUTHGATE_MAX_KEYS_PER_ORGANIZATION.',
     })),
     externalIds: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$', maxLength: 40 }), Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]), {
-      description: 'Its id at each named trusted issuer (routes file `issuers:`), which a provider token\'s organization claim names; null removes it. Unique per issuer across the store (409, 1340); an issuer the file does not declare is 400 (1260).',
+      description: 'Its id at each named trusted issuer (routes file `issuers:`), which a provider token\'s organization claim names; null removes it. Unique per issuer across the store (409, 1340); setting one at an issuer the file does not declare is 400 (1260); removing one is taken for any issuer.',
     })),
     plan: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
       description: "Its plan, one the routes file declares under `plans` (400, 1250 for another); null returns it to the file's defaultPlan. Every replica applies it within a second, no key rewritten; audited and noticed as `organization.plan_changed`.",
@@ -183,6 +183,10 @@ export const AuditEntry = Type.Object(
     credential: Type.Union([Type.Object({ kind: Type.String(), id: Type.String() }), Type.Null()], { description: 'The acting credential: its kind and id, never the secret.' }),
     network: Type.Union([Type.String(), Type.Null()], { description: "The client's network (/24 or /48)." }),
     member: Type.Optional(Type.Object({ id: Type.String(), email: Type.String() }, { description: 'The member who acted, where a member did (issue 50); absent for the first member\'s sessions, API keys and the operator.' })),
+    actorDetail: Type.Optional(Type.Object(
+      { type: Type.String(), id: Type.Optional(Type.String()), email: Type.Optional(Type.String()), createdBy: Type.Optional(Type.String()) },
+      { description: 'Who acted (issue 50): `member` (`id`, `email`; the first member too), `api_key` (`id`, `createdBy`: the member who created it), `issuer_token` (`id`), `operator` (the admin API), `gateway` (the gateway itself: a key revoked on a leak report, a lockout) or `anonymous` (no credential). Absent on entries written before it.' },
+    )),
     details: Type.Record(Type.String(), Type.Unknown()),
   },
   { additionalProperties: false },
@@ -196,6 +200,7 @@ export const AuditQuerySchema = Type.Object(
     limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]?|[1-4][0-9]{2}|500)$', description: 'How many events per page, 1 to 500: 100 unless given.' })),
     cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}-[0-9]{1,20}$', description: 'The `nextCursor` of the previous page.' })),
     type: Type.Optional(Type.String({ pattern: '^[a-z_.]{1,64}$', description: 'Only events of this type (e.g. `api_key.created`).' })),
+    member: Type.Optional(Type.String({ pattern: '^mem_[A-Za-z0-9_-]{1,64}$', description: 'Only events this member did (`mem_…`, as GET /auth/members lists it; the first member\'s include its sessions\' entries of before members).' })),
   },
   { additionalProperties: false },
 );

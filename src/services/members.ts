@@ -12,7 +12,7 @@ import { mayManageRole } from '../members/roles.js';
 import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { firstMemberId, type Invitation, type Member, type MemberRole } from '../store/members.js';
-import type { GatewayStore } from '../store/store.js';
+import type { GatewayStore, Revoked } from '../store/store.js';
 import { endMemberSessions } from './member-sessions.js';
 import type { NormalizedEmail } from './organizations.js';
 
@@ -68,6 +68,23 @@ export function createMemberService(deps: {
   /** Ends every session of the member, on every replica (services/member-sessions.ts). */
   const endSessionsOf = (orgId: string, memberId: string): Promise<number> => endMemberSessions({ store, bus }, orgId, memberId);
 
+  /** Revokes the keys the member created (a key of no recorded creator is the first member's); their ids. */
+  async function revokeKeysOf(orgId: string, memberId: string): Promise<string[]> {
+    const creators = await store.keyCreators(orgId);
+    const first = firstMemberId(orgId);
+    const ids = (await store.listApiKeys(orgId)).map((key) => key.id).filter((id) => (creators[id] ?? first) === memberId);
+    const revoked: Revoked[] = [];
+    const keyIds: string[] = [];
+    for (const id of ids) {
+      const gone = await store.deleteApiKeyIfOwned(orgId, id);
+      if (gone === undefined) continue; // revoked meanwhile
+      revoked.push(gone);
+      keyIds.push(id);
+    }
+    bus.applyLocally(revoked);
+    return keyIds;
+  }
+
   function changed(result: Member | 'not-found' | 'last-owner'): Member {
     if (result === 'not-found') throw new Problem('memberNotFound');
     if (result === 'last-owner') throw new Problem('lastOwner', 'An organization keeps at least one owner: make another member an owner first.');
@@ -89,11 +106,17 @@ export function createMemberService(deps: {
       return { member: memberView(updated), before: current.role, sessionsEnded };
     },
 
-    async remove(actor: Member | undefined, orgId: string, memberId: string): Promise<{ member: MemberView; sessionsEnded: number }> {
+    /**
+     * Removes a member and ends its sessions; with `revokeKeys`, also revokes the keys it created
+     * (after the removal, so a refused removal revokes nothing), each announced on the bus as a
+     * key revocation is: every replica refuses them at once.
+     */
+    async remove(actor: Member | undefined, orgId: string, memberId: string, options: { revokeKeys?: boolean } = {}): Promise<{ member: MemberView; sessionsEnded: number; keysRevoked: string[] }> {
       const current = await target(orgId, memberId);
       if (actor !== undefined && !mayManageRole(actor.role, current.role)) refuse(actor, 'remove an owner');
       const removed = changed(await store.removeMember(orgId, memberId));
-      return { member: memberView(removed), sessionsEnded: await endSessionsOf(orgId, memberId) };
+      const sessionsEnded = await endSessionsOf(orgId, memberId);
+      return { member: memberView(removed), sessionsEnded, keysRevoked: options.revokeKeys === true ? await revokeKeysOf(orgId, memberId) : [] };
     },
 
     async invite(actor: Member, orgId: string, email: NormalizedEmail, role: MemberRole): Promise<IssuedInvitation> {

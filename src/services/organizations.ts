@@ -143,7 +143,9 @@ export function createOrganizationService(deps: {
      */
     async setExternalIds(orgId: string, change: ExternalIdChange): Promise<OrganizationView> {
       const declared = deps.issuerNames?.() ?? new Set<string>();
-      const unknown = Object.keys(change).find((name) => !declared.has(name));
+      // A removal (null) is taken for any issuer: an id left behind when the operator took its
+      // issuer out of the routes file must still be removable.
+      const unknown = Object.entries(change).find(([name, id]) => id !== null && !declared.has(name))?.[0];
       if (unknown !== undefined) throw new Problem('unknownIssuer', `No issuer ${unknown} is declared under issuers in the routes file.`);
       const outcome = await store.setExternalIds(orgId, change);
       if (outcome === 'not-found') throw new Problem('organizationNotFound');

@@ -8,7 +8,7 @@ import { redisCommand, startRedis } from '../helpers/redis.js';
  */
 
 const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
-type Page = { events: Array<{ id: string; type: string; at: string; orgId: string | null; actor: string; credential: { kind: string; id: string } | null; network: string | null; details: Record<string, unknown> }>; nextCursor: string | null };
+type Page = { events: Array<{ id: string; type: string; at: string; orgId: string | null; actor: string; credential: { kind: string; id: string } | null; network: string | null; actorDetail?: { type: string; email?: string }; details: Record<string, unknown> }>; nextCursor: string | null };
 
 /** Runs what the organization does in a day, on gw; returns what must never appear in the trail. */
 async function aDayOfWork(gw: InjectedGateway) {
@@ -42,8 +42,10 @@ t.test("the organization reads its own trail, newest first, paged and filtered; 
   t.match(page.events.find((e) => e.type === 'api_key.changed'), { actor: 'organization', credential: { kind: 'api_key', id: /^key_/ }, network: '127.0.0.0/24', details: { changed: ['scopes'], scopes: ['accounts:read'] } });
   t.match(page.events.find((e) => e.type === 'organization.created'), { actor: 'admin', credential: null });
   t.match(page.events.find((e) => e.type === 'api_key.leaked'), { actor: 'anonymous', credential: null });
-  const text = JSON.stringify(page);
+  // The e-mail of the member who acted is named in `actorDetail` (issue 50: who did it); nowhere else.
+  const text = JSON.stringify(page.events.map(({ actorDetail, ...rest }) => (actorDetail === undefined ? rest : { ...rest, actorDetail: { ...actorDetail, email: undefined } })));
   for (const secret of secrets) t.notOk(text.includes(secret), 'no password, token, key or e-mail in it');
+  t.ok(page.events.filter((e) => e.actorDetail?.email !== undefined).every((e) => e.actorDetail?.email === org.email), "the only e-mail is the acting member's");
 
   const first = (await gw.pub({ url: '/auth/audit?limit=4', headers: bearer(token) })).json<Page>();
   const second = (await gw.pub({ url: `/auth/audit?limit=4&cursor=${first.nextCursor!}`, headers: bearer(token) })).json<Page>();

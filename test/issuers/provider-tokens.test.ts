@@ -234,3 +234,25 @@ t.test("a provider token's scopes are intersected with its organization's plan (
   const edge = await send(`${authz.url}/authz/auth-request`, { headers: { 'x-original-method': 'POST', 'x-original-uri': '/orders/1', ...bearer } });
   t.equal(edge.status, 403, 'the same on the authorization port');
 });
+
+t.test('an external id at an issuer the file no longer declares can still be removed (null), never set', async (t) => {
+  const corp = await startTestProvider();
+  const partner = await startTestProvider({ alg: 'ES256' });
+  t.teardown(async () => {
+    await corp.close();
+    await partner.close();
+  });
+  const file = routesFile(corp, partner, 'org_unused');
+  const gw = await startGateway(t, { deps: { routes: tableOf(file, 'http://127.0.0.1:9') } });
+  const org = await gw.createOrganization();
+  t.equal((await admin(gw, 'PATCH', `/admin/organizations/${org.id}`, { externalIds: { corp: 'org_left' } })).status, 200);
+  // The operator takes corp out of the file: the organization's id there is left behind.
+  const { corp: _dropped, ...otherIssuers } = file.issuers!;
+  void _dropped;
+  gw.gateway.routes.swap(tableOf({ ...file, issuers: otherIssuers, routes: [{ ...file.routes[0]!, credentials: ['api_key', 'issuer:partner'] }] }, 'http://127.0.0.1:9'));
+  const set = await admin(gw, 'PATCH', `/admin/organizations/${org.id}`, { externalIds: { corp: 'org_other' } });
+  t.equal(set.json().code, 1260, 'setting one there is refused');
+  const removed = await admin(gw, 'PATCH', `/admin/organizations/${org.id}`, { externalIds: { corp: null } });
+  t.equal(removed.status, 200, removed.body);
+  t.same(removed.json().externalIds ?? {}, {}, 'removed');
+});

@@ -12,7 +12,7 @@ import { invite } from '../members/started-team.js';
  */
 
 const SECRET = 'notices-test-secret-0123456789abcdef-XyZ';
-type Notice = { type: string; organization: { id: string }; actor: string; details: Record<string, unknown> };
+type Notice = { type: string; organization: { id: string }; actor: string; details: Record<string, unknown>; member?: { id: string; email: string | null } };
 
 t.test("the operator's resets of a member are told, naming the member", async (t) => {
   const receiver = await startWebhookReceiver();
@@ -36,6 +36,7 @@ t.test("the operator's resets of a member are told, naming the member", async (t
   for (const type of ['mfa.removed', 'password.reset_issued']) {
     const notice = aboutMember(type)!;
     t.equal(notice.details.memberEmail, dev.email, `${type}: names the member`);
+    t.strictSame(notice.member, { id: dev.id, email: dev.email }, `${type}: the member it concerns`);
     t.equal(notice.actor, 'admin', `${type}: by the operator`);
     t.equal(notice.organization.id, org.id);
   }

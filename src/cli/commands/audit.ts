@@ -1,4 +1,4 @@
-// authgate audit tail [--org] [--follow]: the newest audit events as JSON lines, then new ones as they come.
+// authgate audit tail [--org] [--member] [--follow]: the newest audit events as JSON lines, then new ones as they come.
 import { call, resolveTarget, type Target } from '../admin-client.js';
 import type { Command, Family } from '../command-table.js';
 
@@ -34,17 +34,20 @@ const tail: Command = {
   action: 'tail',
   flags: [
     { name: 'org', type: 'string', value: 'id' },
+    { name: 'member', type: 'string', value: 'memberId', onlyHere: true },
     { name: 'follow', type: 'boolean', onlyHere: true },
   ],
-  refuse: [{ flags: 'all', message: 'audit tail takes only --org and --follow' }],
+  refuse: [{ flags: 'all', message: 'audit tail takes only --org, --member and --follow' }],
   description: [
     'Print the newest audit events (all organizations, or one), one',
     'JSON line each, oldest first; with --follow, keep printing new',
-    'ones every 2 seconds until interrupted.',
+    'ones every 2 seconds until interrupted. --member: only what that',
+    'member did (issue 50).',
   ],
+  examples: ['authgate audit tail --org org_123 --member mem_456'],
   async run({ values }) {
     const target = resolveTarget(process.env);
-    const query = `admin/audit?limit=100${typeof values.org === 'string' ? `&org=${encodeURIComponent(values.org)}` : ''}`;
+    const query = `admin/audit?limit=100${typeof values.org === 'string' ? `&org=${encodeURIComponent(values.org)}` : ''}${typeof values.member === 'string' ? `&member=${encodeURIComponent(values.member)}` : ''}`;
     let last = await printNewer(target, query, undefined);
     if (values.follow !== true) return 0;
     // Until interrupted (Ctrl-C, SIGTERM): the exit code is the interruption's.

@@ -1,4 +1,4 @@
-// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|external-ids|set-external-id|remove-external-id: organizations through the admin API.
+// authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|external-ids|set-external-id|remove-external-id|members|member-role|remove-member: organizations through the admin API.
 // reset-password, mfa and remove-mfa take --member for one member's own password or second factor (issue 50).
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import { CliError, usageError } from '../cli-error.js';
@@ -6,6 +6,7 @@ import type { Command, Family, FlagSpec } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
 import { orgExternalIds, orgRemoveExternalId, orgSetExternalId } from './org-external-ids.js';
 import { ID_ONLY, NOT_SESSIONS, ONE_ORGANIZATION } from './org-id.js';
+import { orgMemberRole, orgMembers, orgRemoveMember } from './org-members.js';
 import { orgUsage } from './org-usage.js';
 
 async function readNewPassword(): Promise<string> {
@@ -218,5 +219,8 @@ export const org: Family = {
     orgExternalIds,
     orgSetExternalId,
     orgRemoveExternalId,
+    orgMembers,
+    orgMemberRole,
+    orgRemoveMember,
   ],
 };
