@@ -300,7 +300,7 @@ t.test('keys list and keys revoke against a real gateway', async (t) => {
   const newestFirst = [...keys].sort((x, y) => String(y['createdAt']).localeCompare(String(x['createdAt'])) || String(y['id']).localeCompare(String(x['id'])));
   t.same(keys.map((k) => k['id']), newestFirst.map((k) => k['id']), 'newest first (createdAt, then id, descending)');
   for (const key of keys) {
-    t.same(Object.keys(key).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes'], 'metadata only');
+    t.same(Object.keys(key).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'quota', 'rateLimit', 'scopes'], 'metadata only');
     t.same(key['scopes'], ['accounts:read', 'accounts:write', 'organization:read', 'keys:read', 'keys:write'], 'a default key holds all five scopes');
     t.equal(key['lastUsedAt'], null, 'not used yet');
   }
