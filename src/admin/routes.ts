@@ -24,6 +24,7 @@ import type { UsageReports } from '../services/usage-report.js';
 import { adminUsageRoute } from '../routes/usage.js';
 import type { MemberService } from '../services/members.js';
 import { adminMemberRoutes } from './members.js';
+import { adminMemberCredentialRoutes } from './member-credentials.js';
 
 /** /admin/organizations (and their API keys): on the ops port only, behind the admin token. */
 export async function adminRoutes(
@@ -63,6 +64,7 @@ export async function adminRoutes(
   adminMfaRoutes(app, { mfa: opts.mfa, trail, audit, admin });
   adminUsageRoute(app, { usage: opts.usage, organizations });
   if (opts.members !== undefined) adminMemberRoutes(app, { members: opts.members, trail, admin });
+  if (opts.members !== undefined) adminMemberCredentialRoutes(app, { members: opts.members, passwords: opts.passwords, mfa: opts.mfa, trail, audit, admin });
 
   app.post<{ Body: NewOrganizationBody }>('/admin/organizations', {
     schema: {

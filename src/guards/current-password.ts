@@ -11,6 +11,7 @@ import { Problem } from '../problems.js';
 import { normalizeEmail } from '../services/organizations.js';
 import type { PasswordChangeService } from '../services/password-changes.js';
 import type { Organization } from '../store/store.js';
+import { credentialOwner, type CredentialOwner } from '../members/own-credentials.js';
 import { throttleAddress } from './client-address.js';
 import type { LoginAttempt, LoginThrottle } from './login-throttle.js';
 
@@ -51,7 +52,8 @@ export async function judgeCurrentPassword(
 }
 
 /**
- * The calling organization (its login token's), found anew, and its current password judged and
+ * The caller's own credentials' holder (its login token's organization, found anew; or the member
+ * the role guard found, issue 50: members/own-credentials.ts), its current password judged and
  * given back at once: for the second factor's changes, which guard nothing after the check.
  * An organization deleted under a live token is 401 (`organization_gone`), as the token is.
  */
@@ -60,9 +62,10 @@ export async function confirmCallersPassword(
   request: FastifyRequest,
   currentPassword: string,
   failedType: string,
-): Promise<Organization> {
-  const org = await deps.findOrganization(request.principal!.orgId);
-  if (org === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
+): Promise<CredentialOwner> {
+  const found = await deps.findOrganization(request.principal!.orgId);
+  if (found === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
+  const org = credentialOwner(found, request.member);
   const attempt = await judgeCurrentPassword(deps, request, org, currentPassword, failedType);
   await attempt.succeeded();
   return org;

@@ -17,9 +17,14 @@
  * Challenges: a right password of an organization with a factor issues an mfaToken; at most
  * MFA_TOKENS_PER_WINDOW in a window of the token's lifetime (429, 1122), so at most twice that
  * are alive at once, whatever the login limits let through from known addresses.
+ *
+ * Both bounds are per second factor (issue 50): the organization's own (its first member's),
+ * counted as before members, and each other member's apart, so one member's wrong codes (or a
+ * leaked password's challenges) never lock another member out.
  */
 import { Problem } from '../problems.js';
 import type { CounterStore } from '../store/store.js';
+import { otherMemberId } from '../store/members.js';
 
 /** Consecutive wrong second-factor proofs an organization may make (NIST SP 800-63B: at most 100); the setting's default and most. */
 export const SECOND_FACTOR_FAILURE_LIMIT = 100;
@@ -40,21 +45,26 @@ export type SecondFactorProof = Readonly<{
 
 export type SecondFactorBound = Readonly<{
   /** Counts a proof about to be judged, or throws 1121 (counting nothing) when the bound is spent. */
-  proof(orgId: string): Promise<SecondFactorProof>;
+  proof(orgId: string, memberId?: string): Promise<SecondFactorProof>;
   /** Counts an mfaToken about to be issued, or throws 1122. */
-  issue(orgId: string, tokenLifetimeMs: number): Promise<void>;
+  issue(orgId: string, tokenLifetimeMs: number, memberId?: string): Promise<void>;
 }>;
 
 // The braces place each organization's counters together (store/counters.ts LimitedCounter).
-const failuresOf = (orgId: string) => `mfa:failures:{${orgId}}`;
-const tokensOf = (orgId: string) => `mfa:tokens:{${orgId}}`;
+// Another member's counters carry its id after the braces (the organization's as before members).
+const holderOf = (orgId: string, memberId: string | undefined) => {
+  const other = otherMemberId(orgId, memberId);
+  return other === undefined ? `{${orgId}}` : `{${orgId}}:${other}`;
+};
+const failuresOf = (orgId: string, memberId?: string) => `mfa:failures:${holderOf(orgId, memberId)}`;
+const tokensOf = (orgId: string, memberId?: string) => `mfa:tokens:${holderOf(orgId, memberId)}`;
 
 export function createSecondFactorBound(counters: CounterStore, limit = SECOND_FACTOR_FAILURE_LIMIT): SecondFactorBound {
   return {
-    async proof(orgId) {
-      const name = failuresOf(orgId);
+    async proof(orgId, memberId) {
+      const name = failuresOf(orgId, memberId);
       const verdict = await counters.countAttempt({ counters: [{ name, limit }], windowMs: SECOND_FACTOR_FAILURE_WINDOW_MS });
-      if (!verdict.allowed) throw refused('tooManySecondFactorFailures', verdict.retryInMs, `${limit} wrong second-factor codes in a row: every proof of this organization's second factor is refused`);
+      if (!verdict.allowed) throw refused('tooManySecondFactorFailures', verdict.retryInMs, `${limit} wrong second-factor codes in a row: every proof of this second factor is refused`);
       return {
         exhausted: verdict.exhausted,
         succeeded: () => counters.settleAttempt({ reset: [name] }),
@@ -67,9 +77,9 @@ export function createSecondFactorBound(counters: CounterStore, limit = SECOND_F
         },
       };
     },
-    async issue(orgId, tokenLifetimeMs) {
-      const verdict = await counters.countAttempt({ counters: [{ name: tokensOf(orgId), limit: MFA_TOKENS_PER_WINDOW }], windowMs: tokenLifetimeMs });
-      if (!verdict.allowed) throw refused('tooManyMfaTokens', verdict.retryInMs, `${MFA_TOKENS_PER_WINDOW} second-factor challenges were issued to this organization in the last minutes`);
+    async issue(orgId, tokenLifetimeMs, memberId) {
+      const verdict = await counters.countAttempt({ counters: [{ name: tokensOf(orgId, memberId), limit: MFA_TOKENS_PER_WINDOW }], windowMs: tokenLifetimeMs });
+      if (!verdict.allowed) throw refused('tooManyMfaTokens', verdict.retryInMs, `${MFA_TOKENS_PER_WINDOW} second-factor challenges were issued for this second factor in the last minutes`);
     },
   };
 }

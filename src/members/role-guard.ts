@@ -54,10 +54,8 @@ export function createRoleGuard(store: RoleGuardStore): preValidationAsyncHookHa
     const member = await memberOfSession(store, principal.orgId, principal.credentialId);
     request.member = member;
     if (permission === undefined) return;
-    if (permission === 'first-member') {
-      if (member.id !== firstMemberId(principal.orgId)) throw refusal(member, "change the organization's own password or second factor (they are its first member's)");
-      return;
-    }
+    // Every member changes its own password and second factor (the route acts on request.member's).
+    if (permission === 'own-credentials') return;
     if (!roleAllows(member.role, permission)) throw refusal(member, `do this (${permission})`);
     if (permission === 'keys.manage' && member.role === 'developer') {
       const keyId = (request.params as { id?: string } | undefined)?.id;

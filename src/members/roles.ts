@@ -15,10 +15,10 @@ export type Permission =
   | 'members.manage'
   | 'organization.manage'
   /**
-   * The organization's own password and second factor, which are its first member's: only that
-   * member's login tokens, until members have their own (later steps of issue 50).
+   * The caller's own password and second factor: every member its own (the first member's are
+   * the organization's), whatever its role; decided by who, never by role (members/own-credentials.ts).
    */
-  | 'first-member';
+  | 'own-credentials';
 
 /** `METHOD routeLabel` → what it needs. */
 export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
@@ -40,17 +40,17 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission>> = {
   'POST /auth/invitations': 'members.manage',
   'GET /auth/invitations': 'members.manage',
   'DELETE /auth/invitations/:id': 'members.manage',
-  'POST /auth/password': 'first-member',
+  'POST /auth/password': 'own-credentials',
   'GET /auth/mfa': 'read',
-  'POST /auth/mfa/step-up': 'first-member',
-  'POST /auth/mfa/totp': 'first-member',
-  'POST /auth/mfa/totp/confirm': 'first-member',
-  'DELETE /auth/mfa/totp': 'first-member',
-  'POST /auth/mfa/recovery-codes': 'first-member',
-  'POST /auth/mfa/passkeys/registration': 'first-member',
-  'POST /auth/mfa/passkeys': 'first-member',
-  'PATCH /auth/mfa/passkeys/:id': 'first-member',
-  'DELETE /auth/mfa/passkeys/:id': 'first-member',
+  'POST /auth/mfa/step-up': 'own-credentials',
+  'POST /auth/mfa/totp': 'own-credentials',
+  'POST /auth/mfa/totp/confirm': 'own-credentials',
+  'DELETE /auth/mfa/totp': 'own-credentials',
+  'POST /auth/mfa/recovery-codes': 'own-credentials',
+  'POST /auth/mfa/passkeys/registration': 'own-credentials',
+  'POST /auth/mfa/passkeys': 'own-credentials',
+  'PATCH /auth/mfa/passkeys/:id': 'own-credentials',
+  'DELETE /auth/mfa/passkeys/:id': 'own-credentials',
 };
 
 const GRANTS: Readonly<Record<MemberRole, ReadonlySet<Permission>>> = {
@@ -60,7 +60,7 @@ const GRANTS: Readonly<Record<MemberRole, ReadonlySet<Permission>>> = {
   viewer: new Set(['read']),
 };
 
-/** Whether the role holds the permission ('first-member' is decided by who, not by role). */
+/** Whether the role holds the permission ('own-credentials' is every member's own, not a role's). */
 export function roleAllows(role: MemberRole, permission: Permission): boolean {
   return GRANTS[role].has(permission);
 }

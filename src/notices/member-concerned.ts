@@ -2,7 +2,8 @@
  * The member a security notice concerns (issue 50: "security notices name the member concerned"),
  * so the operator can tell that person, not only the organization. Found from the event when it is
  * queued, and read from the store when the notice is sent (as the organization is):
- * - an event about a member (`details.memberId`): that member;
+ * - an event about a member (`details.memberId`): that member (the operator's reset or removal of a
+ *   member's own password or second factor, a member's reset token used, too);
  * - the operator's reset or second-factor removal, and a reset token used: the organization's own
  *   password and second factor, which are its first member's;
  * - a key reported leaked: the member who created it (a key of no recorded creator: the first);

@@ -130,6 +130,9 @@ export function instrumentStore(store: GatewayStore, metrics: Metrics): GatewayS
     deleteInvitation: timed('delete_invitation', store.deleteInvitation.bind(store)),
     takeInvitation: timed('take_invitation', store.takeInvitation.bind(store)),
     recordKeyCreator: timed('record_key_creator', store.recordKeyCreator.bind(store)),
+    setMemberPassword: timed('replace_password', store.setMemberPassword.bind(store)),
+    createMemberPasswordReset: timed('create_password_reset', store.createMemberPasswordReset.bind(store)),
+    consumeMemberPasswordReset: timed('consume_password_reset', store.consumeMemberPasswordReset.bind(store)),
     keyCreators: timed('key_creators', store.keyCreators.bind(store)),
     // The health ping is timed by nothing: authgate_store_up is its metric.
     ping: store.ping.bind(store),

@@ -48,8 +48,8 @@ export async function authRoutes(app: FastifyInstance, opts: { sessions: Session
         const org = await sessions.checkPassword(email, request.body.password);
         orgId = org.id;
         // An organization with a second factor: the password was right, but this is no login yet.
-        // The organization's second factor is its first member's; other members have none yet (issue 50).
-        const challenge = mfa === undefined || org.memberId !== undefined ? undefined : await mfa.challengeFor(org);
+        // The second factor of whose password it was: the organization's (its first member's) or the member's own (issue 50).
+        const challenge = mfa === undefined ? undefined : await mfa.challengeFor(org);
         if (challenge !== undefined) {
           // Not settled as a success (issue 45): the attempt stays counted until the second factor
           // succeeds (POST /auth/login/mfa settles it), or a right password would reset the

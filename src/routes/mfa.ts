@@ -5,7 +5,9 @@
  * the login limits as failed logins do (guards/login-throttle.ts), per e-mail and per address;
  * every proof of the second factor also counts against the organization's own bound
  * (guards/second-factor-bound.ts, issue 45), and an authenticator change while a factor is
- * enrolled proves it (step-up.ts; POST /auth/mfa/step-up gives a passkey its challenge).
+ * enrolled proves it (step-up.ts; POST /auth/mfa/step-up gives a passkey its challenge). Each
+ * member manages its own second factor (issue 50, members/own-credentials.ts): the first member's
+ * is the organization's.
  */
 import type { FastifyInstance } from 'fastify';
 import { actingMember, actorOf, GATEWAY, type AuditTrail } from '../audit/trail.js';
@@ -21,6 +23,7 @@ import { CurrentPasswordBody, MfaLoginBody, OwnMfaStatusSchema, StepUpOptions, R
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 import { auditWrongProof, authenticatorChecks, STEP_UP_REFUSALS } from './step-up.js';
+import { callersMemberId, credentialOwner } from '../members/own-credentials.js';
 
 export async function mfaRoutes(app: FastifyInstance, opts: {
   mfa: MfaService;
@@ -75,8 +78,8 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
         throw error;
       }
       await attempt.succeeded();
-      // The organization's second factor is its first member's (issue 50): who logged in.
-      const who = actingMember(orgId, { id: firstMemberId(orgId), email: found.org.email });
+      // Whose second factor it was (issue 50): the organization's (its first member's) or a member's own.
+      const who = actingMember(orgId, { id: found.org.memberId ?? firstMemberId(orgId), email: found.org.email });
       if (outcome.used === 'recovery_code') audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request), ...who });
       audit.record({ type: 'login.succeeded', orgId, ...actorOf(request), ...who, details: { secondFactor: outcome.used } });
       return reply.header('cache-control', 'no-store').send({ token: outcome.token });
@@ -88,11 +91,11 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
     schema: {
       operationId: 'getSecondFactors',
       tags: ['auth'],
-      summary: 'What second factors the organization has enrolled.',
+      summary: 'What second factors the caller has enrolled (its own: the organization\'s, or a member\'s).',
       response: { 200: OwnMfaStatusSchema, 401: ProblemSchema, 403: problemOf('loginTokenRequired') },
     },
     handler: async (request, reply) => {
-      const status = await mfa.status(request.principal!.orgId);
+      const status = await mfa.status(request.principal!.orgId, callersMemberId(request));
       // What may be added here, so a page offers only what works (the operator's settings, never the organization's).
       return reply.header('cache-control', 'no-store').send({ ...status, offered: { totp: opts.enrolment, passkey: opts.passkeysOffered } });
     },
@@ -108,9 +111,9 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
       response: { 200: StepUpOptions, 401: ProblemSchema, 403: problemOf('loginTokenRequired'), 404: problemOf('passkeyNotFound') },
     },
     handler: async (request, reply) => {
-      const org = await opts.findOrganization(request.principal!.orgId);
-      if (org === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
-      const passkeyOptions = await mfa.stepUpOptions(org, request.principal!.credentialId);
+      const found = await opts.findOrganization(request.principal!.orgId);
+      if (found === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
+      const passkeyOptions = await mfa.stepUpOptions(credentialOwner(found, request.member), request.principal!.credentialId);
       if (passkeyOptions === undefined) throw new Problem('passkeyNotFound', 'The organization has no passkey to prove: give `code` or `recoveryCode` with the change.');
       return reply.header('cache-control', 'no-store').send({ passkeyOptions, expiresIn: MFA_TOKEN_TTL_SECONDS });
     },
@@ -160,7 +163,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
     },
     handler: async (request, reply) => {
       const { orgId } = request.principal!;
-      const recoveryCodes = await mfa.confirmTotp(orgId, request.body.code);
+      const recoveryCodes = await mfa.confirmTotp(orgId, request.body.code, callersMemberId(request));
       request.log.info({ event: 'mfa.totp_enabled', orgId }, 'TOTP enabled');
       audit.record({ type: 'mfa.totp_enabled', orgId, ...actorOf(request) });
       return reply.header('cache-control', 'no-store').send(recoveryCodes === undefined ? {} : { recoveryCodes });
@@ -188,7 +191,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
     handler: async (request, reply) => {
       const org = await checks.currentPassword(request, request.body.currentPassword);
       try {
-        await mfa.disableTotp(org.id, request.body.code);
+        await mfa.disableTotp(org.id, request.body.code, org.memberId);
       } catch (error) {
         auditWrongProof(audit, request, org.id, error, 'totp_removal');
         throw error;
@@ -218,7 +221,7 @@ export async function mfaRoutes(app: FastifyInstance, opts: {
     },
     handler: async (request, reply) => {
       const org = await checks.stepUp(request, request.body, 'recovery_codes');
-      const recoveryCodes = await mfa.regenerateRecoveryCodes(org.id);
+      const recoveryCodes = await mfa.regenerateRecoveryCodes(org.id, org.memberId);
       audit.record({ type: 'mfa.recovery_codes_regenerated', orgId: org.id, ...actorOf(request) });
       return reply.header('cache-control', 'no-store').send({ recoveryCodes });
     },

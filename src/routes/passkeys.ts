@@ -3,7 +3,7 @@
  * registration in two steps (the options, with the current password; then the authenticator's
  * response), rename, removal (with the current password). The login's passkey step is POST
  * /auth/login/mfa (routes/mfa.ts). A wrong current password counts against the login limits as
- * on the TOTP routes (guards/current-password.ts).
+ * on the TOTP routes (guards/current-password.ts). Each member's passkeys are its own (issue 50).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
@@ -18,6 +18,7 @@ import type { Organization } from '../store/store.js';
 import { CurrentPasswordBody } from './mfa-schemas.js';
 import type { MfaService } from '../services/mfa.js';
 import { authenticatorChecks, STEP_UP_REFUSALS } from './step-up.js';
+import { callersMemberId } from '../members/own-credentials.js';
 import { PasskeyCreationOptions, PasskeyName, PasskeySchema, RegistrationResponse } from './passkey-schemas.js';
 import { NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
@@ -87,7 +88,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
       const { orgId } = request.principal!;
       refuseSpoofingName('body/name', request.body.name);
       // The schema bounds the response's shape; the library reads it as what the browser sent.
-      const added = await passkeys.finishRegistration(orgId, request.body.response as unknown as RegistrationResponseJSON, request.body.name);
+      const added = await passkeys.finishRegistration(orgId, request.body.response as unknown as RegistrationResponseJSON, request.body.name, callersMemberId(request));
       request.log.info({ event: 'mfa.passkey_added', orgId }, 'passkey registered');
       audit.record({ type: 'mfa.passkey_added', orgId, ...actorOf(request), details: { name: added.passkey.name } });
       return reply.code(201).header('cache-control', 'no-store').send(added);
@@ -107,7 +108,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
     },
     handler: async (request, reply) => {
       refuseSpoofingName('body/name', request.body.name);
-      const renamed = await passkeys.rename(request.principal!.orgId, request.params.id, request.body.name);
+      const renamed = await passkeys.rename(request.principal!.orgId, request.params.id, request.body.name, callersMemberId(request));
       return reply.header('cache-control', 'no-store').send(renamed);
     },
   });
@@ -132,7 +133,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
     },
     handler: async (request, reply) => {
       const org = await checks.stepUp(request, request.body, 'passkey_removal');
-      await passkeys.remove(org.id, request.params.id);
+      await passkeys.remove(org.id, request.params.id, org.memberId);
       request.log.info({ event: 'mfa.passkey_removed', orgId: org.id }, 'passkey removed');
       audit.record({ type: 'mfa.passkey_removed', orgId: org.id, ...actorOf(request) });
       return reply.code(204).header('cache-control', 'no-store').send();

@@ -12,6 +12,7 @@ import { confirmCallersPassword, type CurrentPasswordDeps } from '../guards/curr
 import { Problem } from '../problems.js';
 import type { MfaService } from '../services/mfa.js';
 import type { Organization } from '../store/store.js';
+import { callersMemberId, type CredentialOwner } from '../members/own-credentials.js';
 import { problemOf } from './schemas.js';
 
 /** What a change is called in the audit entry of a wrong proof. */
@@ -33,12 +34,12 @@ export const STEP_UP_REFUSALS = {
 export function authenticatorChecks(
   deps: CurrentPasswordDeps & Readonly<{ findOrganization: (orgId: string) => Promise<Organization | undefined>; mfa: Pick<MfaService, 'proveSecondFactor'> }>,
 ) {
-  /** The current password, judged and counted as POST /auth/password does; the organization. */
-  const currentPassword = (request: FastifyRequest, password: string): Promise<Organization> => confirmCallersPassword(deps, request, password, 'mfa.password_failed');
+  /** The caller's own current password (a member's, issue 50), judged and counted as POST /auth/password does; its holder. */
+  const currentPassword = (request: FastifyRequest, password: string): Promise<CredentialOwner> => confirmCallersPassword(deps, request, password, 'mfa.password_failed');
   return {
     currentPassword,
-    /** The current password, then, while a second factor is enrolled, a proof of it: the organization. */
-    async stepUp(request: FastifyRequest, body: Proof & Readonly<{ currentPassword: string }>, change: AuthenticatorChange): Promise<Organization> {
+    /** The current password, then, while a second factor is enrolled, a proof of it: the holder (the organization, or the member). */
+    async stepUp(request: FastifyRequest, body: Proof & Readonly<{ currentPassword: string }>, change: AuthenticatorChange): Promise<CredentialOwner> {
       const org = await currentPassword(request, body.currentPassword);
       await proveStepUp(deps, request, org.id, body, change);
       return org;
@@ -56,8 +57,9 @@ export async function proveStepUp(
   try {
     // The schema bounds the passkey's shape; the library reads it as what the browser sent.
     const input = { code: proof.code, recoveryCode: proof.recoveryCode, passkey: proof.passkey as AuthenticationResponseJSON | undefined };
-    // The routes calling this take a login token only: its credential is the session's id.
-    const used = await deps.mfa.proveSecondFactor(orgId, request.principal!.credentialId, input);
+    // The routes calling this take a login token only: its credential is the session's id; the
+    // factor proved is the caller's own (a member's, issue 50).
+    const used = await deps.mfa.proveSecondFactor(orgId, request.principal!.credentialId, input, callersMemberId(request));
     if (used === 'recovery_code') deps.audit.record({ type: 'mfa.recovery_code_used', orgId, ...actorOf(request), details: { change } });
   } catch (error) {
     auditWrongProof(deps.audit, request, orgId, error, change);

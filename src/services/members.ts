@@ -13,6 +13,7 @@ import { Problem } from '../problems.js';
 import type { InvalidationBus } from '../store/invalidation.js';
 import { firstMemberId, type Invitation, type Member, type MemberRole } from '../store/members.js';
 import type { GatewayStore, Revoked } from '../store/store.js';
+import { endMemberSessions } from './member-sessions.js';
 import type { NormalizedEmail } from './organizations.js';
 
 export type MemberView = Readonly<{ id: string; email: string; role: MemberRole; createdAt: string; first: boolean }>;
@@ -64,26 +65,8 @@ export function createMemberService(deps: {
     throw new Problem('memberRoleForbidden', `The role ${actor.role} may not ${what}.`, `role_${actor.role}`);
   }
 
-  /** Ends every session of the member, on every replica (the store announces each revocation). */
-  async function endSessionsOf(orgId: string, memberId: string): Promise<number> {
-    let ids: string[];
-    if (memberId === firstMemberId(orgId)) {
-      // The first member's sessions are the organization's sessions linked to nobody.
-      const linked = new Set<string>();
-      for (const other of await store.listMembers(orgId)) for (const id of await store.linkedSessionIds(orgId, other.id)) linked.add(id);
-      const all = await store.listSessions(orgId);
-      ids = all.map((s) => s.id).filter((id) => !linked.has(id));
-    } else {
-      ids = await store.linkedSessionIds(orgId, memberId);
-    }
-    const revoked: Revoked[] = [];
-    for (const id of ids) {
-      const ended = await store.deleteSessionIfOwned(orgId, id);
-      if (ended !== undefined) revoked.push(ended);
-    }
-    bus.applyLocally(revoked);
-    return revoked.length;
-  }
+  /** Ends every session of the member, on every replica (services/member-sessions.ts). */
+  const endSessionsOf = (orgId: string, memberId: string): Promise<number> => endMemberSessions({ store, bus }, orgId, memberId);
 
   /** Revokes the keys the member created (a key of no recorded creator is the first member's); their ids. */
   async function revokeKeysOf(orgId: string, memberId: string): Promise<string[]> {

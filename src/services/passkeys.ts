@@ -5,6 +5,9 @@
  * counter); what decides across replicas is the store's: the pending registration is taken once,
  * and a use's signature counter is checked and stored in one step (store/passkeys.ts usePasskey).
  * Challenges live in the store, never in this process: the next call may reach another replica.
+ * Each member has its own passkeys (issue 50): every method takes the member (`memberId`, absent
+ * for the organization's own, its first member's), and a member's are registered under its own
+ * user handle, so an authenticator keeps the organization's and a member's apart.
  */
 import type {
   AuthenticationResponseJSON,
@@ -17,7 +20,8 @@ import { newRecoveryCodes, recoveryCodeHash } from '../credentials/mfa-tokens.js
 import type { Logger } from '../observability/logging.js';
 import { Problem } from '../problems.js';
 import { MAX_PASSKEYS_PER_ORGANIZATION, type Passkey, type PasskeyStore } from '../store/passkeys.js';
-import type { Organization } from '../store/store.js';
+import type { CredentialOwner } from '../members/own-credentials.js';
+import { otherMemberId } from '../store/members.js';
 
 type WebAuthn = typeof import('@simplewebauthn/server');
 let webAuthn: Promise<WebAuthn> | undefined;
@@ -47,8 +51,11 @@ export const viewOf = (passkey: Passkey): PasskeyView => ({
   lastUsedAt: passkey.lastUsedAt === null ? null : new Date(passkey.lastUsedAt).toISOString(),
 });
 
-/** The user handle passkeys are registered with: the organization id, so an assertion names it. */
-const userHandleOf = (orgId: string): Uint8Array<ArrayBuffer> => new Uint8Array(Buffer.from(orgId, 'utf8'));
+/**
+ * The user handle passkeys are registered with: the organization id (a member's: its member id),
+ * so an assertion names whose it is, and an authenticator holding both keeps them apart.
+ */
+const userHandleOf = (orgId: string, memberId?: string): Uint8Array<ArrayBuffer> => new Uint8Array(Buffer.from(otherMemberId(orgId, memberId) ?? orgId, 'utf8'));
 
 export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingParty | undefined; now: () => number; logger?: Logger }) {
   const { store, rp, now, logger } = deps;
@@ -76,28 +83,28 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
       return rp !== undefined;
     },
 
-    async list(orgId: string): Promise<PasskeyView[]> {
-      return (await store.listPasskeys(orgId)).map(viewOf);
+    async list(orgId: string, memberId?: string): Promise<PasskeyView[]> {
+      return (await store.listPasskeys(orgId, memberId)).map(viewOf);
     },
 
     /** The options for navigator.credentials.create(); its challenge kept in the store for 5 minutes. */
-    async beginRegistration(org: Organization): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    async beginRegistration(org: CredentialOwner): Promise<PublicKeyCredentialCreationOptionsJSON> {
       const { rpId, name } = relyingParty();
-      const kept = await store.listPasskeys(org.id);
+      const kept = await store.listPasskeys(org.id, org.memberId);
       if (kept.length >= MAX_PASSKEYS_PER_ORGANIZATION) throw new Problem('passkeyLimitReached', `An organization may hold ${MAX_PASSKEYS_PER_ORGANIZATION} passkeys: remove one first.`);
       const { generateRegistrationOptions } = await loadWebAuthn();
       const options = await generateRegistrationOptions({
         rpName: name,
         rpID: rpId,
         userName: org.email,
-        userID: userHandleOf(org.id),
+        userID: userHandleOf(org.id, org.memberId),
         userDisplayName: org.name,
         attestationType: 'none',
         excludeCredentials: descriptors(kept),
         authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
         supportedAlgorithmIDs: ALGORITHMS,
       });
-      await store.beginPasskeyRegistration(org.id, { challenge: options.challenge, expiresAt: now() + REGISTRATION_TTL_MS });
+      await store.beginPasskeyRegistration(org.id, { challenge: options.challenge, expiresAt: now() + REGISTRATION_TTL_MS }, org.memberId);
       return options;
     },
 
@@ -105,10 +112,10 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
      * The authenticator's response to the pending registration: the new passkey, and the recovery
      * codes (shown this once) when it is the organization's first factor.
      */
-    async finishRegistration(orgId: string, response: RegistrationResponseJSON, name: string | undefined): Promise<{ passkey: PasskeyView; recoveryCodes?: string[] }> {
+    async finishRegistration(orgId: string, response: RegistrationResponseJSON, name: string | undefined, memberId?: string): Promise<{ passkey: PasskeyView; recoveryCodes?: string[] }> {
       const { rpId, origins } = relyingParty();
       // Taken whatever follows: a registration's challenge is answered once, right or wrong.
-      const pending = await store.takePasskeyRegistration(orgId);
+      const pending = await store.takePasskeyRegistration(orgId, memberId);
       if (pending === undefined) throw new Problem('passkeyRegistrationInvalid', 'No passkey registration is pending (it expired after 5 minutes or was used): start again with POST /auth/mfa/passkeys/registration.', 'passkey_registration_invalid');
       const { verifyRegistrationResponse } = await loadWebAuthn();
       let verified: Awaited<ReturnType<WebAuthn['verifyRegistrationResponse']>> | false;
@@ -131,7 +138,7 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
       const { credential } = verified.registrationInfo;
       // WebAuthn bounds a credential id at 1023 bytes; the id is a path parameter later (PATCH, DELETE).
       if (credential.id.length > 1400) throw new Problem('passkeyRejected', 'The passkey\'s credential id is longer than WebAuthn allows.', 'passkey_rejected');
-      const kept = await store.listPasskeys(orgId);
+      const kept = await store.listPasskeys(orgId, memberId);
       const codes = newRecoveryCodes();
       const passkey: Passkey = {
         id: credential.id,
@@ -142,27 +149,27 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
         createdAt: now(),
         lastUsedAt: null,
       };
-      const outcome = await store.addPasskey(orgId, passkey, codes.map((code) => recoveryCodeHash(orgId, code)));
+      const outcome = await store.addPasskey(orgId, passkey, codes.map((code) => recoveryCodeHash(orgId, code)), memberId);
       if (outcome === undefined) throw new Problem('credentialInvalid', undefined, 'organization_gone');
       if (outcome === 'duplicate') throw new Problem('passkeyAlreadyRegistered', 'This passkey is registered already.');
       if (outcome === 'limit') throw new Problem('passkeyLimitReached', `An organization may hold ${MAX_PASSKEYS_PER_ORGANIZATION} passkeys: remove one first.`);
       return { passkey: viewOf(passkey), ...(outcome === 'first' && { recoveryCodes: codes }) };
     },
 
-    async rename(orgId: string, id: string, name: string): Promise<PasskeyView> {
-      const renamed = await store.renamePasskey(orgId, id, name);
+    async rename(orgId: string, id: string, name: string, memberId?: string): Promise<PasskeyView> {
+      const renamed = await store.renamePasskey(orgId, id, name, memberId);
       if (renamed === undefined) throw new Problem('passkeyNotFound');
       return viewOf(renamed);
     },
 
-    async remove(orgId: string, id: string): Promise<void> {
-      if (!(await store.removePasskey(orgId, id))) throw new Problem('passkeyNotFound');
+    async remove(orgId: string, id: string, memberId?: string): Promise<void> {
+      if (!(await store.removePasskey(orgId, id, memberId))) throw new Problem('passkeyNotFound');
     },
 
     /** For a login: the options for navigator.credentials.get() over the organization's passkeys; undefined without any. */
-    async loginOptions(orgId: string): Promise<PublicKeyCredentialRequestOptionsJSON | undefined> {
+    async loginOptions(orgId: string, memberId?: string): Promise<PublicKeyCredentialRequestOptionsJSON | undefined> {
       if (rp === undefined) return undefined;
-      const kept = await store.listPasskeys(orgId);
+      const kept = await store.listPasskeys(orgId, memberId);
       if (kept.length === 0) return undefined;
       const { generateAuthenticationOptions } = await loadWebAuthn();
       return generateAuthenticationOptions({ rpID: rp.rpId, allowCredentials: descriptors(kept), userVerification: 'required' });
@@ -173,13 +180,13 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
      * one of the organization's passkeys (`kept`) and its counter was accepted (and stored) by the
      * store, which decides on the counter as it is then, not as `kept` read it.
      */
-    async verifyLogin(orgId: string, challenge: string | undefined, response: AuthenticationResponseJSON, kept: readonly Passkey[]): Promise<boolean> {
+    async verifyLogin(orgId: string, challenge: string | undefined, response: AuthenticationResponseJSON, kept: readonly Passkey[], memberId?: string): Promise<boolean> {
       if (rp === undefined || challenge === undefined) return false;
       // `kept` is this organization's passkeys, just read: another organization's is not among them.
       const passkey = kept.find((candidate) => candidate.id === response.id);
       if (passkey === undefined) return false;
       const handle = response.response.userHandle;
-      if (handle !== undefined && handle !== Buffer.from(userHandleOf(orgId)).toString('base64url')) return false;
+      if (handle !== undefined && handle !== Buffer.from(userHandleOf(orgId, memberId)).toString('base64url')) return false;
       let counter: number;
       try {
         const { verifyAuthenticationResponse } = await loadWebAuthn();
@@ -197,7 +204,7 @@ export function createPasskeyService(deps: { store: PasskeyStore; rp: RelyingPar
         return refused('login', error);
       }
       // The counter read above may be stale by now (another replica): the store decides.
-      return store.usePasskey(orgId, passkey.id, counter, now());
+      return store.usePasskey(orgId, passkey.id, counter, now(), memberId);
     },
   };
 }

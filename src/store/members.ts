@@ -29,6 +29,14 @@ export function firstMemberId(orgId: string): string {
   return `mem_${orgId.startsWith('org_') ? orgId.slice(4) : orgId}`;
 }
 
+/**
+ * Whose own credentials (password, second factor, reset) are stored apart: a member other than
+ * the first; undefined for the first member (or none named), whose are its organization's.
+ */
+export function otherMemberId(orgId: string, memberId: string | undefined): string | undefined {
+  return memberId === undefined || memberId === firstMemberId(orgId) ? undefined : memberId;
+}
+
 export function isMemberRole(value: unknown): value is MemberRole {
   return typeof value === 'string' && (MEMBER_ROLES as readonly string[]).includes(value);
 }

@@ -13,6 +13,7 @@ import { memoryOrganizationProfiles } from './memory/organization-profiles.js';
 import { memoryMfa } from './memory/mfa.js';
 import { memoryPasskeys } from './memory/passkeys.js';
 import { memoryMembers } from './memory/members.js';
+import { memoryMemberPasswords } from './memory/member-passwords.js';
 import { memoryRateLimits } from './memory/rate-limits.js';
 import { memoryOrganizationPlans } from './memory/organization-plans.js';
 import { memorySessions } from './memory/sessions.js';
@@ -45,8 +46,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     memoryKeyQuotas(),
     memoryExternalIds(state),
     memoryMembers(state),
+    memoryMemberPasswords(state),
   ] as const;
-  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans, keyQuotas, externalIds, members] = parts;
+  const [organizations, apiKeys, sessions, counters, tenantLimits, rateLimits, passwordResets, profiles, mfa, passkeys, usage, quotas, plans, keyQuotas, externalIds, members, memberPasswords] = parts;
 
   // Expired sessions, counters, known sets and rate windows would otherwise stay forever.
   const sweeper = setInterval(() => {
@@ -74,6 +76,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): GatewayStor
     ...keyQuotas.methods,
     ...externalIds.methods,
     ...members.methods,
+    ...memberPasswords.methods,
 
     async ping() {},
 

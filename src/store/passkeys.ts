@@ -9,6 +9,9 @@
  * pending registration is taken once (two replicas given the same response store one passkey),
  * and a use checks and stores the signature counter in one step (of two replicas given one
  * assertion with a counter, one wins).
+ *
+ * Each member has its own passkeys (issue 50): every method takes an optional last `memberId`,
+ * as the MFA store's (store/mfa.ts): absent or the first member's, the organization's own.
  */
 
 export type Passkey = Readonly<{
@@ -33,27 +36,27 @@ export const MAX_PASSKEYS_PER_ORGANIZATION = 10;
 
 export interface PasskeyStore {
   /** The organization's passkeys, oldest first. */
-  listPasskeys(orgId: string): Promise<Passkey[]>;
+  listPasskeys(orgId: string, memberId?: string): Promise<Passkey[]>;
   /** Keeps the one pending registration of the organization, replacing an earlier one. */
-  beginPasskeyRegistration(orgId: string, registration: PasskeyRegistration): Promise<void>;
+  beginPasskeyRegistration(orgId: string, registration: PasskeyRegistration, memberId?: string): Promise<void>;
   /** Takes the pending registration (it is gone after): undefined when none, taken or expired. */
-  takePasskeyRegistration(orgId: string): Promise<PasskeyRegistration | undefined>;
+  takePasskeyRegistration(orgId: string, memberId?: string): Promise<PasskeyRegistration | undefined>;
   /**
    * Adds a passkey. 'first' when it is the organization's first active factor (no active TOTP,
    * no passkey): then these recovery code hashes replace any; 'added' otherwise (codes
    * untouched); 'duplicate' when the organization has that credential id; 'limit' at
-   * MAX_PASSKEYS_PER_ORGANIZATION; undefined when there is no such organization.
+   * MAX_PASSKEYS_PER_ORGANIZATION; undefined when there is no such organization (or member).
    */
-  addPasskey(orgId: string, passkey: Passkey, recoveryCodeHashes: readonly string[]): Promise<'first' | 'added' | 'duplicate' | 'limit' | undefined>;
+  addPasskey(orgId: string, passkey: Passkey, recoveryCodeHashes: readonly string[], memberId?: string): Promise<'first' | 'added' | 'duplicate' | 'limit' | undefined>;
   /** Renames one: the passkey as it is now, undefined when the organization has no such one. */
-  renamePasskey(orgId: string, id: string, name: string): Promise<Passkey | undefined>;
+  renamePasskey(orgId: string, id: string, name: string, memberId?: string): Promise<Passkey | undefined>;
   /** Removes one (and the recovery codes when it was the last factor): false when there was none. */
-  removePasskey(orgId: string, id: string): Promise<boolean>;
+  removePasskey(orgId: string, id: string, memberId?: string): Promise<boolean>;
   /**
    * A verified use: stores `counter` and `at` as its last use, only if the counter is above the
    * stored one or both are 0 (an authenticator without a counter). false when refused or unknown.
    */
-  usePasskey(orgId: string, id: string, counter: number, at: number): Promise<boolean>;
+  usePasskey(orgId: string, id: string, counter: number, at: number, memberId?: string): Promise<boolean>;
   /** The operator's removal: TOTP (pending too), every passkey, recovery codes, a pending registration. */
-  removeSecondFactors(orgId: string): Promise<boolean>;
+  removeSecondFactors(orgId: string, memberId?: string): Promise<boolean>;
 }

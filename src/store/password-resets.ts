@@ -31,8 +31,11 @@ export interface PasswordResetStore {
    * its login sessions, in one step. undefined when there is no such organization.
    */
   createPasswordReset(reset: PasswordReset): Promise<Revoked[] | undefined>;
-  /** The organization of a live reset: undefined when unknown, used, replaced or expired. */
-  findPasswordReset(tokenHash: string): Promise<Readonly<{ orgId: string; expiresAt: number }> | undefined>;
+  /**
+   * The organization of a live reset, and its member when the reset is a member's other than the
+   * first (store/member-passwords.ts): undefined when unknown, used, replaced or expired.
+   */
+  findPasswordReset(tokenHash: string): Promise<Readonly<{ orgId: string; expiresAt: number; memberId?: string }> | undefined>;
   /**
    * Uses the reset: only when it is orgId's live reset, it is removed, the password hash set and
    * every login session ended, in one step, so of two racing uses exactly one gets the revoked

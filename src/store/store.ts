@@ -25,6 +25,7 @@ import type { QuotaStore } from './quotas.js';
 import type { OrganizationPlanStore } from './organization-plans.js';
 import type { KeyQuotaStore } from './key-quotas.js';
 import type { InvitationStore, MemberStore } from './members.js';
+import type { MemberPasswordStore } from './member-passwords.js';
 
 export type Organization = Readonly<{
   id: string;
@@ -91,4 +92,4 @@ export class StoreUnavailable extends Error {
  * here, one module per store implementing it (memory/, redis/) and its contract tests
  * (docs/architecture.md, "Adding a store concern").
  */
-export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore & KeyQuotaStore & ExternalIdStore & MemberStore & InvitationStore;
+export type GatewayStore = Store & CounterStore & AuditStore & RateLimitStore & TenantLimitStore & OrganizationListing & PasswordResetStore & OrganizationProfileStore & MfaStore & PasskeyStore & UsageStore & QuotaStore & OrganizationPlanStore & KeyQuotaStore & ExternalIdStore & MemberStore & InvitationStore & MemberPasswordStore;

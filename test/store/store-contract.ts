@@ -19,6 +19,7 @@ import { usageContract } from './usage-contract.js';
 import { organizationPlanContract } from './organization-plan-contract.js';
 import { keyQuotaContract } from './key-quota-contract.js';
 import { memberContract } from './member-contract.js';
+import { memberCredentialContract } from './member-credential-contract.js';
 import { auditMemberContract } from './audit-member-contract.js';
 
 export type ContractStore = { store: GatewayStore; close(): Promise<void> };
@@ -45,6 +46,7 @@ export function storeContract(t: Test, makeStore: () => Promise<ContractStore>):
   passkeyContract(t, open, { newOrganization: () => newOrganization() });
   usageContract(t, open);
   memberContract(t, open, { newOrganization: (overrides) => newOrganization(overrides) });
+  memberCredentialContract(t, open, { newOrganization: () => newOrganization() });
   auditMemberContract(t, open);
 
   t.test('organizations: create, find, e-mail taken', async (t) => {

@@ -1,7 +1,8 @@
 // authgate org create|list|get|update|delete|limit|key-limit|plan|reset-password|mfa|remove-mfa|usage|external-ids|set-external-id|remove-external-id|members|member-role|remove-member: organizations through the admin API.
+// reset-password, mfa and remove-mfa take --member for one member's own password or second factor (issue 50).
 import { allPages, call, orgPath, printJson, resolveTarget } from '../admin-client.js';
 import { CliError, usageError } from '../cli-error.js';
-import type { Command, Family } from '../command-table.js';
+import type { Command, Family, FlagSpec } from '../command-table.js';
 import { readFirstLine, promptNewPassword } from '../password-input.js';
 import { orgExternalIds, orgRemoveExternalId, orgSetExternalId } from './org-external-ids.js';
 import { ID_ONLY, NOT_SESSIONS, ONE_ORGANIZATION } from './org-id.js';
@@ -147,20 +148,30 @@ const update: Command = {
   },
 };
 
-/** `org reset-password <id>`: the one-time reset token, printed once (POST .../password-reset). */
+/** `--member <memberId>`: one member's own password or second factor instead of the organization's (issue 50). */
+const MEMBER: FlagSpec = { name: 'member', type: 'string', value: 'memberId' };
+
+/** The organization's path, or its member's (`/members/<memberId>`), then `below`. */
+function ownerPath(id: string, member: string | boolean | undefined, below: string): string {
+  return typeof member === 'string' ? orgPath(id, `/members/${encodeURIComponent(member)}${below}`) : orgPath(id, below);
+}
+
+/** `org reset-password <id> [--member <memberId>]`: the one-time reset token, printed once (POST .../password-reset). */
 const resetPassword: Command = {
   ...ONE_ORGANIZATION,
   action: 'reset-password',
+  flags: [MEMBER],
   refuse: ID_ONLY,
   description: [
     'End every login session of an organization and print a one-time',
     'password-reset token (resetToken, expiresAt) as JSON: shown this',
-    'once; hand it to the organization over a channel you trust.',
+    'once; hand it to the organization over a channel you trust. With',
+    '--member, the member\'s own password: only its sessions end.',
   ],
-  examples: ['authgate org reset-password org_123'],
-  async run({ args: [id] }) {
+  examples: ['authgate org reset-password org_123', 'authgate org reset-password org_123 --member mem_456'],
+  async run({ args: [id], values }) {
     const target = resolveTarget(process.env);
-    printJson((await call(target, 'POST', orgPath(id!, '/password-reset'))).body);
+    printJson((await call(target, 'POST', ownerPath(id!, values.member, '/password-reset'))).body);
     return 0;
   },
 };
@@ -169,12 +180,13 @@ function mfaCommand(action: 'mfa' | 'remove-mfa', description: string[], example
   return {
     ...ONE_ORGANIZATION,
     action,
+    flags: [MEMBER],
     refuse: ID_ONLY,
     description,
     examples: [example],
-    async run({ args: [id] }) {
+    async run({ args: [id], values }) {
       const target = resolveTarget(process.env);
-      printJson((await call(target, action === 'mfa' ? 'GET' : 'DELETE', `${orgPath(id!)}/mfa`)).body);
+      printJson((await call(target, action === 'mfa' ? 'GET' : 'DELETE', ownerPath(id!, values.member, '/mfa'))).body);
       return 0;
     },
   };
@@ -194,12 +206,14 @@ export const org: Family = {
     resetPassword,
     mfaCommand('mfa', [
       'Print whether an organization has a second factor: TOTP, its passkeys',
-      '(names, dates), recovery codes left (never a secret or a key).',
+      '(names, dates), recovery codes left (never a secret or a key). With',
+      '--member, the member\'s own.',
     ], 'authgate org mfa org_123'),
     mfaCommand('remove-mfa', [
       'Remove every second factor of an organization (TOTP, passkeys,',
       'recovery codes), for one that lost them all; every login session ends.',
-      'Audited as mfa.removed.',
+      'Audited as mfa.removed. With --member, the member\'s own: only its',
+      'sessions end.',
     ], 'authgate org remove-mfa org_123'),
     orgUsage,
     orgExternalIds,

@@ -2,6 +2,7 @@
 import { firstMemberId, type Invitation, type InvitationStore, type Member, type MemberChange, type MemberRole, type MemberStore } from '../members.js';
 import type { Organization } from '../store.js';
 import type { MemoryPart, MemoryState } from './state.js';
+import { dropHolder, factorHolder } from './factor-holders.js';
 
 /** What is stored of a first member: only a changed role, or that it was removed. */
 export type FirstMemberChange = Readonly<{ role: MemberRole } | { removed: true }>;
@@ -63,6 +64,8 @@ export function memoryMembers(state: MemoryState): MemoryPart<MemberStore & Invi
     if (member === undefined) return 'not-found';
     const owners = current.filter((m) => m.role === 'owner').length;
     if (member.role === 'owner' && role !== 'owner' && owners <= 1) return 'last-owner';
+    // A removed member's second factor and pending reset go with it: no secret outlives its holder.
+    if (role === 'removed') dropHolder(state, factorHolder(orgId, memberId));
     if (memberId === firstMemberId(orgId)) {
       firstMemberChanges.set(orgId, role === 'removed' ? { removed: true } : { role });
     } else if (role === 'removed') {

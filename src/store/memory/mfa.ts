@@ -1,14 +1,15 @@
 /** The memory store's TOTP factors, recovery codes and login challenges (store/mfa.ts MfaStore). */
 import type { MfaChallenge, MfaStore } from '../mfa.js';
 import type { MemoryPart, MemoryState } from './state.js';
+import { factorHolder, holderExists } from './factor-holders.js';
 
-/** Whether the organization has an active factor (TOTP or a passkey): its recovery codes then work. */
-export function hasActiveFactor(state: MemoryState, orgId: string): boolean {
-  return state.totpByOrg.get(orgId)?.active === true || (state.passkeysByOrg.get(orgId)?.size ?? 0) > 0;
+/** Whether the holder (memory/factor-holders.ts) has an active factor (TOTP or a passkey): its recovery codes then work. */
+export function hasActiveFactor(state: MemoryState, holder: string): boolean {
+  return state.totpByOrg.get(holder)?.active === true || (state.passkeysByOrg.get(holder)?.size ?? 0) > 0;
 }
 
 export function memoryMfa(state: MemoryState): MemoryPart<MfaStore> {
-  const { now, orgsById, totpByOrg, recoveryCodesByOrg } = state;
+  const { now, totpByOrg, recoveryCodesByOrg } = state;
   const challenges = new Map<string, MfaChallenge & { failures: number }>();
 
   function liveChallenge(tokenHash: string) {
@@ -26,48 +27,56 @@ export function memoryMfa(state: MemoryState): MemoryPart<MfaStore> {
       for (const [hash, challenge] of challenges) if (challenge.expiresAt <= t) challenges.delete(hash);
     },
     methods: {
-      async findTotp(orgId) {
-        const factor = totpByOrg.get(orgId);
+      async findTotp(orgId, memberId) {
+        const key = factorHolder(orgId, memberId);
+        const factor = totpByOrg.get(key);
         if (factor === undefined) return undefined;
-        return { secret: factor.secret, active: factor.active, lastStep: factor.lastStep, recoveryCodesLeft: recoveryCodesByOrg.get(orgId)?.size ?? 0 };
+        return { secret: factor.secret, active: factor.active, lastStep: factor.lastStep, recoveryCodesLeft: recoveryCodesByOrg.get(key)?.size ?? 0 };
       },
-      async beginTotp(orgId, secret) {
-        if (!orgsById.has(orgId)) return undefined;
-        const factor = totpByOrg.get(orgId);
+      async beginTotp(orgId, secret, memberId) {
+        if (!holderExists(state, orgId, memberId)) return undefined;
+        const key = factorHolder(orgId, memberId);
+        const factor = totpByOrg.get(key);
         if (factor?.active === true) return 'active';
         // The last used step survives a new enrolment: a code once accepted stays refused.
-        totpByOrg.set(orgId, { secret, active: false, lastStep: factor?.lastStep ?? 0 });
+        totpByOrg.set(key, { secret, active: false, lastStep: factor?.lastStep ?? 0 });
         return 'pending';
       },
-      async activateTotp(orgId, secret, step, recoveryCodeHashes) {
-        const factor = totpByOrg.get(orgId);
+      async activateTotp(orgId, secret, step, recoveryCodeHashes, memberId) {
+        const key = factorHolder(orgId, memberId);
+        const factor = totpByOrg.get(key);
         if (factor === undefined || factor.active || factor.secret !== secret || step <= factor.lastStep) return false;
-        const first = !hasActiveFactor(state, orgId);
-        totpByOrg.set(orgId, { secret, active: true, lastStep: step });
-        if (first) recoveryCodesByOrg.set(orgId, new Set(recoveryCodeHashes));
+        const first = !hasActiveFactor(state, key);
+        totpByOrg.set(key, { secret, active: true, lastStep: step });
+        if (first) recoveryCodesByOrg.set(key, new Set(recoveryCodeHashes));
         return first ? 'first' : 'added';
       },
-      async useTotpStep(orgId, step) {
-        const factor = totpByOrg.get(orgId);
+      async useTotpStep(orgId, step, memberId) {
+        const key = factorHolder(orgId, memberId);
+        const factor = totpByOrg.get(key);
         if (factor === undefined || !factor.active || step <= factor.lastStep) return false;
         factor.lastStep = step;
         return true;
       },
-      async countRecoveryCodes(orgId) {
-        return recoveryCodesByOrg.get(orgId)?.size ?? 0;
+      async countRecoveryCodes(orgId, memberId) {
+        const key = factorHolder(orgId, memberId);
+        return recoveryCodesByOrg.get(key)?.size ?? 0;
       },
-      async useRecoveryCode(orgId, codeHash) {
-        if (!hasActiveFactor(state, orgId)) return false;
-        return recoveryCodesByOrg.get(orgId)?.delete(codeHash) ?? false;
+      async useRecoveryCode(orgId, codeHash, memberId) {
+        const key = factorHolder(orgId, memberId);
+        if (!hasActiveFactor(state, key)) return false;
+        return recoveryCodesByOrg.get(key)?.delete(codeHash) ?? false;
       },
-      async replaceRecoveryCodes(orgId, codeHashes) {
-        if (!hasActiveFactor(state, orgId)) return false;
-        recoveryCodesByOrg.set(orgId, new Set(codeHashes));
+      async replaceRecoveryCodes(orgId, codeHashes, memberId) {
+        const key = factorHolder(orgId, memberId);
+        if (!hasActiveFactor(state, key)) return false;
+        recoveryCodesByOrg.set(key, new Set(codeHashes));
         return true;
       },
-      async removeTotp(orgId) {
-        const had = totpByOrg.delete(orgId);
-        if (!hasActiveFactor(state, orgId)) recoveryCodesByOrg.delete(orgId);
+      async removeTotp(orgId, memberId) {
+        const key = factorHolder(orgId, memberId);
+        const had = totpByOrg.delete(key);
+        if (!hasActiveFactor(state, key)) recoveryCodesByOrg.delete(key);
         return had;
       },
       async createMfaChallenge(tokenHash, challenge) {
@@ -76,8 +85,8 @@ export function memoryMfa(state: MemoryState): MemoryPart<MfaStore> {
       async findMfaChallenge(tokenHash) {
         const found = liveChallenge(tokenHash);
         if (found === undefined) return undefined;
-        const { orgId, passwordCheck, expiresAt, passkeyChallenge } = found;
-        return { orgId, passwordCheck, expiresAt, ...(passkeyChallenge !== undefined && { passkeyChallenge }) };
+        const { orgId, memberId, passwordCheck, expiresAt, passkeyChallenge } = found;
+        return { orgId, ...(memberId !== undefined && { memberId }), passwordCheck, expiresAt, ...(passkeyChallenge !== undefined && { passkeyChallenge }) };
       },
       async failMfaChallenge(tokenHash, limit) {
         const found = liveChallenge(tokenHash);

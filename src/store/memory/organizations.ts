@@ -1,4 +1,5 @@
 /** The memory store's organizations (store.ts OrganizationStore) and their listing. */
+import { dropMemberHolders } from './factor-holders.js';
 import { dropExternalIds } from './external-ids.js';
 import type { NewOrganization, OrganizationStore, Revoked } from '../store.js';
 import { listOrganizationsIn, type OrganizationListing } from '../organization-listing.js';
@@ -53,6 +54,7 @@ export function memoryOrganizations(state: MemoryState): MemoryPart<Organization
         // Its provider tokens (issue 49) are refused at once: they are cached by organization.
         revoked.push({ kind: 'organization', cacheKey: orgId });
         for (const factors of [state.totpByOrg, state.recoveryCodesByOrg, state.passkeysByOrg, state.passkeyRegistrations]) factors.delete(orgId);
+        dropMemberHolders(state, orgId);
         return revoked;
       },
 

@@ -3,6 +3,7 @@ import type { PasswordResetStore } from '../password-resets.js';
 import { restAfterOrganizationTag, shardTagIn } from '../shard-tag.js';
 import type { Revoked } from '../store.js';
 import type { MemoryPart, MemoryState } from './state.js';
+import { holderExists, holderParts } from './factor-holders.js';
 
 export function memoryPasswordResets(state: MemoryState): MemoryPart<PasswordResetStore> {
   const { now, orgsById, sessions, sessionIdsByOrg, resetsByOrg } = state;
@@ -26,20 +27,24 @@ export function memoryPasswordResets(state: MemoryState): MemoryPart<PasswordRes
     return true;
   }
 
-  /** The organization whose live reset this is: a scan of the live resets (few at any time, swept when expired). */
-  function liveReset(tokenHash: string): { orgId: string; expiresAt: number } | undefined {
+  /**
+   * The organization (and member, for another member's: memory/factor-holders.ts) whose live reset
+   * this is: a scan of the live resets (few at any time, swept when expired).
+   */
+  function liveReset(tokenHash: string): { orgId: string; expiresAt: number; memberId?: string } | undefined {
     if (shardTagIn(tokenHash) === undefined) return undefined;
-    for (const [orgId, reset] of resetsByOrg) {
+    for (const [holder, reset] of resetsByOrg) {
       if (reset.tokenHash !== tokenHash) continue;
-      if (reset.expiresAt <= now() || !orgsById.has(orgId)) return undefined;
-      return { orgId, expiresAt: reset.expiresAt };
+      const { orgId, memberId } = holderParts(holder);
+      if (reset.expiresAt <= now() || !holderExists(state, orgId, memberId)) return undefined;
+      return { orgId, expiresAt: reset.expiresAt, ...(memberId !== undefined && { memberId }) };
     }
     return undefined;
   }
 
   return {
     sweep: (t) => {
-      for (const [orgId, reset] of resetsByOrg) if (reset.expiresAt <= t) resetsByOrg.delete(orgId);
+      for (const [holder, reset] of resetsByOrg) if (reset.expiresAt <= t) resetsByOrg.delete(holder);
     },
     methods: {
       async replacePassword(orgId, passwordHash) {
@@ -61,7 +66,7 @@ export function memoryPasswordResets(state: MemoryState): MemoryPart<PasswordRes
 
       async consumePasswordReset(orgId, tokenHash, passwordHash) {
         const live = liveReset(tokenHash);
-        if (live === undefined || live.orgId !== orgId) return undefined;
+        if (live === undefined || live.orgId !== orgId || live.memberId !== undefined) return undefined;
         resetsByOrg.delete(orgId);
         setHash(orgId, passwordHash);
         return endSessions(orgId);

@@ -43,9 +43,11 @@ export type MemoryState = {
   rateWindows: Map<string, { start: number; windowMs: number; used: number; replicas: Set<string> }>;
   // Plans (organization-plans.ts): orgId → its own plan's name.
   orgPlans: Map<string, string>;
-  // Password resets (password-resets.ts): orgId → its one live reset, gone with the organization.
+  // Password resets (password-resets.ts): orgId → its one live reset, gone with the organization;
+  // another member's under `<orgId> <memberId>` (factor-holders.ts), gone with the member too.
   resetsByOrg: Map<string, { tokenHash: string; expiresAt: number }>;
-  // Second factors (mfa.ts, passkeys.ts), by organization, gone with it. The recovery codes are
+  // Second factors (mfa.ts, passkeys.ts), by organization (another member's by factor-holders.ts's
+  // key), gone with it. The recovery codes are
   // the organization's second factor's as a whole, so they are kept apart from either factor.
   totpByOrg: Map<string, { secret: string; active: boolean; lastStep: number }>;
   recoveryCodesByOrg: Map<string, Set<string>>;

@@ -10,6 +10,7 @@ import { firstMemberId, isMemberRole, type Member, type MemberChange, type Membe
 import type { RedisStoreContext } from './context.js';
 import { createEmailClaims, memberClaimHolder, parseMemberClaim } from './email-claims.js';
 import { unexpected } from './replies.js';
+import { allFactorKeys, factorKeysOf } from './member-factors.js';
 
 type StoredMember = { e: string; h: string; r: string; c: string };
 
@@ -55,7 +56,7 @@ export function redisMembers(context: RedisStoreContext): MemberStore {
   }
 
   async function change(orgId: string, memberId: string, role: MemberRole | ''): Promise<MemberChange> {
-    const reply: unknown = await run.changeMember([organizationRecord(orgId), membersKey(orgId)], [memberId, firstMemberId(orgId), role]);
+    const reply: unknown = await run.changeMember([organizationRecord(orgId), membersKey(orgId), ...allFactorKeys(factorKeysOf(context, orgId, memberId))], [memberId, firstMemberId(orgId), role]);
     if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw unexpected('changeMember');
     if (reply[0] === 'not-found' || reply[0] === 'last-owner') return reply[0];
     if (reply[0] !== 'ok' || typeof reply[1] !== 'string') throw unexpected('changeMember');

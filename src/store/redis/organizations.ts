@@ -3,6 +3,7 @@
  * (organization-index.ts). An organization's record is under its own shard tag, its e-mail claim
  * under the e-mail's: the steps that touch both are ordered so a crash between them is harmless.
  */
+import { otherMembersFactorKeys } from './member-factors.js';
 import type { OrganizationListing } from '../organization-listing.js';
 import { shardTagOf } from '../shard-tag.js';
 import type { OrganizationStore } from '../store.js';
@@ -75,7 +76,7 @@ export function redisOrganizations(context: RedisStoreContext): OrganizationStor
         if (deleted === undefined) return undefined;
         // Its second factor (redis/mfa.ts): after the record, so a crash between leaves only
         // keys no step reads again (every one looks the organization up first).
-        await client.del(externalIdsKey(context, orgId), shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed), shard.organizationPasskeys(packed), shard.organizationPasskeyRegistration(packed));
+        await client.del(externalIdsKey(context, orgId), ...(await otherMembersFactorKeys(context, orgId)), shard.organizationTotp(packed), shard.organizationRecoveryCodes(packed), shard.organizationPasskeys(packed), shard.organizationPasskeyRegistration(packed));
         // Its members (redis/members.ts): their e-mail claims, left over now, go with their next claim.
         await client.del(shard.organizationMembers(packed), shard.organizationSessionMembers(packed), shard.organizationInvitations(packed), shard.organizationKeyCreators(packed));
         if (listed !== undefined) {

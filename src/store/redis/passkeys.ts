@@ -3,11 +3,13 @@
  * its record (keys.ts organizationPasskeys, four fields per passkey), its pending registration a
  * string with a TTL, all on the organization's shard. Every deciding step is one script
  * (scripts/addPasskey, renamePasskey, removePasskey, usePasskey, removeSecondFactors) or one
- * transaction (the registration taken: read and deleted together).
+ * transaction (the registration taken: read and deleted together). Another member's passkeys have
+ * keys of their own (member-factors.ts).
  */
 import { MAX_PASSKEYS_PER_ORGANIZATION, type Passkey, type PasskeyStore } from '../passkeys.js';
 import type { RedisStoreContext } from './context.js';
 import { unexpected } from './replies.js';
+import { factorKeysOf } from './member-factors.js';
 
 type Fixed = { p: string; t: string[]; c: number };
 
@@ -38,37 +40,29 @@ function passkeysOf(fields: Record<string, string>): Passkey[] {
 }
 
 export function redisPasskeys(context: RedisStoreContext): PasskeyStore {
-  const { client, now, run, guard, durably, organizationPlace, organizationRecord } = context;
+  const { client, now, run, guard, durably, organizationRecord } = context;
 
-  function keysOf(orgId: string) {
-    const { shard, packed } = organizationPlace(orgId);
-    return {
-      passkeys: shard.organizationPasskeys(packed),
-      registration: shard.organizationPasskeyRegistration(packed),
-      totp: shard.organizationTotp(packed),
-      codes: shard.organizationRecoveryCodes(packed),
-    };
-  }
+  const keysOf = (orgId: string, memberId?: string) => factorKeysOf(context, orgId, memberId);
 
   const flag = (reply: unknown, method: string): boolean => {
     if (reply !== 0 && reply !== 1) throw unexpected(method);
     return reply === 1;
   };
 
-  const list = async (orgId: string) => passkeysOf(await client.hgetall(keysOf(orgId).passkeys));
+  const list = async (orgId: string, memberId?: string) => passkeysOf(await client.hgetall(keysOf(orgId, memberId).passkeys));
 
   return {
-    listPasskeys: (orgId) => guard('listPasskeys', () => list(orgId)),
+    listPasskeys: (orgId, memberId) => guard('listPasskeys', () => list(orgId, memberId)),
 
-    beginPasskeyRegistration: (orgId, registration) =>
+    beginPasskeyRegistration: (orgId, registration, memberId) =>
       guard('beginPasskeyRegistration', async () => {
         const ttlMs = Math.max(1, Math.ceil(registration.expiresAt - now()));
-        await client.set(keysOf(orgId).registration, `${registration.expiresAt} ${registration.challenge}`, 'PX', ttlMs);
+        await client.set(keysOf(orgId, memberId).registration, `${registration.expiresAt} ${registration.challenge}`, 'PX', ttlMs);
       }),
 
-    takePasskeyRegistration: (orgId) =>
+    takePasskeyRegistration: (orgId, memberId) =>
       guard('takePasskeyRegistration', async () => {
-        const key = keysOf(orgId).registration;
+        const key = keysOf(orgId, memberId).registration;
         // Read and deleted in one transaction: of two replicas finishing one registration, one
         // gets it; an expired one is nobody's, even while Redis's clock keeps the key a little longer.
         const replies = await client.multi().get(key).del(key).exec();
@@ -80,38 +74,38 @@ export function redisPasskeys(context: RedisStoreContext): PasskeyStore {
         return { challenge: value.slice(space + 1), expiresAt };
       }),
 
-    addPasskey: (orgId, passkey, hashes) =>
+    addPasskey: (orgId, passkey, hashes, memberId) =>
       guard('addPasskey', () => durably([organizationRecord(orgId)], async () => {
-        const keys = keysOf(orgId);
+        const keys = keysOf(orgId, memberId);
         const fixed: Fixed = { p: passkey.publicKey, t: [...passkey.transports], c: passkey.createdAt };
         const reply = await run.addPasskey(
-          [organizationRecord(orgId), keys.passkeys, keys.totp, keys.codes],
-          [passkey.id, JSON.stringify(fixed), passkey.name, passkey.counter, MAX_PASSKEYS_PER_ORGANIZATION, ...hashes],
+          [organizationRecord(orgId), keys.passkeys, keys.totp, keys.codes, keys.members],
+          [passkey.id, JSON.stringify(fixed), passkey.name, passkey.counter, MAX_PASSKEYS_PER_ORGANIZATION, keys.memberId, ...hashes],
         );
         if (reply === 0) return undefined;
         if (reply !== 'first' && reply !== 'added' && reply !== 'duplicate' && reply !== 'limit') throw unexpected('addPasskey');
         return reply;
       })),
 
-    renamePasskey: (orgId, id, name) =>
+    renamePasskey: (orgId, id, name, memberId) =>
       guard('renamePasskey', () => durably([organizationRecord(orgId)], async () => {
-        if (!flag(await run.renamePasskey([keysOf(orgId).passkeys], [id, name]), 'renamePasskey')) return undefined;
-        return (await list(orgId)).find((passkey) => passkey.id === id);
+        if (!flag(await run.renamePasskey([keysOf(orgId, memberId).passkeys], [id, name]), 'renamePasskey')) return undefined;
+        return (await list(orgId, memberId)).find((passkey) => passkey.id === id);
       })),
 
-    removePasskey: (orgId, id) =>
+    removePasskey: (orgId, id, memberId) =>
       guard('removePasskey', () => durably([organizationRecord(orgId)], async () => {
-        const keys = keysOf(orgId);
+        const keys = keysOf(orgId, memberId);
         return flag(await run.removePasskey([keys.passkeys, keys.totp, keys.codes], [id]), 'removePasskey');
       })),
 
-    usePasskey: (orgId, id, counter, at) =>
+    usePasskey: (orgId, id, counter, at, memberId) =>
       guard('usePasskey', () => durably([organizationRecord(orgId)], async () =>
-        flag(await run.usePasskey([keysOf(orgId).passkeys], [id, counter, at]), 'usePasskey'))),
+        flag(await run.usePasskey([keysOf(orgId, memberId).passkeys], [id, counter, at]), 'usePasskey'))),
 
-    removeSecondFactors: (orgId) =>
+    removeSecondFactors: (orgId, memberId) =>
       guard('removeSecondFactors', () => durably([organizationRecord(orgId)], async () => {
-        const keys = keysOf(orgId);
+        const keys = keysOf(orgId, memberId);
         return flag(await run.removeSecondFactors([keys.totp, keys.passkeys, keys.codes, keys.registration], []), 'removeSecondFactors');
       })),
   };

@@ -53,11 +53,19 @@ export function redisPasswordResets(context: RedisStoreContext): PasswordResetSt
         if (place === undefined || place.rest === '') return undefined;
         const value: unknown = await client.get(place.shard.passwordReset(place.rest));
         if (value === null) return undefined;
-        const match = typeof value === 'string' ? /^(\S+) (\S+)$/.exec(value) : null;
+        // A member's reset names its member third (redis/member-passwords.ts).
+        const match = typeof value === 'string' ? /^(\S+) (\S+)(?: (\S+))?$/.exec(value) : null;
         if (match === null) throw unexpected('findPasswordReset');
         const orgId = unpackId(match[1]!);
         const expiresAt = unpackMs(match[2]!);
+        const memberId = match[3];
         if (expiresAt <= now() || shardTagOf(orgId) !== place.tag) return undefined;
+        if (memberId !== undefined) {
+          // Only the member's live one: not replaced, nor left by the member's removal.
+          const json: unknown = await client.hget(place.shard.organizationMembers(match[1]!), memberId);
+          const live = typeof json === 'string' ? (JSON.parse(json) as { pr?: unknown }).pr : undefined;
+          return live === place.rest ? { orgId, expiresAt, memberId } : undefined;
+        }
         // Only the organization's live one: not replaced by a newer reset, nor left by its deletion.
         if ((await client.hget(place.shard.organization(match[1]!), 'pr')) !== place.rest) return undefined;
         return { orgId, expiresAt };

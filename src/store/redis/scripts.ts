@@ -65,6 +65,9 @@ export const SCRIPT_NAMES = [
   'createMember',
   'changeMember',
   'takeInvitation',
+  'setMemberPassword',
+  'createMemberPasswordReset',
+  'consumeMemberPasswordReset',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -24,6 +24,7 @@ import { redisOrganizationProfiles } from './organization-profiles.js';
 import { redisMfa } from './mfa.js';
 import { redisPasskeys } from './passkeys.js';
 import { redisMembers } from './members.js';
+import { redisMemberPasswords } from './member-passwords.js';
 import { redisInvitations } from './invitations.js';
 import { redisRateLimits } from './rate-limits.js';
 import { redisOrganizationPlans } from './organization-plans.js';
@@ -133,6 +134,7 @@ export async function openRedisStorage(options: OpenRedisStorageOptions): Promis
     ...redisUsage(context),
     ...redisQuotas(context),
     ...redisMembers(context),
+    ...redisMemberPasswords(context),
     ...redisInvitations(context),
 
     ping: () =>
