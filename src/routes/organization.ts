@@ -11,6 +11,7 @@ import { refuseSpoofingName } from './display-names.js';
 import { ProfileChangeBody, ProfileResponse } from './organization-schemas.js';
 import { Problem as ProblemSchema, problemOf } from './schemas.js';
 import { judgeCurrentPassword } from '../guards/current-password.js';
+import { credentialOwner } from '../members/own-credentials.js';
 
 /** What GET and PATCH /auth/organization answer: never the password hash; and the member asking (set by the role guard). */
 export const profileView = (org: Organization, member?: Member) => ({
@@ -58,7 +59,7 @@ export async function organizationRoutes(app: FastifyInstance, opts: { profiles:
       tags: ['auth'],
       summary: "Change the organization's name and/or e-mail; an e-mail change ends every other login session.",
       description:
-        'Needs a login token, and at least one of `name` and `email` (400, 1222). An e-mail change needs `currentPassword` (400, 1223), even on a fresh token: a wrong one is a 403 (1217) counted against the login limits exactly as a failed login (429 1108 once spent). The new e-mail must be free across the whole store (409, 1303; of changes and sign-ups racing for one address exactly one wins); a concurrent change of this organization\'s own e-mail is 409 (1224) and changes nothing. On an e-mail change every login session of the organization ends on every replica except the one presented; a name change ends none. The upstream\'s identity assertion (x-authgate-identity) carries the new values at once on every replica. Audited as `organization.name_changed` and `organization.email_changed` (with both e-mails\' domains only). Answers the organization as GET /auth/organization does.',
+        'Needs a login token, and at least one of `name` and `email` (400, 1222). An e-mail change needs the caller's own `currentPassword` (the signed-in member's; 400, 1223), even on a fresh token: a wrong one is a 403 (1217) counted against the login limits exactly as a failed login (429 1108 once spent). The new e-mail must be free across the whole store (409, 1303; of changes and sign-ups racing for one address exactly one wins); a concurrent change of this organization\'s own e-mail is 409 (1224) and changes nothing. On an e-mail change every login session of the organization ends on every replica except the one presented; a name change ends none. The upstream\'s identity assertion (x-authgate-identity) carries the new values at once on every replica. Audited as `organization.name_changed` and `organization.email_changed` (with both e-mails\' domains only). Answers the organization as GET /auth/organization does.',
       body: ProfileChangeBody,
       response: {
         200: ProfileResponse,
@@ -79,7 +80,8 @@ export async function organizationRoutes(app: FastifyInstance, opts: { profiles:
       if (email !== undefined) {
         if (currentPassword === undefined) throw new Problem('currentPasswordRequired', 'Changing the e-mail needs `currentPassword`.');
         // Judged before the new e-mail is looked at: without the password, nobody learns whether an address is taken.
-        const org = await profiles.current(orgId);
+        // The caller's own password (issue 50): an owner other than the first proves its own.
+        const org = credentialOwner(await profiles.current(orgId), request.member);
         const attempt = await judgeCurrentPassword({ throttle, passwords, audit }, request, org, currentPassword, 'organization.email_change_failed');
         await attempt.succeeded();
       }
