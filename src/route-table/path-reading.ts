@@ -42,6 +42,22 @@ export function hasFoldable(path: string): boolean {
   return false;
 }
 
+/**
+ * A path that every step of the reading below leaves as it is, so its reading is the route of the
+ * path as sent: no `#`, `%`, `;` or `//`, no trailing slash (but `/` itself), nothing foldable
+ * (hasFoldable). One pass, where the steps make four scans and a lookup more.
+ */
+export function isPlain(path: string): boolean {
+  let previous = 0;
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    // '#' 35, '%' 37, ';' 59, a second '/' 47 in a row, 'A'–'Z', beyond ASCII.
+    if (c === 35 || c === 37 || c === 59 || (c === 47 && previous === 47) || (c >= 65 && c <= 90) || c > 0x7f) return false;
+    previous = c;
+  }
+  return path.length <= 1 || previous !== 47;
+}
+
 const NOTHING: PathReading = {};
 const REFUSED: Readonly<Record<PathRefusal, PathReading>> = {
   path_parameter: { refusal: 'path_parameter' },
@@ -73,6 +89,8 @@ export function createPathReader(routes: readonly CompiledRoute[], paths: PathsS
 
   /** The route that decides `raw`, the refusal, or undefined for none. */
   function decide(raw: string): CompiledRoute | PathRefusal | undefined {
+    // Nearly every path is plain (isPlain): then it is read as sent, by one pass and one lookup.
+    if (!foldAlways && isPlain(raw)) return asSent(raw);
     // A fragment is no part of the path (a client should never send one; fastify's router and the
     // upstream's parser both cut it off): `/admin#x` is /admin, never a broader route's.
     const fragment = raw.indexOf('#');
