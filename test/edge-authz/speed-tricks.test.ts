@@ -86,10 +86,10 @@ function connection(t: Test, port: number) {
     });
 }
 
-/** The identity assertion's claims in their order, those of each gateway's own organization, key, upstream and time masked. */
+/** The identity assertion's claims in their order, those of each gateway's own organization, member, key, upstream and time masked. */
 function claimsOf(jwt: string): string {
   const claims = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
-  for (const name of ['name', 'email', 'key_id', 'sid', 'aud', 'sub', 'iat', 'nbf', 'exp', 'jti']) if (name in claims) claims[name] = `<${name}>`;
+  for (const name of Object.keys(claims)) if (/_id$/.test(name) || ['name', 'email', 'sid', 'aud', 'sub', 'iat', 'nbf', 'exp', 'jti'].includes(name)) claims[name] = `<${name}>`;
   return JSON.stringify(claims);
 }
 
