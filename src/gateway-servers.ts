@@ -102,10 +102,12 @@ export async function buildServers(inputs: ServerInputs) {
       identity: identity?.asserter,
       cacheSeconds: config.authz.cacheSeconds,
       record: edgeRecord,
+      speedTricks: config.authzSpeedTricks,
       onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization decision failed'),
     }),
     trusted: trustedPeers(config.authz.trustedProxies),
     record: edgeRecord,
+    speedTricks: config.authzSpeedTricks,
   };
 
   const authzServer = config.authz.port === undefined ? undefined : createAuthzHttpServer({ ...edge, tracing, onFault: (error) => logger.error({ event: 'authz.fault', err: error }, 'the authorization answer failed') });

@@ -1,6 +1,7 @@
 /** The gateway's configuration after config/load.ts has checked it: plain, typed, frozen. */
 import type { RateLimit } from '../limits/rate-limit.js';
 import type { RoutesFile } from '../route-table/types.js';
+import type { SpeedTricks } from '../edge-authz/speed-tricks.js';
 
 export type Environment = 'production' | 'sandbox';
 
@@ -120,6 +121,8 @@ export type Config = Readonly<{
    * trusted proxies are proxy-addr's entries; cacheSeconds bounds how long a proxy may keep an allow.
    */
   authz: Readonly<{ port: number | undefined; host: string; trustedProxies: readonly string[]; cacheSeconds: number }>;
+  /** Which of the authorization port's speed tricks are on (edge-authz/speed-tricks.ts): all unless AUTHGATE_AUTHZ_SPEED_TRICKS_OFF names them. */
+  authzSpeedTricks: SpeedTricks;
   /** Envoy ext_authz over gRPC (edge-authz/grpc/, issue 30): port undefined: off; on authz.host, for authz.trustedProxies. */
   authzGrpc: Readonly<{ port: number | undefined; removeCredential: boolean }>;
   /** Each credential's limit on forwarded routes unless its organization or key says otherwise; undefined: none. */

@@ -17,6 +17,7 @@ import { readCorsOrigins, readNotices } from './notices-and-cors.js';
 import type { SettingsReader } from './redis-tls.js';
 import { readStore } from './redis-store.js';
 import { readWebauthn } from './webauthn.js';
+import { speedTricksOf } from '../edge-authz/speed-tricks.js';
 import { parseKind } from './setting-kinds.js';
 import { refuseShippedAndWeakSecrets } from './shipped-secrets.js';
 import { readTls } from './tls.js';
@@ -156,6 +157,7 @@ export function loadConfig(env: Env): LoadResult {
       trustedProxies: setting('AUTHGATE_AUTHZ_TRUSTED_PROXIES') ?? ['loopback'],
       cacheSeconds: setting('AUTHGATE_AUTHZ_CACHE_SECONDS'),
     },
+    authzSpeedTricks: speedTricksOf(setting('AUTHGATE_AUTHZ_SPEED_TRICKS_OFF') ?? [], (problem) => fail('AUTHGATE_AUTHZ_SPEED_TRICKS_OFF', problem)),
     authzGrpc: { port: authzGrpcPort, removeCredential: setting('AUTHGATE_AUTHZ_REMOVE_CREDENTIAL') === 'on' },
     routesFile: readRoutesFile(identity),
   };

@@ -2,6 +2,11 @@
  * The bytes of the fast front's answers (fast-front.ts), as node's writeHead would write them:
  * the status line, the headers in their object order, Date, then `Connection: keep-alive` and
  * `Keep-Alive: timeout=N` unless the answer closes the connection.
+ *
+ * Part of SPEED TRICK `header-blocks` (answers.ts says why and what it bought; speed-tricks.ts
+ * lists them all): a kept answer's head is rendered once. Off
+ * (AUTHGATE_AUTHZ_SPEED_TRICKS_OFF=header-blocks), no answer comes marked kept and every head is
+ * rendered per request.
  */
 import { STATUS_CODES } from 'node:http';
 import type { FrontAnswer } from './fast-front.js';

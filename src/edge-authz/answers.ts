@@ -33,17 +33,26 @@ function checked(headers: Record<string, string | number>): Record<string, strin
 export type DecisionAnswers = (protocol: EdgeProtocol, decision: EdgeDecision, close: boolean) => FrontAnswer;
 
 /**
- * Decisions' answers, each kept allow's made once per protocol: the same answer object again for
- * the same allow, whose bytes the fast front keeps (fast-front.ts). An answer that closes the
- * connection is never kept.
+ * SPEED TRICK `header-blocks` (speed-tricks.ts lists them all; with answer-heads.ts): decisions'
+ * answers, each kept allow's made once per protocol, the same answer object again for the same
+ * allow (decider-outcomes.ts keeps it: `kept-allows`), marked `kept` so that its header block is rendered
+ * once and its bytes written as one Buffer per second (answer-heads.ts, fast-front.ts).
+ *
+ * Why: copying, checking and rendering an allow's headers per request was a large part of a warm
+ * decision. What it bought, with `kept-allows`: CPU per decision ×0.79 (API key), ×0.75 (JWT);
+ * the one Buffer 0.953 more (docs/performance.md, issue 30's answer and fourth step). An answer
+ * that closes the connection is never kept.
+ *
+ * Off (`keep` false: AUTHGATE_AUTHZ_SPEED_TRICKS_OFF=header-blocks): every answer made anew and
+ * not marked kept, so its head is rendered as a string for each request, as a refusal's is.
  */
-export function createDecisionAnswers(): DecisionAnswers {
+export function createDecisionAnswers(keep: boolean): DecisionAnswers {
   const allowAnswers = new WeakMap<EdgeAllow, Partial<Record<EdgeProtocol, FrontAnswer>>>();
   return (protocol, decision, close) => {
     let headers: Record<string, string | number>;
     if (decision.allowed) {
       let answers: Partial<Record<EdgeProtocol, FrontAnswer>> | undefined;
-      if (!close) {
+      if (!close && keep) {
         answers = allowAnswers.get(decision);
         const kept = answers?.[protocol];
         if (kept !== undefined) return kept;
@@ -57,8 +66,8 @@ export function createDecisionAnswers(): DecisionAnswers {
       if (protocol === 'ext_authz_http' && decision.removeHeaders.length > 0) headers['x-envoy-auth-headers-to-remove'] = decision.removeHeaders.join(', ');
       headers['content-length'] = 0;
       checked(headers);
-      if (close) {
-        headers['connection'] = 'close';
+      if (close || !keep) {
+        if (close) headers['connection'] = 'close';
         return { status: 200, headers, body: '' };
       }
       const answer: FrontAnswer = { status: 200, headers, body: '', kept: true };

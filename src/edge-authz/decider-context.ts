@@ -15,6 +15,7 @@ import type { CompiledRoute, RouteTable, RouteTableSource } from '../route-table
 import type { UsageNote } from '../services/usage-recorder.js';
 import type { EdgeDecision, EdgeRequest } from './decision.js';
 import type { EdgeRecorder } from './record.js';
+import type { SpeedTricks } from './speed-tricks.js';
 
 export type EdgeDeciderDeps = Readonly<{
   /** The live route table (route-table/live.ts): read once per decision. */
@@ -42,6 +43,8 @@ export type EdgeDeciderDeps = Readonly<{
   cacheSeconds: number;
   /** The metric and access line of each decision (record.ts). */
   record: EdgeRecorder;
+  /** AUTHGATE_AUTHZ_SPEED_TRICKS_OFF (speed-tricks.ts): here, whether allows are kept (kept-allows.ts). */
+  speedTricks: SpeedTricks;
   /** A fault that is no refusal (answered 500): logged once, with nothing the client sent. */
   onFault: (error: unknown) => void;
 }>;

@@ -6,14 +6,13 @@
  * pipeline reads as the order of its checks. Made once per decider: no closure per decision.
  */
 import { effectiveScopesHeader } from '../plans/effective-scopes.js';
-import type { Principal } from '../credentials/principal.js';
 import { problemBody, problemHeaders } from '../request/error-handler.js';
 import { Problem, problems } from '../problems.js';
-import type { CompiledPlan, CompiledRoute, RouteTable } from '../route-table/types.js';
 import { StoreUnavailable } from '../store/store.js';
 import { usageOutcomeOf } from '../services/usage-recorder.js';
 import type { EdgeAllow, EdgeDecision, EdgeDeny, EdgeHeaders } from './decision.js';
 import type { DecisionContext, EdgeDeciderDeps } from './decider-context.js';
+import { createKeptAllows } from './kept-allows.js';
 
 /** The identity headers a decision sets, or tells the proxy to remove when it sets none. */
 export const EDGE_IDENTITY_HEADERS = ['x-organization-id', 'x-organization-scopes', 'x-authgate-identity'] as const;
@@ -29,7 +28,7 @@ export type DecisionOutcomes = Readonly<{
   finish(ctx: DecisionContext, decision: EdgeDecision): EdgeDecision;
 }>;
 
-export function createDecisionOutcomes(deps: Pick<EdgeDeciderDeps, 'noteUsage' | 'plans' | 'cacheSeconds' | 'record' | 'onFault'>): DecisionOutcomes {
+export function createDecisionOutcomes(deps: Pick<EdgeDeciderDeps, 'noteUsage' | 'plans' | 'cacheSeconds' | 'record' | 'onFault' | 'speedTricks'>): DecisionOutcomes {
   function deny(ctx: DecisionContext, problem: Problem, allow?: string): EdgeDeny {
     const headers: Record<string, string> = { ...problemHeaders(problem), ...ctx.rateHeaders };
     if (allow !== undefined) headers['allow'] = allow;
@@ -42,13 +41,8 @@ export function createDecisionOutcomes(deps: Pick<EdgeDeciderDeps, 'noteUsage' |
     };
   }
 
-  /**
-   * The last allow of each credential without a counted limit: the same object while the route
-   * table, the route and the kept assertion are the same, so the port renders it once and writes
-   * its kept header block again (fast-front.ts). Keyed weakly by the cached principal: a credential
-   * dropped from the cache takes its allow with it.
-   */
-  const keptAllows = new WeakMap<Principal, { table: RouteTable; route: CompiledRoute; plan: CompiledPlan | undefined; assertion: string | null; decision: EdgeAllow }>();
+  /** The last allow of each credential without a counted limit (kept-allows.ts: a speed trick, off by setting). */
+  const keptAllows = createKeptAllows(deps.speedTricks.keptAllows);
 
   function allow(ctx: DecisionContext, assertion: string | null): EdgeDecision {
     const principal = ctx.principal;
@@ -57,8 +51,8 @@ export function createDecisionOutcomes(deps: Pick<EdgeDeciderDeps, 'noteUsage' |
     // The plan is looked up again on every decision: a moved organization's kept allow goes.
     const plan = principal === null ? undefined : deps.plans.planOf(principal.orgId, ctx.table!);
     if (keepable) {
-      const kept = keptAllows.get(principal);
-      if (kept !== undefined && kept.assertion === assertion && kept.route === ctx.route && kept.table === ctx.table && kept.plan === plan) return kept.decision;
+      const kept = keptAllows.get(principal, ctx.table!, ctx.route!, plan, assertion);
+      if (kept !== undefined) return kept;
     }
     const set: Record<string, string> = {};
     if (principal !== null) {
@@ -77,7 +71,7 @@ export function createDecisionOutcomes(deps: Pick<EdgeDeciderDeps, 'noteUsage' |
       cacheSeconds: ctx.rateHeaders === undefined && ctx.route!.rateLimit === undefined ? deps.cacheSeconds : 0,
       route: ctx.route!.label,
     };
-    if (keepable) keptAllows.set(principal, { table: ctx.table!, route: ctx.route!, plan, assertion, decision });
+    if (keepable) keptAllows.keep(principal, ctx.table!, ctx.route!, plan, assertion, decision);
     return decision;
   }
 

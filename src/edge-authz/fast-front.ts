@@ -14,6 +14,10 @@
  * names remembered by place (−4.2 %, −1 %). Fifth step ("Issue 30: fifth step"): the head's end
  * found in that same pass (simpleHeadEnd), no Buffer#indexOf call per head.
  *
+ * SPEED TRICK `fast-front` (speed-tricks.ts lists them all). Off
+ * (AUTHGATE_AUTHZ_SPEED_TRICKS_OFF=fast-front): http-server.ts hands every connection to node's
+ * server before a byte is read, as with tracing on; the answers are the same bytes either way.
+ *
  * What is taken: a strictly simple head (simple-head.ts says which). Anything else (a body,
  * HTTP/1.0, an obs-fold, a bare CR or LF, a duplicate Authorization, a head cut by the read)
  * ends the taking for good: the untaken bytes are put back (socket.unshift) and the connection is

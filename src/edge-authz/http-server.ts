@@ -36,6 +36,7 @@ import type { FrontRequest } from './simple-head.js';
 import { protocolOf, readEdgeRequest } from './http-requests.js';
 import type { PeerTrust } from './peers.js';
 import type { EdgeRecorder } from './record.js';
+import { ALL_SPEED_TRICKS, type SpeedTricks } from './speed-tricks.js';
 import { incomingTraceIds, parseTraceparent } from '../tracing/trace-context.js';
 import type { Tracing } from '../tracing/tracing.js';
 
@@ -63,8 +64,11 @@ export function createAuthzHttpServer(deps: {
   onFault: (error: unknown) => void;
   /** AUTHGATE_TRACING=on: a server span per request, as on the public port (issue 33). */
   tracing?: Tracing | undefined;
+  /** AUTHGATE_AUTHZ_SPEED_TRICKS_OFF (speed-tricks.ts): here, the kept header blocks and the fast front; all on when not given. */
+  speedTricks?: SpeedTricks | undefined;
 }): AuthzHttpServer {
   const { decide, record, tracing } = deps;
+  const speedTricks = deps.speedTricks ?? ALL_SPEED_TRICKS;
   let closing = false;
   // A peer's address is its connection's: checked once per connection, not per kept-alive request.
   const peers = new WeakMap<Socket, boolean>();
@@ -76,7 +80,7 @@ export function createAuthzHttpServer(deps: {
 
   // The answers (answers.ts): while the port closes, every one ends its connection.
   const refusalAnswer = (problem: Problem, close = false): FrontAnswer => refusal(problem, close || closing);
-  const decisionAnswers = createDecisionAnswers();
+  const decisionAnswers = createDecisionAnswers(speedTricks.headerBlocks);
   const decisionAnswer = (protocol: EdgeProtocol, decision: EdgeDecision, close: boolean): FrontAnswer => decisionAnswers(protocol, decision, close || closing);
 
   function refuse(response: ServerResponse, problem: Problem): void {
@@ -252,10 +256,12 @@ export function createAuthzHttpServer(deps: {
   server.on('clientError', clientErrorHandler({}));
 
   // The listener: the common request answered by the fast front, everything else by node's server.
-  // With tracing on every request gets its span from node's path, so the front takes nothing.
+  // With tracing on every request gets its span from node's path, so the front takes nothing; nor
+  // with the speed trick `fast-front` off (speed-tricks.ts).
+  const takesAny = tracing === undefined && speedTricks.fastFront;
   const front = createFastFront({
     http: server,
-    takes: (socket) => tracing === undefined && trusted(socket),
+    takes: (socket) => takesAny && trusted(socket),
     respond,
     onFault: deps.onFault,
     keepAliveTimeoutMs: AUTHZ_KEEP_ALIVE_TIMEOUT_MS,

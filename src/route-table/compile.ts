@@ -189,8 +189,7 @@ export function compileRoutes(file: RoutesFile, context: CompileContext): Compil
   // An introspection client secret is read from its own file: its digest makes a rotated one a changed table, which a reload applies.
   const secrets = [...issuers.values()].map((issuer) => issuer.introspection?.clientSecret.fingerprint ?? null);
   const hash = createHash('sha256').update(canonicalJson({ file, upstreams: [...upstreams.values()], ...(secrets.some((s) => s !== null) && { secrets }) })).digest('hex').slice(0, 16);
-  const read = createPathReader(compiled, file.paths);
-  const match = (path: string) => read(path).route;
+  const { read, match } = createPathReader(compiled, file.paths);
   return { ok: true, table: { hash, source: context.source, routes: compiled, upstreams, scopes, plans, defaultPlan, issuers, match, read } };
 }
 

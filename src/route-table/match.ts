@@ -12,9 +12,12 @@ import { RESERVED_PREFIXES, type CompiledRoute } from './types.js';
 
 export type RouteLookup = (path: string) => CompiledRoute | undefined;
 
-/** Whether `inner` is `outer` or below it by segments. */
+/**
+ * Whether `inner` is `outer` or below it by segments: `outer` then a `/`, read in place (no
+ * `${outer}/` string per call: every request under a `/` subtree asks it of each reserved prefix).
+ */
 export function isWithin(inner: string, outer: string): boolean {
-  return outer === '/' || inner === outer || inner.startsWith(`${outer}/`);
+  return outer === '/' || inner === outer || (inner.length > outer.length && inner.charCodeAt(outer.length) === 47 && inner.startsWith(outer));
 }
 
 /**

@@ -21,6 +21,9 @@ export function testConfig(env: Env = {}): Config {
     LOG_LEVEL: 'info',
     // Load shedding reacts to this machine's load, not the gateway's; its own test turns it on.
     AUTHGATE_SHED_EVENT_LOOP_DELAY_MS: '0',
+    // `AUTHGATE_AUTHZ_SPEED_TRICKS_OFF=all npx tap test/edge-authz/…` runs a file with the
+    // authorization port's speed tricks off (test/edge-authz/speed-tricks-off.test.ts does for some).
+    ...(process.env['AUTHGATE_AUTHZ_SPEED_TRICKS_OFF'] === undefined ? {} : { AUTHGATE_AUTHZ_SPEED_TRICKS_OFF: process.env['AUTHGATE_AUTHZ_SPEED_TRICKS_OFF'] }),
     ...env,
   });
   if (!loaded.ok) throw new Error(loaded.errors.join('; '));
