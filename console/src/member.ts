@@ -35,6 +35,8 @@ export const may = {
     m === undefined || MANAGERS.includes(m.role) || (m.role === 'developer' && createdBy?.id === m.id),
   manageSessions: (m: SignedInMember | undefined) => m === undefined || MANAGERS.includes(m.role),
   manageMembers: (m: SignedInMember | undefined) => m === undefined || MANAGERS.includes(m.role),
+  /** The organization's name and e-mail (PATCH /auth/organization): owners only. */
+  changeOrganization: (m: SignedInMember | undefined) => m === undefined || m.role === 'owner',
   /** Change or remove a member of this role, or hand this role out: an admin never touches owners. */
   manageRole: (m: SignedInMember | undefined, role: Role) => m === undefined || m.role === 'owner' || (m.role === 'admin' && role !== 'owner'),
 };

@@ -5,6 +5,7 @@ import { call, changePassword } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { clear, showDone, showError, statusArea } from './feedback.js';
 import { codeOf, field, isBadInput, newPasswordField, POLICY_CODES, submit, type Field } from './fields.js';
+import { may, signedInMember } from './member.js';
 import { secondFactorSection } from './second-factor.js';
 
 /** Problem codes the API answers about one field (docs/errors.md). */
@@ -21,16 +22,18 @@ export function securityPage(): HTMLElement {
   // The account a password manager should save the new password under: a hidden username field
   // in the password form (what browsers look for), filled once the e-mail is known.
   const username = h('input', { type: 'email', name: 'username', autocomplete: 'username', hidden: true, readonly: true, tabindex: -1 });
-  return h(
-    'section',
-    { 'aria-labelledby': 'page-title' },
-    h('h2', { id: 'page-title', tabindex: -1 }, 'Security'),
-    passwordForm(username),
-    profileForm((org) => {
-      username.value = org.email;
-    }),
-    secondFactorSection(),
-  );
+  const profile = profileForm((org) => {
+    if (username.value === '') username.value = org.email;
+  });
+  // Each member's password and second factor are its own (issue 50): saved under its own e-mail.
+  // The organization's name and e-mail are an owner's to change: others see them, with no form.
+  void signedInMember().then((member) => {
+    if (member === undefined) return;
+    username.value = member.email;
+    if (may.changeOrganization(member)) return;
+    profile.querySelector('form')?.replaceWith(h('p', {}, `Only an owner changes the organization's name and e-mail; you are a${member.role === 'admin' ? 'n' : ''} ${member.role}.`));
+  });
+  return h('section', { 'aria-labelledby': 'page-title' }, h('h2', { id: 'page-title', tabindex: -1 }, 'Security'), passwordForm(username), profile, secondFactorSection());
 }
 
 function passwordForm(username: HTMLInputElement): HTMLElement {

@@ -158,6 +158,13 @@ t.test('a viewer: members and keys, no control its role cannot use; forced, 403 
   await page.getByRole('heading', { name: 'Sessions' }).waitFor();
   await page.getByText('only an owner or admin ends them').waitFor({ timeout: 20_000 });
   t.equal(await page.getByRole('button', { name: /^End / }).count(), 0, 'no session end');
+
+  await page.getByRole('link', { name: 'Security' }).click();
+  await page.getByRole('heading', { name: 'Name and e-mail' }).waitFor();
+  await page.getByText("Only an owner changes the organization's name and e-mail; you are a viewer.").waitFor({ timeout: 20_000 });
+  t.equal(await page.getByRole('button', { name: 'Save' }).count(), 0, 'no name or e-mail form');
+  t.equal(await page.getByRole('button', { name: 'Change password' }).count(), 1, 'its own password it changes');
+  t.equal(await page.locator('input[autocomplete="username"]').inputValue(), viewer.email, 'saved under its own e-mail, not the organization\'s');
   t.same(problems, [], 'no error, and no refused call, on the page');
 
   // Forced from the page with the viewer's own login token, the API refuses, naming the role.
