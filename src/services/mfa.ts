@@ -25,24 +25,14 @@ import { endMemberSessions } from './member-sessions.js';
 import type { PasskeyStore } from '../store/passkeys.js';
 import type { LoginClient, SessionService } from './sessions.js';
 import type { SecondFactorBound } from '../guards/second-factor-bound.js';
-import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
-import { type PasskeyService, type PasskeyView, viewOf } from './passkeys.js';
+import { type PasskeyService, viewOf } from './passkeys.js';
+import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { methodsOf, type MfaChallengeAnswer, type MfaStatus, type SecondFactorInput, type SecondFactorUsed } from './mfa-shapes.js';
 
 const PERIOD_SECONDS = 30;
 /** How long an mfaToken lives, and how many wrong codes spend it (issue 32). */
 export const MFA_TOKEN_TTL_SECONDS = 300;
 export const MFA_TOKEN_MAX_FAILURES = 5;
-
-export type MfaChallengeAnswer = Readonly<{ mfaToken: string; methods: string[]; expiresIn: number; passkeyOptions?: PublicKeyCredentialRequestOptionsJSON }>;
-export type MfaStatus = Readonly<{ methods: string[]; totp: { enabled: boolean; pending: boolean }; recoveryCodesLeft: number; passkeys: PasskeyView[] }>;
-export type SecondFactorInput = Readonly<{ code?: string | undefined; recoveryCode?: string | undefined; passkey?: AuthenticationResponseJSON | undefined }>;
-export type SecondFactorUsed = 'totp' | 'recovery_code' | 'passkey';
-
-/** What a login can finish with, in the order the issue names them. */
-function methodsOf(totp: boolean, passkeys: boolean): string[] {
-  if (!totp && !passkeys) return [];
-  return [...(totp ? ['totp'] : []), 'recovery_code', ...(passkeys ? ['passkey'] : [])];
-}
 
 export function createMfaService(deps: {
   store: Store & MfaStore & PasskeyStore & Pick<MemberStore, 'findMember' | 'listMembers' | 'linkedSessionIds'>;
