@@ -7,6 +7,9 @@ import type { MemberService } from '../services/members.js';
 import { IdParams } from '../routes/schemas.js';
 import { Problem } from '../problems.js';
 
+/** What changing a member's role and removing a member both refuse, by the same last-owner rule. */
+const memberChangeProblems = { 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner'), 429: problemOf('tooManyAdminRefusals') };
+
 /**
  * The operator's view of an organization's members (issue 50): list them, change a role, remove
  * one (its sessions end on every replica). The last owner stays here too (409). Registered by
@@ -35,7 +38,7 @@ export function adminMemberRoutes(
       summary: "Change a member's role (its sessions end); demoting the last owner is 409.",
       params: OrgMemberParams,
       body: RoleChangeBody,
-      response: { 200: MemberSchema, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner'), 429: problemOf('tooManyAdminRefusals') },
+      response: { 200: MemberSchema, ...memberChangeProblems },
     },
     handler: async (request, reply) => {
       const orgId = request.params.id;
@@ -52,7 +55,7 @@ export function adminMemberRoutes(
       summary: 'Remove a member: its sessions end at once on every replica; with ?revokeKeys=true the keys it created are revoked too; removing the last owner is 409.',
       params: OrgMemberParams,
       querystring: RemoveMemberQuery,
-      response: { 204: NoContent, 400: ProblemSchema, 401: ProblemSchema, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner'), 429: problemOf('tooManyAdminRefusals') },
+      response: { 204: NoContent, ...memberChangeProblems },
     },
     handler: async (request, reply) => {
       const orgId = request.params.id;

@@ -4,7 +4,8 @@ import type { AuditTrail } from '../audit/trail.js';
 import type { Logger } from '../observability/logging.js';
 import type { MfaService } from '../services/mfa.js';
 import { MfaStatusSchema } from '../routes/mfa-schemas.js';
-import { IdParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
+import { adminOrganizationProblems } from '../routes/problem-sets.js';
+import { IdParams } from '../routes/schemas.js';
 
 const MfaRemoved = Type.Object({
   removed: Type.Boolean({ description: 'false when the organization had no factor (nothing changed, no session ended).' }),
@@ -28,7 +29,7 @@ export function adminMfaRoutes(
       tags: ['organizations'],
       summary: 'Whether an organization has a second factor (never its secret).',
       params: IdParams,
-      response: { 200: MfaStatusSchema, 401: ProblemSchema, 404: problemOf('organizationNotFound'), 429: problemOf('tooManyAdminRefusals') },
+      response: { 200: MfaStatusSchema, ...adminOrganizationProblems() },
     },
     handler: async (request, reply) => {
       await mfa.requireOrganization(request.params.id);
@@ -42,7 +43,7 @@ export function adminMfaRoutes(
       summary: 'Remove an organization\'s second factor and its recovery codes; every login session ends.',
       description: 'For an organization that lost every factor and its recovery codes: afterwards its password alone logs in. Every login session ends, on every replica; API keys stay. Audited as `mfa.removed`.',
       params: IdParams,
-      response: { 200: MfaRemoved, 401: ProblemSchema, 404: problemOf('organizationNotFound'), 429: problemOf('tooManyAdminRefusals') },
+      response: { 200: MfaRemoved, ...adminOrganizationProblems() },
     },
     handler: async (request, reply) => {
       const orgId = request.params.id;

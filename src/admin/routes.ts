@@ -11,6 +11,7 @@ import { recordProfileChange } from '../routes/organization.js';
 import type { SessionService } from '../services/sessions.js';
 import { pageOf } from '../routes/api-keys.js';
 import { refuseSpoofingName } from '../routes/display-names.js';
+import { adminOrganizationProblems } from '../routes/problem-sets.js';
 import { PASSWORD_PROBLEMS, AdminAuditQuerySchema, ApiKeyList, ApiKeyListQuery, AuditPageSchema, IdParams, OrgSessionParams, SessionList, SessionsEnded, NewOrganizationBody, OrganizationChangeBody, OrganizationResponse, CreatedOrganizationResponse, NoContent, OrgKeyParams, Problem as ProblemSchema, problemOf } from '../routes/schemas.js';
 import type { AdminRefusalThrottle } from '../guards/admin-refusal-throttle.js';
 import { createAdminTokenCheck } from './admin-token.js';
@@ -149,7 +150,7 @@ export async function adminRoutes(
       summary: 'Delete an organization with all its keys and sessions.',
       description: 'Its API keys and login tokens are refused from then on, on every replica.',
       params: IdParams,
-      response: { 204: NoContent, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
+      response: { 204: NoContent, ...adminOrganizationProblems() },
     },
     handler: async (request, reply) => {
       const { revoked } = await organizations.delete(request.params.id);
@@ -167,7 +168,7 @@ export async function adminRoutes(
       description: 'The same view and pages as GET /auth/api-key on the public port: id, prefix, name, scopes, creation, expiry and last use, newest first; never a secret or a hash.',
       params: IdParams,
       querystring: ApiKeyListQuery,
-      response: { 200: ApiKeyList, 400: ProblemSchema, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
+      response: { 200: ApiKeyList, 400: ProblemSchema, ...adminOrganizationProblems() },
     },
     handler: async (request, reply) => {
       await organizations.get(request.params.id); // 404 for an unknown organization, not an empty list
@@ -182,7 +183,7 @@ export async function adminRoutes(
       summary: 'Revoke one API key of an organization.',
       description: "The key is refused at once, on every replica. Another organization's key is not found.",
       params: OrgKeyParams,
-      response: { 204: NoContent, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound', 'apiKeyNotFound') },
+      response: { 204: NoContent, ...adminOrganizationProblems('apiKeyNotFound') },
     },
     handler: async (request, reply) => {
       const { id: orgId, keyId } = request.params;
@@ -201,7 +202,7 @@ export async function adminRoutes(
       summary: "List an organization's live login sessions, never their tokens.",
       description: 'The same view as GET /auth/sessions on the public port (`current` is always false here).',
       params: IdParams,
-      response: { 200: SessionList, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
+      response: { 200: SessionList, ...adminOrganizationProblems() },
     },
     handler: async (request, reply) => {
       await organizations.get(request.params.id); // 404 for an unknown organization, not an empty list
@@ -216,7 +217,7 @@ export async function adminRoutes(
       summary: 'End one login session of an organization.',
       description: "Its token is refused at once, on every replica. Another organization's session is not found.",
       params: OrgSessionParams,
-      response: { 204: NoContent, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound', 'sessionNotFound') },
+      response: { 204: NoContent, ...adminOrganizationProblems('sessionNotFound') },
     },
     handler: async (request, reply) => {
       const { id: orgId, sessionId } = request.params;
@@ -235,7 +236,7 @@ export async function adminRoutes(
       summary: 'End every login session of an organization.',
       description: 'Every login token of the organization is refused at once, on every replica; its API keys stay.',
       params: IdParams,
-      response: { 200: SessionsEnded, 401: ProblemSchema, 429: problemOf('tooManyAdminRefusals'), 404: problemOf('organizationNotFound') },
+      response: { 200: SessionsEnded, ...adminOrganizationProblems() },
     },
     handler: async (request, reply) => {
       const orgId = request.params.id;

@@ -4,6 +4,7 @@ import { creatorOf } from '../members/key-creators.js';
 import type { ApiKeyService } from '../services/api-keys.js';
 import type { InvitationStore } from '../store/members.js';
 import { refuseSpoofingName } from './display-names.js';
+import { scopedRouteProblems } from './problem-sets.js';
 import { absentBodyIsEmpty } from './optional-body.js';
 import {
   ApiKeyChangeBody,
@@ -60,7 +61,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       summary: 'List the organization\'s API keys, newest first, never their secrets.',
       description: 'With a login token or an API key holding `keys:read`. A page holds 100 keys unless `limit` says otherwise (at most 500); `nextCursor` fetches the next.',
       querystring: ApiKeyListQuery,
-      response: { 200: ApiKeyList, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('insufficientScope') },
+      response: { 200: ApiKeyList, 400: ProblemSchema, ...scopedRouteProblems() },
     },
     handler: async (request, reply) => {
       const page = await apiKeys.list(request.principal!.orgId, pageOf(request.query));
@@ -76,7 +77,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       summary: 'One API key of the organization, never its secret.',
       description: 'With a login token or an API key holding `keys:read`. Another organization\'s key is not found.',
       params: IdParams,
-      response: { 200: ApiKeyShown, 401: ProblemSchema, 403: problemOf('insufficientScope'), 404: problemOf('apiKeyNotFound') },
+      response: { 200: ApiKeyShown, ...scopedRouteProblems(), 404: problemOf('apiKeyNotFound') },
     },
     handler: async (request, reply) => {
       return reply.header('cache-control', 'no-store').send(await apiKeys.get(request.principal!.orgId, request.params.id));
@@ -92,7 +93,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       description: 'With a login token or an API key holding `keys:write`. Only narrows: fewer scopes, an earlier end (400 otherwise, and nothing changes). The key and its secret stay; a change of scopes or end holds on every replica from the answer on. Another organization\'s key is not found.',
       params: IdParams,
       body: ApiKeyChangeBody,
-      response: { 200: ApiKeyShown, 400: ProblemSchema, 401: ProblemSchema, 403: problemOf('insufficientScope', 'scopesOutsidePlan'), 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
+      response: { 200: ApiKeyShown, 400: ProblemSchema, ...scopedRouteProblems('scopesOutsidePlan'), 404: problemOf('apiKeyNotFound'), 415: ProblemSchema },
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
@@ -135,7 +136,7 @@ export async function apiKeyRoutes(app: FastifyInstance, opts: { apiKeys: ApiKey
       summary: 'Revoke an API key of the organization.',
       description: 'With a login token or an API key holding `keys:write`; the key is refused at once, on every replica. Another organization\'s key is not found.',
       params: IdParams,
-      response: { 204: NoContent, 401: ProblemSchema, 403: problemOf('insufficientScope'), 404: problemOf('apiKeyNotFound') },
+      response: { 204: NoContent, ...scopedRouteProblems(), 404: problemOf('apiKeyNotFound') },
     },
     handler: async (request, reply) => {
       await apiKeys.revoke(request.principal!.orgId, request.params.id);

@@ -8,6 +8,8 @@ import { AcceptBody, InvitationBody, InvitationCreated, InvitationList, MemberLi
 import { IdParams, LoginResponse, NoContent, Problem as ProblemSchema, problemOf } from './schemas.js';
 
 const forbidden = problemOf('memberRoleForbidden', 'insufficientScope');
+/** What changing a member's role and removing a member both refuse: the same guards (members/role-guard.ts) and the same last-owner rule. */
+const memberChangeProblems = { 400: ProblemSchema, 401: ProblemSchema, 403: forbidden, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner') };
 
 /** A removal in the trail: `member.removed`, and each key revoked with it as `api_key.deleted` (reason `member_removed`). */
 export function recordRemoval(audit: AuditTrail, who: Omit<AuditEvent, 'type' | 'at' | 'details'> & { orgId: string }, member: { id: string; role: string }, sessionsEnded: number, keysRevoked: readonly string[]): void {
@@ -37,7 +39,7 @@ export async function memberRoutes(app: FastifyInstance, opts: { members: Member
       description: 'Owner or admin (an admin neither changes an owner nor makes one). Demoting the last owner is 409 lastOwner.',
       params: MemberParams,
       body: RoleChangeBody,
-      response: { 200: MemberSchema, 400: ProblemSchema, 401: ProblemSchema, 403: forbidden, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner') },
+      response: { 200: MemberSchema, ...memberChangeProblems },
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
@@ -55,7 +57,7 @@ export async function memberRoutes(app: FastifyInstance, opts: { members: Member
       summary: 'Remove a member: its sessions end at once on every replica; the keys it created stay, or are revoked with ?revokeKeys=true.',
       params: MemberParams,
       querystring: RemoveMemberQuery,
-      response: { 204: NoContent, 400: ProblemSchema, 401: ProblemSchema, 403: forbidden, 404: problemOf('memberNotFound'), 409: problemOf('lastOwner') },
+      response: { 204: NoContent, ...memberChangeProblems },
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;

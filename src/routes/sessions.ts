@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf, type AuditTrail } from '../audit/trail.js';
 import type { SessionService } from '../services/sessions.js';
-import { NoContent, Problem as ProblemSchema, problemOf, SessionList, SessionParams, SessionsEnded } from './schemas.js';
+import { scopedRouteProblems } from './problem-sets.js';
+import { NoContent, problemOf, SessionList, SessionParams, SessionsEnded } from './schemas.js';
 
 /**
  * /auth/sessions (GET, DELETE) and /auth/sessions/:id (DELETE): the organization's login sessions,
@@ -18,7 +19,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: { sessions: Sess
       tags: ['auth'],
       summary: "The organization's live login sessions, the latest login first.",
       description: 'With a login token or an API key holding `keys:read`. Each with when it logged in and expires, and a coarse description of the client; never a token.',
-      response: { 200: SessionList, 401: ProblemSchema, 403: problemOf('insufficientScope') },
+      response: { 200: SessionList, ...scopedRouteProblems() },
     },
     handler: async (request, reply) => {
       const { orgId, via, credentialId } = request.principal!;
@@ -35,7 +36,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: { sessions: Sess
       summary: 'End one login session of the organization.',
       description: "With a login token or an API key holding `keys:write`: the session's token is refused at once, on every replica. Another organization's session is not found.",
       params: SessionParams,
-      response: { 204: NoContent, 401: ProblemSchema, 403: problemOf('insufficientScope'), 404: problemOf('sessionNotFound') },
+      response: { 204: NoContent, ...scopedRouteProblems(), 404: problemOf('sessionNotFound') },
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
@@ -53,7 +54,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: { sessions: Sess
       tags: ['auth'],
       summary: 'End every login session of the organization.',
       description: "With a login token (its own session ends too) or an API key holding `keys:write`. Every login token of the organization is refused at once, on every replica; API keys are not sessions and stay.",
-      response: { 200: SessionsEnded, 401: ProblemSchema, 403: problemOf('insufficientScope') },
+      response: { 200: SessionsEnded, ...scopedRouteProblems() },
     },
     handler: async (request, reply) => {
       const orgId = request.principal!.orgId;
