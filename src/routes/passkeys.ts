@@ -27,6 +27,8 @@ type PasskeyParams = Static<typeof PasskeyParams>;
 const FinishBody = Type.Object({ response: RegistrationResponse, name: Type.Optional(PasskeyName) }, { additionalProperties: false });
 type FinishBody = Static<typeof FinishBody>;
 const RenameBody = Type.Object({ name: PasskeyName }, { additionalProperties: false });
+/** One passkey's path, renamed or removed there: one route label (its metrics) and a login token for both. */
+const ONE_PASSKEY = { auth: 'login-token', routeLabel: '/auth/mfa/passkeys/:id' } as const;
 type RenameBody = Static<typeof RenameBody>;
 
 export async function passkeyRoutes(app: FastifyInstance, opts: {
@@ -96,7 +98,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
   });
 
   app.patch<{ Params: PasskeyParams; Body: RenameBody }>('/auth/mfa/passkeys/:id', {
-    config: { auth: 'login-token', routeLabel: '/auth/mfa/passkeys/:id' },
+    config: ONE_PASSKEY,
     schema: {
       operationId: 'renamePasskey',
       tags: ['auth'],
@@ -114,7 +116,7 @@ export async function passkeyRoutes(app: FastifyInstance, opts: {
   });
 
   app.delete<{ Params: PasskeyParams; Body: CurrentPasswordBody }>('/auth/mfa/passkeys/:id', {
-    config: { auth: 'login-token', routeLabel: '/auth/mfa/passkeys/:id' },
+    config: ONE_PASSKEY,
     schema: {
       operationId: 'removePasskey',
       tags: ['auth'],
