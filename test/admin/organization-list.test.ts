@@ -3,24 +3,10 @@
  * name prefix, on both stores; and `authgate org list`, the CLI over it.
  */
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ADMIN_TOKEN, send, startGateway, type StartedGateway } from '../helpers/gateway.js';
+import { runCli } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
-
-const CLI = new URL('../../dist/cli/authgate.js', import.meta.url).pathname;
-
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 

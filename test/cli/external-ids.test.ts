@@ -2,32 +2,13 @@
 // (`authgate org external-ids|set-external-id|remove-external-id`), against a real gateway whose
 // table declares two issuers: set, shown, unique per issuer (the gateway's 409), an issuer the file
 // does not declare (the gateway's 400), removed; usage errors send nothing.
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { runCli as cli } from '../helpers/cli.js';
 import type { RoutesFile } from '../../src/route-table/types.js';
 import { ADMIN_TOKEN, startGateway } from '../helpers/gateway.js';
 import { tableOf } from '../helpers/routes.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url));
-
-/** The built CLI as a child (never spawnSync: the gateway it calls runs in this process). */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 // Keys from a port nothing listens on: the issuers are declared, never reached (nothing here sends a token).
 const FILE: RoutesFile = {

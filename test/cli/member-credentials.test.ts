@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { runCli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, startGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/second-factor.js';
 import { invite } from '../members/started-team.js';
@@ -11,24 +10,6 @@ import { invite } from '../members/started-team.js';
  * gateway on free ports.
  */
 
-const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url));
-
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    // Bounded, and generous: on a loaded machine a Node start alone takes seconds.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 t.test("org reset-password, mfa and remove-mfa with --member act on that member's own", async (t) => {
   const gw = await startGateway(t);

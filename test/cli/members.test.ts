@@ -1,29 +1,10 @@
 // Members in the CLI (issue 50): `authgate org members ID`, `org member-role ID MEMBER ROLE` and
 // `org remove-member ID MEMBER [--revoke-keys]` against a real gateway, through its admin API;
 // `audit tail --member` reads what one member did.
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { runCli as cli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, send, startGateway } from '../helpers/gateway.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url));
-
-/** The built CLI as a child (never spawnSync: the gateway it calls runs in this process). */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 t.test('org members, member-role and remove-member (with and without --revoke-keys) against a real gateway', async (t) => {
   const gw = await startGateway(t);

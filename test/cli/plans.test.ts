@@ -1,31 +1,14 @@
 // Plans in the CLI (issue 47): `authgate routes check` and `explain` on a file with plans (explain
 // says which plans may call a route), and `authgate org plan ID PLAN` against a real gateway.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { runCli as cli } from '../helpers/cli.js';
 import { ADMIN_TOKEN, startGateway } from '../helpers/gateway.js';
 import { compiledTable } from '../helpers/route-tables.js';
 import { PLANS_FILE } from '../helpers/plans.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/authgate.js', import.meta.url));
 const fixtures = fileURLToPath(new URL('../route-table/fixtures/', import.meta.url));
 
-/** The built CLI as a child (never spawnSync: the gateway it calls runs in this process). */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 t.test('routes check counts the plans and names the default; a plan naming an undeclared scope is an error with its line', async (t) => {
   const good = await cli(['routes', 'check', `${fixtures}valid/plans.yaml`]);
