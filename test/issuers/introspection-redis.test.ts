@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import type { RoutesFile } from '../../src/route-table/types.js';
-import { ADMIN_TOKEN, eventually, send, startGateway, UA } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, eventually, send, UA } from '../helpers/gateway.js';
 import { INTROSPECTION_PATH, startTestProvider } from '../helpers/oidc-provider.js';
 import { startRedis } from '../helpers/redis.js';
-import { tableOf } from '../helpers/routes.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
+import { replicasWithMappedOrganization } from './redis-replicas.js';
 
 const API = 'https://api.example.test';
 
@@ -31,15 +31,7 @@ t.test('two replicas on Redis: mapped through A, introspected and accepted by B;
     issuers: { corp: { issuer: provider.issuer, audiences: [API], organization: { claim: 'org_id' }, introspection: { url: `${provider.issuer}${INTROSPECTION_PATH}`, clientId: 'authgate', clientSecretFile } } },
     routes: [{ id: 'orders', path: '/orders', match: 'subtree', credentials: ['issuer:corp'], methods: { GET: 'orders:read' } }],
   };
-  // A cache TTL far above the test: only the revocation message can explain a refusal.
-  const env = { AUTHGATE_REDIS_URL: redis.url, AUTHGATE_CACHE_TTL_SECONDS: '300' };
-  const a = await startGateway(t, { env, upstream, deps: { routes: tableOf(file, upstream.url) } });
-  const b = await startGateway(t, { env, upstream, deps: { routes: tableOf(file, upstream.url) } });
-  for (const gw of [a, b]) t.ok(await eventually(async () => (await send(`${gw.opsUrl}/readyz`)).status === 200, 10_000, 50), 'ready');
-
-  const org = await a.createOrganization();
-  const patched = await send(`${a.opsUrl}/admin/organizations/${org.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ externalIds: { corp: 'org_opaque_redis' } }) });
-  t.equal(patched.status, 200, patched.body);
+  const { a, b, org } = await replicasWithMappedOrganization(t, { redisUrl: redis.url, file, upstream, externalId: 'org_opaque_redis' });
   const token = await provider.token({ org: 'org_opaque_redis', resource: API });
   const get = (bearer = token) => send(`${b.publicUrl}/orders/1`, { headers: { ...UA, authorization: `Bearer ${bearer}` } });
   const first = await get();
