@@ -11,10 +11,8 @@
  * batch, an attribute value other than a string, a boolean or a small whole number) is left to the
  * official serializer, whole batch and all, so nothing the gateway might export is written by a
  * path the test does not cover.
- *
- * Kept one file, over the ~300 lines of the rest (issue 48): split into a byte writer and the span
- * encoding, a 512-span batch encoded 8–13 % slower (the writer's buffer and offset then live behind
- * a module boundary); docs/performance.md, "Tried and not kept".
+ * One file on purpose: split into a byte writer and the span encoding, a 512-span batch encoded
+ * 8–13 % slower (issue 48; docs/performance.md, "Tried and not kept").
  */
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
@@ -154,19 +152,12 @@ function attributes(values: ReadableSpan['attributes'], field: number): boolean 
     const pair = open(1);
     let encoded = names.get(name);
     if (encoded === undefined) {
-      const bytes = Buffer.byteLength(name);
-      encoded = Buffer.allocUnsafe(bytes + 6);
-      encoded[0] = key(1, LEN);
-      let n = 1;
-      for (let v = bytes; ; v >>>= 7) {
-        if (v <= 127) {
-          encoded[n++] = v;
-          break;
-        }
-        encoded[n++] = (v & 127) | 128;
-      }
-      n += encoded.write(name, n, 'utf8');
-      encoded = encoded.subarray(0, n);
+      // Written once by the writer itself, then kept as a copy and the writer rewound.
+      const start = at;
+      byte(key(1, LEN));
+      string(name);
+      encoded = Buffer.from(buffer.subarray(start, at));
+      at = start;
       if (names.size < 256) names.set(name, encoded);
     }
     room(encoded.length);
